@@ -13,6 +13,7 @@ import * as S from './structs.gen';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';
+import * as F from '../ffi/status';
 
 /** The statuses with which a call returns its outputs. */
 export type CUresultOk = E.CUresult.CUDA_SUCCESS;
@@ -36,7 +37,7 @@ let f_cuGetErrorString: KoffiFunction | undefined;
 export function cuGetErrorString(error: E.CUresult): Res<[string | null]> {
   const a_error = M.i32(error, 'cuGetErrorString', 'error');
   const err = (f_cuGetErrorString ??= L.bind('cuGetErrorString'))(a_error, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGetErrorString', [err, null]);
   return [err, X.readCString(K.U64[0])];
 }
 
@@ -50,7 +51,7 @@ let f_cuGetErrorName: KoffiFunction | undefined;
 export function cuGetErrorName(error: E.CUresult): Res<[string | null]> {
   const a_error = M.i32(error, 'cuGetErrorName', 'error');
   const err = (f_cuGetErrorName ??= L.bind('cuGetErrorName'))(a_error, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGetErrorName', [err, null]);
   return [err, X.readCString(K.U64[0])];
 }
 
@@ -64,6 +65,7 @@ let f_cuInit: KoffiFunction | undefined;
 export function cuInit(Flags: number): [E.CUresult] {
   const a_Flags = M.u32(Flags, 'cuInit', 'Flags');
   const err = (f_cuInit ??= L.bind('cuInit'))(a_Flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuInit', [err]);
   return [err];
 }
 
@@ -75,7 +77,7 @@ let f_cuDriverGetVersion: KoffiFunction | undefined;
 // CUresult cuDriverGetVersion(int * driverVersion) — cuda.h:5245
 export function cuDriverGetVersion(): Res<[number]> {
   const err = (f_cuDriverGetVersion ??= L.bind('cuDriverGetVersion'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDriverGetVersion', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -89,7 +91,7 @@ let f_cuDeviceGet: KoffiFunction | undefined;
 export function cuDeviceGet(ordinal: number): Res<[number]> {
   const a_ordinal = M.i32(ordinal, 'cuDeviceGet', 'ordinal');
   const err = (f_cuDeviceGet ??= L.bind('cuDeviceGet'))(K.slot[0], a_ordinal) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGet', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -101,7 +103,7 @@ let f_cuDeviceGetCount: KoffiFunction | undefined;
 // CUresult cuDeviceGetCount(int * count) — cuda.h:5317
 export function cuDeviceGetCount(): Res<[number]> {
   const err = (f_cuDeviceGetCount ??= L.bind('cuDeviceGetCount'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetCount', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -119,7 +121,7 @@ export function cuDeviceGetName(len: number, dev: number): Res<[string]> {
   if (a_len < 1) M.rangeError('cuDeviceGetName', 'len', `must be at least 1, got ${a_len}`);
   const a_name = M.bytes(a_len);
   const err = (f_cuDeviceGetName ??= L.bind('cuDeviceGetName'))(a_name, a_len, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetName', [err, null]);
   return [err, M.cString(a_name)];
 }
 
@@ -134,7 +136,7 @@ export function cuDeviceGetUuid(dev: number): Res<[S.CUuuid_st]> {
   const a_dev = M.i32(dev, 'cuDeviceGetUuid', 'dev');
   const a_uuid = new S.CUuuid_st();
   const err = (f_cuDeviceGetUuid ??= L.bind('cuDeviceGetUuid'))(a_uuid._u8, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetUuid', [err, null]);
   return [err, a_uuid];
 }
 
@@ -149,7 +151,7 @@ export function cuDeviceGetLuid(dev: number): Res<[Uint8Array, number]> {
   const a_dev = M.i32(dev, 'cuDeviceGetLuid', 'dev');
   const a_luid = M.bytes(8);
   const err = (f_cuDeviceGetLuid ??= L.bind('cuDeviceGetLuid'))(a_luid, K.slot[0], a_dev) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuDeviceGetLuid', [err, null, null]);
   return [err, a_luid, K.U32[0]];
 }
 
@@ -163,7 +165,7 @@ let f_cuDeviceTotalMem: KoffiFunction | undefined;
 export function cuDeviceTotalMem(dev: number): Res<[number]> {
   const a_dev = M.i32(dev, 'cuDeviceTotalMem', 'dev');
   const err = (f_cuDeviceTotalMem ??= L.bind('cuDeviceTotalMem'))(K.slot[0], a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceTotalMem', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -181,7 +183,7 @@ export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format, num
   const a_numChannels = M.u32(numChannels, 'cuDeviceGetTexture1DLinearMaxWidth', 'numChannels');
   const a_dev = M.i32(dev, 'cuDeviceGetTexture1DLinearMaxWidth', 'dev');
   const err = (f_cuDeviceGetTexture1DLinearMaxWidth ??= L.bind('cuDeviceGetTexture1DLinearMaxWidth'))(K.slot[0], a_format, a_numChannels, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetTexture1DLinearMaxWidth', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -197,7 +199,7 @@ export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute, dev: number):
   const a_attrib = M.i32(attrib, 'cuDeviceGetAttribute', 'attrib');
   const a_dev = M.i32(dev, 'cuDeviceGetAttribute', 'dev');
   const err = (f_cuDeviceGetAttribute ??= L.bind('cuDeviceGetAttribute'))(K.slot[0], a_attrib, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetAttribute', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -217,7 +219,7 @@ export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperati
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cuDeviceGetHostAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cuDeviceGetHostAtomicCapabilities ??= L.bind('cuDeviceGetHostAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetHostAtomicCapabilities', [err, null]);
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
 
@@ -235,6 +237,7 @@ export function cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, dev: 
   const a_dev = M.i32(dev, 'cuDeviceGetNvSciSyncAttributes', 'dev');
   const a_flags = M.i32(flags, 'cuDeviceGetNvSciSyncAttributes', 'flags');
   const err = (f_cuDeviceGetNvSciSyncAttributes ??= L.bind('cuDeviceGetNvSciSyncAttributes'))(a_nvSciSyncAttrList, a_dev, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuDeviceGetNvSciSyncAttributes', [err]);
   return [err];
 }
 
@@ -250,6 +253,7 @@ export function cuDeviceSetMemPool(dev: number, pool: H.CUmemoryPool | null): [E
   const a_dev = M.i32(dev, 'cuDeviceSetMemPool', 'dev');
   const a_pool = M.handle(pool, 'cuDeviceSetMemPool', 'pool');
   const err = (f_cuDeviceSetMemPool ??= L.bind('cuDeviceSetMemPool'))(a_dev, a_pool) as E.CUresult;
+  if (err !== 0) return F.failed('cuDeviceSetMemPool', [err]);
   return [err];
 }
 
@@ -263,7 +267,7 @@ let f_cuDeviceGetMemPool: KoffiFunction | undefined;
 export function cuDeviceGetMemPool(dev: number): Res<[H.CUmemoryPool]> {
   const a_dev = M.i32(dev, 'cuDeviceGetMemPool', 'dev');
   const err = (f_cuDeviceGetMemPool ??= L.bind('cuDeviceGetMemPool'))(K.slot[0], a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetMemPool', [err, null]);
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
@@ -277,7 +281,7 @@ let f_cuDeviceGetDefaultMemPool: KoffiFunction | undefined;
 export function cuDeviceGetDefaultMemPool(dev: number): Res<[H.CUmemoryPool]> {
   const a_dev = M.i32(dev, 'cuDeviceGetDefaultMemPool', 'dev');
   const err = (f_cuDeviceGetDefaultMemPool ??= L.bind('cuDeviceGetDefaultMemPool'))(K.slot[0], a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetDefaultMemPool', [err, null]);
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
@@ -293,7 +297,7 @@ export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType, dev: 
   const a_type = M.i32(type, 'cuDeviceGetExecAffinitySupport', 'type');
   const a_dev = M.i32(dev, 'cuDeviceGetExecAffinitySupport', 'dev');
   const err = (f_cuDeviceGetExecAffinitySupport ??= L.bind('cuDeviceGetExecAffinitySupport'))(K.slot[0], a_type, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetExecAffinitySupport', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -309,6 +313,7 @@ export function cuFlushGPUDirectRDMAWrites(target: E.CUflushGPUDirectRDMAWritesT
   const a_target = M.i32(target, 'cuFlushGPUDirectRDMAWrites', 'target');
   const a_scope = M.i32(scope, 'cuFlushGPUDirectRDMAWrites', 'scope');
   const err = (f_cuFlushGPUDirectRDMAWrites ??= L.bind('cuFlushGPUDirectRDMAWrites'))(a_target, a_scope) as E.CUresult;
+  if (err !== 0) return F.failed('cuFlushGPUDirectRDMAWrites', [err]);
   return [err];
 }
 
@@ -323,7 +328,7 @@ export function cuDeviceGetProperties(dev: number): Res<[S.CUdevprop_st]> {
   const a_dev = M.i32(dev, 'cuDeviceGetProperties', 'dev');
   const a_prop = new S.CUdevprop_st();
   const err = (f_cuDeviceGetProperties ??= L.bind('cuDeviceGetProperties'))(a_prop._u8, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetProperties', [err, null]);
   return [err, a_prop];
 }
 
@@ -337,7 +342,7 @@ let f_cuDeviceComputeCapability: KoffiFunction | undefined;
 export function cuDeviceComputeCapability(dev: number): Res<[number, number]> {
   const a_dev = M.i32(dev, 'cuDeviceComputeCapability', 'dev');
   const err = (f_cuDeviceComputeCapability ??= L.bind('cuDeviceComputeCapability'))(K.slot[0], K.slot[1], a_dev) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuDeviceComputeCapability', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -351,7 +356,7 @@ let f_cuDevicePrimaryCtxRetain: KoffiFunction | undefined;
 export function cuDevicePrimaryCtxRetain(dev: number): Res<[H.CUcontext]> {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxRetain', 'dev');
   const err = (f_cuDevicePrimaryCtxRetain ??= L.bind('cuDevicePrimaryCtxRetain'))(K.slot[0], a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDevicePrimaryCtxRetain', [err, null]);
   return [err, K.U64[0] as H.CUcontext];
 }
 
@@ -365,6 +370,7 @@ let f_cuDevicePrimaryCtxRelease: KoffiFunction | undefined;
 export function cuDevicePrimaryCtxRelease(dev: number): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxRelease', 'dev');
   const err = (f_cuDevicePrimaryCtxRelease ??= L.bind('cuDevicePrimaryCtxRelease'))(a_dev) as E.CUresult;
+  if (err !== 0) return F.failed('cuDevicePrimaryCtxRelease', [err]);
   return [err];
 }
 
@@ -380,6 +386,7 @@ export function cuDevicePrimaryCtxSetFlags(dev: number, flags: number): [E.CUres
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxSetFlags', 'dev');
   const a_flags = M.u32(flags, 'cuDevicePrimaryCtxSetFlags', 'flags');
   const err = (f_cuDevicePrimaryCtxSetFlags ??= L.bind('cuDevicePrimaryCtxSetFlags'))(a_dev, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuDevicePrimaryCtxSetFlags', [err]);
   return [err];
 }
 
@@ -393,7 +400,7 @@ let f_cuDevicePrimaryCtxGetState: KoffiFunction | undefined;
 export function cuDevicePrimaryCtxGetState(dev: number): Res<[number, number]> {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxGetState', 'dev');
   const err = (f_cuDevicePrimaryCtxGetState ??= L.bind('cuDevicePrimaryCtxGetState'))(a_dev, K.slot[0], K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuDevicePrimaryCtxGetState', [err, null, null]);
   return [err, K.U32[0], K.I32[2]];
 }
 
@@ -407,6 +414,7 @@ let f_cuDevicePrimaryCtxReset: KoffiFunction | undefined;
 export function cuDevicePrimaryCtxReset(dev: number): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxReset', 'dev');
   const err = (f_cuDevicePrimaryCtxReset ??= L.bind('cuDevicePrimaryCtxReset'))(a_dev) as E.CUresult;
+  if (err !== 0) return F.failed('cuDevicePrimaryCtxReset', [err]);
   return [err];
 }
 
@@ -424,7 +432,7 @@ export function cuCtxCreate(ctxCreateParams: S.CUctxCreateParams_st | S.CUctxCre
   const a_flags = M.u32(flags, 'cuCtxCreate', 'flags');
   const a_dev = M.i32(dev, 'cuCtxCreate', 'dev');
   const err = (f_cuCtxCreate ??= L.bind('cuCtxCreate'))(K.slot[0], a_ctxCreateParams, a_flags, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxCreate', [err, null]);
   return [err, K.U64[0] as H.CUcontext];
 }
 
@@ -438,6 +446,7 @@ let f_cuCtxDestroy: KoffiFunction | undefined;
 export function cuCtxDestroy(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxDestroy', 'ctx');
   const err = (f_cuCtxDestroy ??= L.bind('cuCtxDestroy'))(a_ctx) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxDestroy', [err]);
   return [err];
 }
 
@@ -451,6 +460,7 @@ let f_cuCtxPushCurrent: KoffiFunction | undefined;
 export function cuCtxPushCurrent(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxPushCurrent', 'ctx');
   const err = (f_cuCtxPushCurrent ??= L.bind('cuCtxPushCurrent'))(a_ctx) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxPushCurrent', [err]);
   return [err];
 }
 
@@ -462,7 +472,7 @@ let f_cuCtxPopCurrent: KoffiFunction | undefined;
 // CUresult cuCtxPopCurrent_v2(CUcontext * pctx) — cuda.h:6393
 export function cuCtxPopCurrent(): Res<[H.CUcontext]> {
   const err = (f_cuCtxPopCurrent ??= L.bind('cuCtxPopCurrent'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxPopCurrent', [err, null]);
   return [err, K.U64[0] as H.CUcontext];
 }
 
@@ -476,6 +486,7 @@ let f_cuCtxSetCurrent: KoffiFunction | undefined;
 export function cuCtxSetCurrent(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxSetCurrent', 'ctx');
   const err = (f_cuCtxSetCurrent ??= L.bind('cuCtxSetCurrent'))(a_ctx) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxSetCurrent', [err]);
   return [err];
 }
 
@@ -487,7 +498,7 @@ let f_cuCtxGetCurrent: KoffiFunction | undefined;
 // CUresult cuCtxGetCurrent(CUcontext * pctx) — cuda.h:6446
 export function cuCtxGetCurrent(): Res<[H.CUcontext]> {
   const err = (f_cuCtxGetCurrent ??= L.bind('cuCtxGetCurrent'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetCurrent', [err, null]);
   return [err, K.U64[0] as H.CUcontext];
 }
 
@@ -499,7 +510,7 @@ let f_cuCtxGetDevice: KoffiFunction | undefined;
 // CUresult cuCtxGetDevice(CUdevice * device) — cuda.h:6476
 export function cuCtxGetDevice(): Res<[number]> {
   const err = (f_cuCtxGetDevice ??= L.bind('cuCtxGetDevice'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetDevice', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -513,7 +524,7 @@ let f_cuCtxGetDevice_v2: KoffiFunction | undefined;
 export function cuCtxGetDevice_v2(ctx: H.CUcontext | null): Res<[number]> {
   const a_ctx = M.handle(ctx, 'cuCtxGetDevice_v2', 'ctx');
   const err = (f_cuCtxGetDevice_v2 ??= L.bind('cuCtxGetDevice_v2'))(K.slot[0], a_ctx) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetDevice_v2', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -525,7 +536,7 @@ let f_cuCtxGetFlags: KoffiFunction | undefined;
 // CUresult cuCtxGetFlags(unsigned int * flags) — cuda.h:6528
 export function cuCtxGetFlags(): Res<[number]> {
   const err = (f_cuCtxGetFlags ??= L.bind('cuCtxGetFlags'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetFlags', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -539,6 +550,7 @@ let f_cuCtxSetFlags: KoffiFunction | undefined;
 export function cuCtxSetFlags(flags: number): [E.CUresult] {
   const a_flags = M.u32(flags, 'cuCtxSetFlags', 'flags');
   const err = (f_cuCtxSetFlags ??= L.bind('cuCtxSetFlags'))(a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxSetFlags', [err]);
   return [err];
 }
 
@@ -552,7 +564,7 @@ let f_cuCtxGetId: KoffiFunction | undefined;
 export function cuCtxGetId(ctx: H.CUcontext | null): Res<[bigint]> {
   const a_ctx = M.handle(ctx, 'cuCtxGetId', 'ctx');
   const err = (f_cuCtxGetId ??= L.bind('cuCtxGetId'))(a_ctx, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetId', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -565,6 +577,7 @@ let f_cuCtxSynchronize: KoffiFunction | undefined;
 export function cuCtxSynchronize(): [E.CUresult] {
   HC.guardBlockingWait('cuCtxSynchronize');
   const err = (f_cuCtxSynchronize ??= L.bind('cuCtxSynchronize'))() as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxSynchronize', [err]);
   return [err];
 }
 
@@ -578,6 +591,7 @@ let f_cuCtxSynchronize_v2: KoffiFunction | undefined;
 export function cuCtxSynchronize_v2(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxSynchronize_v2', 'ctx');
   const err = (f_cuCtxSynchronize_v2 ??= L.bind('cuCtxSynchronize_v2'))(a_ctx) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxSynchronize_v2', [err]);
   return [err];
 }
 
@@ -593,6 +607,7 @@ export function cuCtxSetLimit(limit: E.CUlimit, value: number | bigint): [E.CUre
   const a_limit = M.i32(limit, 'cuCtxSetLimit', 'limit');
   const a_value = M.size(value, 'cuCtxSetLimit', 'value');
   const err = (f_cuCtxSetLimit ??= L.bind('cuCtxSetLimit'))(a_limit, a_value) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxSetLimit', [err]);
   return [err];
 }
 
@@ -606,7 +621,7 @@ let f_cuCtxGetLimit: KoffiFunction | undefined;
 export function cuCtxGetLimit(limit: E.CUlimit): Res<[number]> {
   const a_limit = M.i32(limit, 'cuCtxGetLimit', 'limit');
   const err = (f_cuCtxGetLimit ??= L.bind('cuCtxGetLimit'))(K.slot[0], a_limit) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetLimit', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -618,7 +633,7 @@ let f_cuCtxGetCacheConfig: KoffiFunction | undefined;
 // CUresult cuCtxGetCacheConfig(CUfunc_cache * pconfig) — cuda.h:6838
 export function cuCtxGetCacheConfig(): Res<[E.CUfunc_cache]> {
   const err = (f_cuCtxGetCacheConfig ??= L.bind('cuCtxGetCacheConfig'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetCacheConfig', [err, null]);
   return [err, K.I32[0] as E.CUfunc_cache];
 }
 
@@ -632,6 +647,7 @@ let f_cuCtxSetCacheConfig: KoffiFunction | undefined;
 export function cuCtxSetCacheConfig(config: E.CUfunc_cache): [E.CUresult] {
   const a_config = M.i32(config, 'cuCtxSetCacheConfig', 'config');
   const err = (f_cuCtxSetCacheConfig ??= L.bind('cuCtxSetCacheConfig'))(a_config) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxSetCacheConfig', [err]);
   return [err];
 }
 
@@ -645,7 +661,7 @@ let f_cuCtxGetApiVersion: KoffiFunction | undefined;
 export function cuCtxGetApiVersion(ctx: H.CUcontext | null): Res<[number]> {
   const a_ctx = M.handle(ctx, 'cuCtxGetApiVersion', 'ctx');
   const err = (f_cuCtxGetApiVersion ??= L.bind('cuCtxGetApiVersion'))(a_ctx, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetApiVersion', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -657,7 +673,7 @@ let f_cuCtxGetStreamPriorityRange: KoffiFunction | undefined;
 // CUresult cuCtxGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda.h:6968
 export function cuCtxGetStreamPriorityRange(): Res<[number, number]> {
   const err = (f_cuCtxGetStreamPriorityRange ??= L.bind('cuCtxGetStreamPriorityRange'))(K.slot[0], K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuCtxGetStreamPriorityRange', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -669,6 +685,7 @@ let f_cuCtxResetPersistingL2Cache: KoffiFunction | undefined;
 // CUresult cuCtxResetPersistingL2Cache(void) — cuda.h:6984
 export function cuCtxResetPersistingL2Cache(): [E.CUresult] {
   const err = (f_cuCtxResetPersistingL2Cache ??= L.bind('cuCtxResetPersistingL2Cache'))() as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxResetPersistingL2Cache', [err]);
   return [err];
 }
 
@@ -683,7 +700,7 @@ export function cuCtxGetExecAffinity(type: E.CUexecAffinityType): Res<[S.CUexecA
   const a_type = M.i32(type, 'cuCtxGetExecAffinity', 'type');
   const a_pExecAffinity = new S.CUexecAffinityParam_st();
   const err = (f_cuCtxGetExecAffinity ??= L.bind('cuCtxGetExecAffinity'))(a_pExecAffinity._u8, a_type) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetExecAffinity', [err, null]);
   return [err, a_pExecAffinity];
 }
 
@@ -699,6 +716,7 @@ export function cuCtxRecordEvent(hCtx: H.CUcontext | null, hEvent: H.CUevent | n
   const a_hCtx = M.handle(hCtx, 'cuCtxRecordEvent', 'hCtx');
   const a_hEvent = M.handle(hEvent, 'cuCtxRecordEvent', 'hEvent');
   const err = (f_cuCtxRecordEvent ??= L.bind('cuCtxRecordEvent'))(a_hCtx, a_hEvent) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxRecordEvent', [err]);
   return [err];
 }
 
@@ -714,6 +732,7 @@ export function cuCtxWaitEvent(hCtx: H.CUcontext | null, hEvent: H.CUevent | nul
   const a_hCtx = M.handle(hCtx, 'cuCtxWaitEvent', 'hCtx');
   const a_hEvent = M.handle(hEvent, 'cuCtxWaitEvent', 'hEvent');
   const err = (f_cuCtxWaitEvent ??= L.bind('cuCtxWaitEvent'))(a_hCtx, a_hEvent) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxWaitEvent', [err]);
   return [err];
 }
 
@@ -727,7 +746,7 @@ let f_cuCtxAttach: KoffiFunction | undefined;
 export function cuCtxAttach(flags: number): Res<[H.CUcontext]> {
   const a_flags = M.u32(flags, 'cuCtxAttach', 'flags');
   const err = (f_cuCtxAttach ??= L.bind('cuCtxAttach'))(K.slot[0], a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxAttach', [err, null]);
   return [err, K.U64[0] as H.CUcontext];
 }
 
@@ -741,6 +760,7 @@ let f_cuCtxDetach: KoffiFunction | undefined;
 export function cuCtxDetach(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxDetach', 'ctx');
   const err = (f_cuCtxDetach ??= L.bind('cuCtxDetach'))(a_ctx) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxDetach', [err]);
   return [err];
 }
 
@@ -752,7 +772,7 @@ let f_cuCtxGetSharedMemConfig: KoffiFunction | undefined;
 // CUresult cuCtxGetSharedMemConfig(CUsharedconfig * pConfig) — cuda.h:7218
 export function cuCtxGetSharedMemConfig(): Res<[E.CUsharedconfig]> {
   const err = (f_cuCtxGetSharedMemConfig ??= L.bind('cuCtxGetSharedMemConfig'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetSharedMemConfig', [err, null]);
   return [err, K.I32[0] as E.CUsharedconfig];
 }
 
@@ -766,6 +786,7 @@ let f_cuCtxSetSharedMemConfig: KoffiFunction | undefined;
 export function cuCtxSetSharedMemConfig(config: E.CUsharedconfig): [E.CUresult] {
   const a_config = M.i32(config, 'cuCtxSetSharedMemConfig', 'config');
   const err = (f_cuCtxSetSharedMemConfig ??= L.bind('cuCtxSetSharedMemConfig'))(a_config) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxSetSharedMemConfig', [err]);
   return [err];
 }
 
@@ -779,7 +800,7 @@ let f_cuModuleLoad: KoffiFunction | undefined;
 export function cuModuleLoad(fname: string): Res<[H.CUmodule]> {
   const a_fname = M.str(fname, 'cuModuleLoad', 'fname');
   const err = (f_cuModuleLoad ??= L.bind('cuModuleLoad'))(K.slot[0], a_fname) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleLoad', [err, null]);
   return [err, K.U64[0] as H.CUmodule];
 }
 
@@ -793,7 +814,7 @@ let f_cuModuleLoadData: KoffiFunction | undefined;
 export function cuModuleLoadData(image: Pointer): Res<[H.CUmodule]> {
   const a_image = M.pointer(image, 'cuModuleLoadData', 'image');
   const err = (f_cuModuleLoadData ??= L.bind('cuModuleLoadData'))(K.slot[0], a_image) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleLoadData', [err, null]);
   return [err, K.U64[0] as H.CUmodule];
 }
 
@@ -815,7 +836,7 @@ export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: 
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuModuleLoadDataEx', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuModuleLoadDataEx', n)), true));
   X.checkEach(optionValues, a_numOptions, (i) => X.jitLogBytes(options, optionValues, i), 'cuModuleLoadDataEx', 'optionValues', 'jitLogBytes(options, optionValues, i)');
   const err = (f_cuModuleLoadDataEx ??= L.bind('cuModuleLoadDataEx'))(K.slot[0], a_image, a_numOptions, a_options, a_optionValues) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleLoadDataEx', [err, null]);
   return [err, K.U64[0] as H.CUmodule];
 }
 
@@ -829,7 +850,7 @@ let f_cuModuleLoadFatBinary: KoffiFunction | undefined;
 export function cuModuleLoadFatBinary(fatCubin: Pointer): Res<[H.CUmodule]> {
   const a_fatCubin = M.pointer(fatCubin, 'cuModuleLoadFatBinary', 'fatCubin');
   const err = (f_cuModuleLoadFatBinary ??= L.bind('cuModuleLoadFatBinary'))(K.slot[0], a_fatCubin) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleLoadFatBinary', [err, null]);
   return [err, K.U64[0] as H.CUmodule];
 }
 
@@ -843,6 +864,7 @@ let f_cuModuleUnload: KoffiFunction | undefined;
 export function cuModuleUnload(hmod: H.CUmodule | null): [E.CUresult] {
   const a_hmod = M.handle(hmod, 'cuModuleUnload', 'hmod');
   const err = (f_cuModuleUnload ??= L.bind('cuModuleUnload'))(a_hmod) as E.CUresult;
+  if (err !== 0) return F.failed('cuModuleUnload', [err]);
   return [err];
 }
 
@@ -854,7 +876,7 @@ let f_cuModuleGetLoadingMode: KoffiFunction | undefined;
 // CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode * mode) — cuda.h:7502
 export function cuModuleGetLoadingMode(): Res<[E.CUmoduleLoadingMode]> {
   const err = (f_cuModuleGetLoadingMode ??= L.bind('cuModuleGetLoadingMode'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleGetLoadingMode', [err, null]);
   return [err, K.I32[0] as E.CUmoduleLoadingMode];
 }
 
@@ -870,7 +892,7 @@ export function cuModuleGetFunction(hmod: H.CUmodule | null, name: string): Res<
   const a_hmod = M.handle(hmod, 'cuModuleGetFunction', 'hmod');
   const a_name = M.str(name, 'cuModuleGetFunction', 'name');
   const err = (f_cuModuleGetFunction ??= L.bind('cuModuleGetFunction'))(K.slot[0], a_hmod, a_name) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleGetFunction', [err, null]);
   return [err, K.U64[0] as H.CUfunction];
 }
 
@@ -884,7 +906,7 @@ let f_cuModuleGetFunctionCount: KoffiFunction | undefined;
 export function cuModuleGetFunctionCount(mod: H.CUmodule | null): Res<[number]> {
   const a_mod = M.handle(mod, 'cuModuleGetFunctionCount', 'mod');
   const err = (f_cuModuleGetFunctionCount ??= L.bind('cuModuleGetFunctionCount'))(K.slot[0], a_mod) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleGetFunctionCount', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -902,7 +924,7 @@ export function cuModuleEnumerateFunctions(numFunctions: number, mod: H.CUmodule
   if (a_numFunctions < 0) M.rangeError('cuModuleEnumerateFunctions', 'numFunctions', `must not be negative, got ${a_numFunctions}`);
   const a_functions = a_numFunctions > 0 ? M.bytes(a_numFunctions * 8) : null;
   const err = (f_cuModuleEnumerateFunctions ??= L.bind('cuModuleEnumerateFunctions'))(a_functions, a_numFunctions, a_mod) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleEnumerateFunctions', [err, null]);
   return [err, X.readArray(a_functions, a_numFunctions, 8, (dv, at) => dv.getBigUint64(at, true) as H.CUfunction)];
 }
 
@@ -918,7 +940,7 @@ export function cuModuleGetGlobal(hmod: H.CUmodule | null, name: string): Res<[b
   const a_hmod = M.handle(hmod, 'cuModuleGetGlobal', 'hmod');
   const a_name = M.str(name, 'cuModuleGetGlobal', 'name');
   const err = (f_cuModuleGetGlobal ??= L.bind('cuModuleGetGlobal'))(K.slot[0], K.slot[1], a_hmod, a_name) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuModuleGetGlobal', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -938,7 +960,7 @@ export function cuLinkCreate(numOptions: number, options: (E.CUjit_option)[] | A
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkCreate', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkCreate', n)), true));
   X.checkEach(optionValues, a_numOptions, (i) => X.jitLogBytes(options, optionValues, i), 'cuLinkCreate', 'optionValues', 'jitLogBytes(options, optionValues, i)');
   const err = (f_cuLinkCreate ??= L.bind('cuLinkCreate'))(a_numOptions, a_options, a_optionValues, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLinkCreate', [err, null]);
   return [err, K.U64[0] as H.CUlinkState];
 }
 
@@ -969,6 +991,7 @@ export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputTyp
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkAddData', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkAddData', n)), true));
   X.checkEach(optionValues, a_numOptions, (i) => X.jitLogBytes(options, optionValues, i), 'cuLinkAddData', 'optionValues', 'jitLogBytes(options, optionValues, i)');
   const err = (f_cuLinkAddData ??= L.bind('cuLinkAddData'))(a_state, a_type, a_data, a_size, a_name, a_numOptions, a_options, a_optionValues) as E.CUresult;
+  if (err !== 0) return F.failed('cuLinkAddData', [err]);
   return [err];
 }
 
@@ -994,6 +1017,7 @@ export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputTyp
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkAddFile', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkAddFile', n)), true));
   X.checkEach(optionValues, a_numOptions, (i) => X.jitLogBytes(options, optionValues, i), 'cuLinkAddFile', 'optionValues', 'jitLogBytes(options, optionValues, i)');
   const err = (f_cuLinkAddFile ??= L.bind('cuLinkAddFile'))(a_state, a_type, a_path, a_numOptions, a_options, a_optionValues) as E.CUresult;
+  if (err !== 0) return F.failed('cuLinkAddFile', [err]);
   return [err];
 }
 
@@ -1007,7 +1031,7 @@ let f_cuLinkComplete: KoffiFunction | undefined;
 export function cuLinkComplete(state: H.CUlinkState | null): Res<[bigint, number]> {
   const a_state = M.handle(state, 'cuLinkComplete', 'state');
   const err = (f_cuLinkComplete ??= L.bind('cuLinkComplete'))(a_state, K.slot[0], K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuLinkComplete', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -1021,6 +1045,7 @@ let f_cuLinkDestroy: KoffiFunction | undefined;
 export function cuLinkDestroy(state: H.CUlinkState | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkDestroy', 'state');
   const err = (f_cuLinkDestroy ??= L.bind('cuLinkDestroy'))(a_state) as E.CUresult;
+  if (err !== 0) return F.failed('cuLinkDestroy', [err]);
   return [err];
 }
 
@@ -1036,7 +1061,7 @@ export function cuModuleGetTexRef(hmod: H.CUmodule | null, name: string): Res<[H
   const a_hmod = M.handle(hmod, 'cuModuleGetTexRef', 'hmod');
   const a_name = M.str(name, 'cuModuleGetTexRef', 'name');
   const err = (f_cuModuleGetTexRef ??= L.bind('cuModuleGetTexRef'))(K.slot[0], a_hmod, a_name) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleGetTexRef', [err, null]);
   return [err, K.U64[0] as H.CUtexref];
 }
 
@@ -1052,7 +1077,7 @@ export function cuModuleGetSurfRef(hmod: H.CUmodule | null, name: string): Res<[
   const a_hmod = M.handle(hmod, 'cuModuleGetSurfRef', 'hmod');
   const a_name = M.str(name, 'cuModuleGetSurfRef', 'name');
   const err = (f_cuModuleGetSurfRef ??= L.bind('cuModuleGetSurfRef'))(K.slot[0], a_hmod, a_name) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuModuleGetSurfRef', [err, null]);
   return [err, K.U64[0] as H.CUsurfref];
 }
 
@@ -1081,7 +1106,7 @@ export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option)[] 
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cuLibraryLoadData', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cuLibraryLoadData', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadData', n)), true));
   const err = (f_cuLibraryLoadData ??= L.bind('cuLibraryLoadData'))(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLibraryLoadData', [err, null]);
   return [err, K.U64[0] as H.CUlibrary];
 }
 
@@ -1110,7 +1135,7 @@ export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_opt
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cuLibraryLoadFromFile', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cuLibraryLoadFromFile', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadFromFile', n)), true));
   const err = (f_cuLibraryLoadFromFile ??= L.bind('cuLibraryLoadFromFile'))(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLibraryLoadFromFile', [err, null]);
   return [err, K.U64[0] as H.CUlibrary];
 }
 
@@ -1124,6 +1149,7 @@ let f_cuLibraryUnload: KoffiFunction | undefined;
 export function cuLibraryUnload(library: H.CUlibrary | null): [E.CUresult] {
   const a_library = M.handle(library, 'cuLibraryUnload', 'library');
   const err = (f_cuLibraryUnload ??= L.bind('cuLibraryUnload'))(a_library) as E.CUresult;
+  if (err !== 0) return F.failed('cuLibraryUnload', [err]);
   return [err];
 }
 
@@ -1139,7 +1165,7 @@ export function cuLibraryGetKernel(library: H.CUlibrary | null, name: string): R
   const a_library = M.handle(library, 'cuLibraryGetKernel', 'library');
   const a_name = M.str(name, 'cuLibraryGetKernel', 'name');
   const err = (f_cuLibraryGetKernel ??= L.bind('cuLibraryGetKernel'))(K.slot[0], a_library, a_name) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLibraryGetKernel', [err, null]);
   return [err, K.U64[0] as H.CUkernel];
 }
 
@@ -1153,7 +1179,7 @@ let f_cuLibraryGetKernelCount: KoffiFunction | undefined;
 export function cuLibraryGetKernelCount(lib: H.CUlibrary | null): Res<[number]> {
   const a_lib = M.handle(lib, 'cuLibraryGetKernelCount', 'lib');
   const err = (f_cuLibraryGetKernelCount ??= L.bind('cuLibraryGetKernelCount'))(K.slot[0], a_lib) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLibraryGetKernelCount', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1171,7 +1197,7 @@ export function cuLibraryEnumerateKernels(numKernels: number, lib: H.CUlibrary |
   if (a_numKernels < 0) M.rangeError('cuLibraryEnumerateKernels', 'numKernels', `must not be negative, got ${a_numKernels}`);
   const a_kernels = a_numKernels > 0 ? M.bytes(a_numKernels * 8) : null;
   const err = (f_cuLibraryEnumerateKernels ??= L.bind('cuLibraryEnumerateKernels'))(a_kernels, a_numKernels, a_lib) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLibraryEnumerateKernels', [err, null]);
   return [err, X.readArray(a_kernels, a_numKernels, 8, (dv, at) => dv.getBigUint64(at, true) as H.CUkernel)];
 }
 
@@ -1185,7 +1211,7 @@ let f_cuLibraryGetModule: KoffiFunction | undefined;
 export function cuLibraryGetModule(library: H.CUlibrary | null): Res<[H.CUmodule]> {
   const a_library = M.handle(library, 'cuLibraryGetModule', 'library');
   const err = (f_cuLibraryGetModule ??= L.bind('cuLibraryGetModule'))(K.slot[0], a_library) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLibraryGetModule', [err, null]);
   return [err, K.U64[0] as H.CUmodule];
 }
 
@@ -1199,7 +1225,7 @@ let f_cuKernelGetFunction: KoffiFunction | undefined;
 export function cuKernelGetFunction(kernel: H.CUkernel | null): Res<[H.CUfunction]> {
   const a_kernel = M.handle(kernel, 'cuKernelGetFunction', 'kernel');
   const err = (f_cuKernelGetFunction ??= L.bind('cuKernelGetFunction'))(K.slot[0], a_kernel) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuKernelGetFunction', [err, null]);
   return [err, K.U64[0] as H.CUfunction];
 }
 
@@ -1213,7 +1239,7 @@ let f_cuKernelGetLibrary: KoffiFunction | undefined;
 export function cuKernelGetLibrary(kernel: H.CUkernel | null): Res<[H.CUlibrary]> {
   const a_kernel = M.handle(kernel, 'cuKernelGetLibrary', 'kernel');
   const err = (f_cuKernelGetLibrary ??= L.bind('cuKernelGetLibrary'))(K.slot[0], a_kernel) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuKernelGetLibrary', [err, null]);
   return [err, K.U64[0] as H.CUlibrary];
 }
 
@@ -1229,7 +1255,7 @@ export function cuLibraryGetGlobal(library: H.CUlibrary | null, name: string): R
   const a_library = M.handle(library, 'cuLibraryGetGlobal', 'library');
   const a_name = M.str(name, 'cuLibraryGetGlobal', 'name');
   const err = (f_cuLibraryGetGlobal ??= L.bind('cuLibraryGetGlobal'))(K.slot[0], K.slot[1], a_library, a_name) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuLibraryGetGlobal', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -1245,7 +1271,7 @@ export function cuLibraryGetManaged(library: H.CUlibrary | null, name: string): 
   const a_library = M.handle(library, 'cuLibraryGetManaged', 'library');
   const a_name = M.str(name, 'cuLibraryGetManaged', 'name');
   const err = (f_cuLibraryGetManaged ??= L.bind('cuLibraryGetManaged'))(K.slot[0], K.slot[1], a_library, a_name) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuLibraryGetManaged', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -1261,7 +1287,7 @@ export function cuLibraryGetUnifiedFunction(library: H.CUlibrary | null, symbol:
   const a_library = M.handle(library, 'cuLibraryGetUnifiedFunction', 'library');
   const a_symbol = M.str(symbol, 'cuLibraryGetUnifiedFunction', 'symbol');
   const err = (f_cuLibraryGetUnifiedFunction ??= L.bind('cuLibraryGetUnifiedFunction'))(K.slot[0], a_library, a_symbol) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLibraryGetUnifiedFunction', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1279,7 +1305,7 @@ export function cuKernelGetAttribute(attrib: E.CUfunction_attribute, kernel: H.C
   const a_kernel = M.handle(kernel, 'cuKernelGetAttribute', 'kernel');
   const a_dev = M.i32(dev, 'cuKernelGetAttribute', 'dev');
   const err = (f_cuKernelGetAttribute ??= L.bind('cuKernelGetAttribute'))(K.slot[0], a_attrib, a_kernel, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuKernelGetAttribute', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -1299,6 +1325,7 @@ export function cuKernelSetAttribute(attrib: E.CUfunction_attribute, val: number
   const a_kernel = M.handle(kernel, 'cuKernelSetAttribute', 'kernel');
   const a_dev = M.i32(dev, 'cuKernelSetAttribute', 'dev');
   const err = (f_cuKernelSetAttribute ??= L.bind('cuKernelSetAttribute'))(a_attrib, a_val, a_kernel, a_dev) as E.CUresult;
+  if (err !== 0) return F.failed('cuKernelSetAttribute', [err]);
   return [err];
 }
 
@@ -1316,6 +1343,7 @@ export function cuKernelSetCacheConfig(kernel: H.CUkernel | null, config: E.CUfu
   const a_config = M.i32(config, 'cuKernelSetCacheConfig', 'config');
   const a_dev = M.i32(dev, 'cuKernelSetCacheConfig', 'dev');
   const err = (f_cuKernelSetCacheConfig ??= L.bind('cuKernelSetCacheConfig'))(a_kernel, a_config, a_dev) as E.CUresult;
+  if (err !== 0) return F.failed('cuKernelSetCacheConfig', [err]);
   return [err];
 }
 
@@ -1329,7 +1357,7 @@ let f_cuKernelGetName: KoffiFunction | undefined;
 export function cuKernelGetName(hfunc: H.CUkernel | null): Res<[string | null]> {
   const a_hfunc = M.handle(hfunc, 'cuKernelGetName', 'hfunc');
   const err = (f_cuKernelGetName ??= L.bind('cuKernelGetName'))(K.slot[0], a_hfunc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuKernelGetName', [err, null]);
   return [err, X.readCString(K.U64[0])];
 }
 
@@ -1345,7 +1373,7 @@ export function cuKernelGetParamInfo(kernel: H.CUkernel | null, paramIndex: numb
   const a_kernel = M.handle(kernel, 'cuKernelGetParamInfo', 'kernel');
   const a_paramIndex = M.size(paramIndex, 'cuKernelGetParamInfo', 'paramIndex');
   const err = (f_cuKernelGetParamInfo ??= L.bind('cuKernelGetParamInfo'))(a_kernel, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuKernelGetParamInfo', [err, null, null]);
   return [err, K.readSize(0), K.readSize(1)];
 }
 
@@ -1357,7 +1385,7 @@ let f_cuMemGetInfo: KoffiFunction | undefined;
 // CUresult cuMemGetInfo_v2(size_t * free, size_t * total) — cuda.h:8575
 export function cuMemGetInfo(): Res<[number, number]> {
   const err = (f_cuMemGetInfo ??= L.bind('cuMemGetInfo'))(K.slot[0], K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuMemGetInfo', [err, null, null]);
   return [err, K.readSize(0), K.readSize(1)];
 }
 
@@ -1371,7 +1399,7 @@ let f_cuMemAlloc: KoffiFunction | undefined;
 export function cuMemAlloc(bytesize: number | bigint): Res<[bigint]> {
   const a_bytesize = M.size(bytesize, 'cuMemAlloc', 'bytesize');
   const err = (f_cuMemAlloc ??= L.bind('cuMemAlloc'))(K.slot[0], a_bytesize) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemAlloc', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1389,7 +1417,7 @@ export function cuMemAllocPitch(WidthInBytes: number | bigint, Height: number | 
   const a_Height = M.size(Height, 'cuMemAllocPitch', 'Height');
   const a_ElementSizeBytes = M.u32(ElementSizeBytes, 'cuMemAllocPitch', 'ElementSizeBytes');
   const err = (f_cuMemAllocPitch ??= L.bind('cuMemAllocPitch'))(K.slot[0], K.slot[1], a_WidthInBytes, a_Height, a_ElementSizeBytes) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuMemAllocPitch', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -1403,6 +1431,7 @@ let f_cuMemFree: KoffiFunction | undefined;
 export function cuMemFree(dptr: DevicePointer | number): [E.CUresult] {
   const a_dptr = M.u64(dptr, 'cuMemFree', 'dptr');
   const err = (f_cuMemFree ??= L.bind('cuMemFree'))(a_dptr) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemFree', [err]);
   return [err];
 }
 
@@ -1416,7 +1445,7 @@ let f_cuMemGetAddressRange: KoffiFunction | undefined;
 export function cuMemGetAddressRange(dptr: DevicePointer | number): Res<[bigint, number]> {
   const a_dptr = M.u64(dptr, 'cuMemGetAddressRange', 'dptr');
   const err = (f_cuMemGetAddressRange ??= L.bind('cuMemGetAddressRange'))(K.slot[0], K.slot[1], a_dptr) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuMemGetAddressRange', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -1430,7 +1459,7 @@ let f_cuMemAllocHost: KoffiFunction | undefined;
 export function cuMemAllocHost(bytesize: number | bigint): Res<[bigint]> {
   const a_bytesize = M.size(bytesize, 'cuMemAllocHost', 'bytesize');
   const err = (f_cuMemAllocHost ??= L.bind('cuMemAllocHost'))(K.slot[0], a_bytesize) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemAllocHost', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1444,6 +1473,7 @@ let f_cuMemFreeHost: KoffiFunction | undefined;
 export function cuMemFreeHost(p: Pointer): [E.CUresult] {
   const a_p = M.pointer(p, 'cuMemFreeHost', 'p');
   const err = (f_cuMemFreeHost ??= L.bind('cuMemFreeHost'))(a_p) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemFreeHost', [err]);
   return [err];
 }
 
@@ -1459,7 +1489,7 @@ export function cuMemHostAlloc(bytesize: number | bigint, Flags: number): Res<[b
   const a_bytesize = M.size(bytesize, 'cuMemHostAlloc', 'bytesize');
   const a_Flags = M.u32(Flags, 'cuMemHostAlloc', 'Flags');
   const err = (f_cuMemHostAlloc ??= L.bind('cuMemHostAlloc'))(K.slot[0], a_bytesize, a_Flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemHostAlloc', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1475,7 +1505,7 @@ export function cuMemHostGetDevicePointer(p: Pointer, Flags: number): Res<[bigin
   const a_p = M.pointer(p, 'cuMemHostGetDevicePointer', 'p');
   const a_Flags = M.u32(Flags, 'cuMemHostGetDevicePointer', 'Flags');
   const err = (f_cuMemHostGetDevicePointer ??= L.bind('cuMemHostGetDevicePointer'))(K.slot[0], a_p, a_Flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemHostGetDevicePointer', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1489,7 +1519,7 @@ let f_cuMemHostGetFlags: KoffiFunction | undefined;
 export function cuMemHostGetFlags(p: Pointer): Res<[number]> {
   const a_p = M.pointer(p, 'cuMemHostGetFlags', 'p');
   const err = (f_cuMemHostGetFlags ??= L.bind('cuMemHostGetFlags'))(K.slot[0], a_p) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemHostGetFlags', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1505,7 +1535,7 @@ export function cuMemAllocManaged(bytesize: number | bigint, flags: number): Res
   const a_bytesize = M.size(bytesize, 'cuMemAllocManaged', 'bytesize');
   const a_flags = M.u32(flags, 'cuMemAllocManaged', 'flags');
   const err = (f_cuMemAllocManaged ??= L.bind('cuMemAllocManaged'))(K.slot[0], a_bytesize, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemAllocManaged', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1523,7 +1553,7 @@ export function cuDeviceRegisterAsyncNotification(device: number, callbackFunc: 
   const a_callbackFunc = M.handle(callbackFunc, 'cuDeviceRegisterAsyncNotification', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cuDeviceRegisterAsyncNotification', 'userData');
   const err = (f_cuDeviceRegisterAsyncNotification ??= L.bind('cuDeviceRegisterAsyncNotification'))(a_device, a_callbackFunc, a_userData, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceRegisterAsyncNotification', [err, null]);
   return [err, K.U64[0] as H.CUasyncCallbackHandle];
 }
 
@@ -1539,6 +1569,7 @@ export function cuDeviceUnregisterAsyncNotification(device: number, callback: H.
   const a_device = M.i32(device, 'cuDeviceUnregisterAsyncNotification', 'device');
   const a_callback = M.handle(callback, 'cuDeviceUnregisterAsyncNotification', 'callback');
   const err = (f_cuDeviceUnregisterAsyncNotification ??= L.bind('cuDeviceUnregisterAsyncNotification'))(a_device, a_callback) as E.CUresult;
+  if (err !== 0) return F.failed('cuDeviceUnregisterAsyncNotification', [err]);
   return [err];
 }
 
@@ -1552,7 +1583,7 @@ let f_cuDeviceGetByPCIBusId: KoffiFunction | undefined;
 export function cuDeviceGetByPCIBusId(pciBusId: string): Res<[number]> {
   const a_pciBusId = M.str(pciBusId, 'cuDeviceGetByPCIBusId', 'pciBusId');
   const err = (f_cuDeviceGetByPCIBusId ??= L.bind('cuDeviceGetByPCIBusId'))(K.slot[0], a_pciBusId) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetByPCIBusId', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -1570,7 +1601,7 @@ export function cuDeviceGetPCIBusId(len: number, dev: number): Res<[string]> {
   if (a_len < 1) M.rangeError('cuDeviceGetPCIBusId', 'len', `must be at least 1, got ${a_len}`);
   const a_pciBusId = M.bytes(a_len);
   const err = (f_cuDeviceGetPCIBusId ??= L.bind('cuDeviceGetPCIBusId'))(a_pciBusId, a_len, a_dev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetPCIBusId', [err, null]);
   return [err, M.cString(a_pciBusId)];
 }
 
@@ -1585,7 +1616,7 @@ export function cuIpcGetEventHandle(event: H.CUevent | null): Res<[S.CUipcEventH
   const a_event = M.handle(event, 'cuIpcGetEventHandle', 'event');
   const a_pHandle = new S.CUipcEventHandle_st();
   const err = (f_cuIpcGetEventHandle ??= L.bind('cuIpcGetEventHandle'))(a_pHandle._u8, a_event) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuIpcGetEventHandle', [err, null]);
   return [err, a_pHandle];
 }
 
@@ -1599,7 +1630,7 @@ let f_cuIpcOpenEventHandle: KoffiFunction | undefined;
 export function cuIpcOpenEventHandle(handle: S.CUipcEventHandle_st | S.CUipcEventHandle_stInit): Res<[H.CUevent]> {
   const a_handle = { bytes: X.byValue(handle, S.CUipcEventHandle_st, 'cuIpcOpenEventHandle', 'handle')._u8 };
   const err = (f_cuIpcOpenEventHandle ??= L.bind('cuIpcOpenEventHandle'))(K.slot[0], a_handle) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuIpcOpenEventHandle', [err, null]);
   return [err, K.U64[0] as H.CUevent];
 }
 
@@ -1614,7 +1645,7 @@ export function cuIpcGetMemHandle(dptr: DevicePointer | number): Res<[S.CUipcMem
   const a_dptr = M.u64(dptr, 'cuIpcGetMemHandle', 'dptr');
   const a_pHandle = new S.CUipcMemHandle_st();
   const err = (f_cuIpcGetMemHandle ??= L.bind('cuIpcGetMemHandle'))(a_pHandle._u8, a_dptr) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuIpcGetMemHandle', [err, null]);
   return [err, a_pHandle];
 }
 
@@ -1630,7 +1661,7 @@ export function cuIpcOpenMemHandle(handle: S.CUipcMemHandle_st | S.CUipcMemHandl
   const a_handle = { bytes: X.byValue(handle, S.CUipcMemHandle_st, 'cuIpcOpenMemHandle', 'handle')._u8 };
   const a_Flags = M.u32(Flags, 'cuIpcOpenMemHandle', 'Flags');
   const err = (f_cuIpcOpenMemHandle ??= L.bind('cuIpcOpenMemHandle'))(K.slot[0], a_handle, a_Flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuIpcOpenMemHandle', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1644,6 +1675,7 @@ let f_cuIpcCloseMemHandle: KoffiFunction | undefined;
 export function cuIpcCloseMemHandle(dptr: DevicePointer | number): [E.CUresult] {
   const a_dptr = M.u64(dptr, 'cuIpcCloseMemHandle', 'dptr');
   const err = (f_cuIpcCloseMemHandle ??= L.bind('cuIpcCloseMemHandle'))(a_dptr) as E.CUresult;
+  if (err !== 0) return F.failed('cuIpcCloseMemHandle', [err]);
   return [err];
 }
 
@@ -1662,6 +1694,7 @@ export function cuMemHostRegister(p: Pointer, bytesize: number | bigint, Flags: 
   const a_Flags = M.u32(Flags, 'cuMemHostRegister', 'Flags');
   if (typeof a_p === 'object' && a_p !== null) M.checkExtent(a_p, a_bytesize, 'cuMemHostRegister', 'p', 'bytesize');
   const err = (f_cuMemHostRegister ??= L.bind('cuMemHostRegister'))(a_p, a_bytesize, a_Flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemHostRegister', [err]);
   return [err];
 }
 
@@ -1675,6 +1708,7 @@ let f_cuMemHostUnregister: KoffiFunction | undefined;
 export function cuMemHostUnregister(p: Pointer): [E.CUresult] {
   const a_p = M.pointer(p, 'cuMemHostUnregister', 'p');
   const err = (f_cuMemHostUnregister ??= L.bind('cuMemHostUnregister'))(a_p) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemHostUnregister', [err]);
   return [err];
 }
 
@@ -1692,6 +1726,7 @@ export function cuMemcpy(dst: DevicePointer | number, src: DevicePointer | numbe
   const a_src = M.u64(src, 'cuMemcpy', 'src');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpy', 'ByteCount');
   const err = (f_cuMemcpy ??= L.bind('cuMemcpy'))(a_dst, a_src, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpy', [err]);
   return [err];
 }
 
@@ -1713,6 +1748,7 @@ export function cuMemcpyPeer(dstDevice: DevicePointer | number, dstContext: H.CU
   const a_srcContext = M.handle(srcContext, 'cuMemcpyPeer', 'srcContext');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyPeer', 'ByteCount');
   const err = (f_cuMemcpyPeer ??= L.bind('cuMemcpyPeer'))(a_dstDevice, a_dstContext, a_srcDevice, a_srcContext, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyPeer', [err]);
   return [err];
 }
 
@@ -1731,6 +1767,7 @@ export function cuMemcpyHtoD(dstDevice: DevicePointer | number, srcHost: Pointer
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoD', 'ByteCount');
   if (typeof a_srcHost === 'object' && a_srcHost !== null) M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoD', 'srcHost', 'ByteCount');
   const err = (f_cuMemcpyHtoD ??= L.bind('cuMemcpyHtoD'))(a_dstDevice, a_srcHost, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyHtoD', [err]);
   return [err];
 }
 
@@ -1749,6 +1786,7 @@ export function cuMemcpyDtoH(dstHost: Pointer, srcDevice: DevicePointer | number
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoH', 'ByteCount');
   if (typeof a_dstHost === 'object' && a_dstHost !== null) M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyDtoH', 'dstHost', 'ByteCount');
   const err = (f_cuMemcpyDtoH ??= L.bind('cuMemcpyDtoH'))(a_dstHost, a_srcDevice, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyDtoH', [err]);
   return [err];
 }
 
@@ -1766,6 +1804,7 @@ export function cuMemcpyDtoD(dstDevice: DevicePointer | number, srcDevice: Devic
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoD', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoD', 'ByteCount');
   const err = (f_cuMemcpyDtoD ??= L.bind('cuMemcpyDtoD'))(a_dstDevice, a_srcDevice, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyDtoD', [err]);
   return [err];
 }
 
@@ -1785,6 +1824,7 @@ export function cuMemcpyDtoA(dstArray: H.CUarray | null, dstOffset: number | big
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoA', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoA', 'ByteCount');
   const err = (f_cuMemcpyDtoA ??= L.bind('cuMemcpyDtoA'))(a_dstArray, a_dstOffset, a_srcDevice, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyDtoA', [err]);
   return [err];
 }
 
@@ -1804,6 +1844,7 @@ export function cuMemcpyAtoD(dstDevice: DevicePointer | number, srcArray: H.CUar
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoD', 'srcOffset');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoD', 'ByteCount');
   const err = (f_cuMemcpyAtoD ??= L.bind('cuMemcpyAtoD'))(a_dstDevice, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyAtoD', [err]);
   return [err];
 }
 
@@ -1824,6 +1865,7 @@ export function cuMemcpyHtoA(dstArray: H.CUarray | null, dstOffset: number | big
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoA', 'ByteCount');
   if (typeof a_srcHost === 'object' && a_srcHost !== null) M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoA', 'srcHost', 'ByteCount');
   const err = (f_cuMemcpyHtoA ??= L.bind('cuMemcpyHtoA'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyHtoA', [err]);
   return [err];
 }
 
@@ -1844,6 +1886,7 @@ export function cuMemcpyAtoH(dstHost: Pointer, srcArray: H.CUarray | null, srcOf
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoH', 'ByteCount');
   if (typeof a_dstHost === 'object' && a_dstHost !== null) M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyAtoH', 'dstHost', 'ByteCount');
   const err = (f_cuMemcpyAtoH ??= L.bind('cuMemcpyAtoH'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyAtoH', [err]);
   return [err];
 }
 
@@ -1865,6 +1908,7 @@ export function cuMemcpyAtoA(dstArray: H.CUarray | null, dstOffset: number | big
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoA', 'srcOffset');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoA', 'ByteCount');
   const err = (f_cuMemcpyAtoA ??= L.bind('cuMemcpyAtoA'))(a_dstArray, a_dstOffset, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyAtoA', [err]);
   return [err];
 }
 
@@ -1878,6 +1922,7 @@ let f_cuMemcpy2D: KoffiFunction | undefined;
 export function cuMemcpy2D(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2D', 'pCopy');
   const err = (f_cuMemcpy2D ??= L.bind('cuMemcpy2D'))(a_pCopy) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpy2D', [err]);
   return [err];
 }
 
@@ -1891,6 +1936,7 @@ let f_cuMemcpy2DUnaligned: KoffiFunction | undefined;
 export function cuMemcpy2DUnaligned(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DUnaligned', 'pCopy');
   const err = (f_cuMemcpy2DUnaligned ??= L.bind('cuMemcpy2DUnaligned'))(a_pCopy) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpy2DUnaligned', [err]);
   return [err];
 }
 
@@ -1904,6 +1950,7 @@ let f_cuMemcpy3D: KoffiFunction | undefined;
 export function cuMemcpy3D(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3D', 'pCopy');
   const err = (f_cuMemcpy3D ??= L.bind('cuMemcpy3D'))(a_pCopy) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpy3D', [err]);
   return [err];
 }
 
@@ -1918,6 +1965,7 @@ export function cuMemcpy3DPeer(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMCPY3D_
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_PEER_st, 'cuMemcpy3DPeer', 'pCopy');
   if (a_pCopy === null || X.peerContextMissing(a_pCopy, S.CUDA_MEMCPY3D_PEER_st)) M.rangeError('cuMemcpy3DPeer', 'pCopy', 'must be a CUDA_MEMCPY3D_PEER with srcContext and dstContext set (or an array on that side)');
   const err = (f_cuMemcpy3DPeer ??= L.bind('cuMemcpy3DPeer'))(a_pCopy) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpy3DPeer', [err]);
   return [err];
 }
 
@@ -1937,6 +1985,7 @@ export function cuMemcpyAsync(dst: DevicePointer | number, src: DevicePointer | 
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAsync', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyAsync', 'hStream');
   const err = (f_cuMemcpyAsync ??= L.bind('cuMemcpyAsync'))(a_dst, a_src, a_ByteCount, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyAsync', [err]);
   return [err];
 }
 
@@ -1960,6 +2009,7 @@ export function cuMemcpyPeerAsync(dstDevice: DevicePointer | number, dstContext:
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyPeerAsync', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyPeerAsync', 'hStream');
   const err = (f_cuMemcpyPeerAsync ??= L.bind('cuMemcpyPeerAsync'))(a_dstDevice, a_dstContext, a_srcDevice, a_srcContext, a_ByteCount, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyPeerAsync', [err]);
   return [err];
 }
 
@@ -1980,6 +2030,7 @@ export function cuMemcpyHtoDAsync(dstDevice: DevicePointer | number, srcHost: Po
   const a_hStream = M.handle(hStream, 'cuMemcpyHtoDAsync', 'hStream');
   if (typeof a_srcHost === 'object' && a_srcHost !== null) M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoDAsync', 'srcHost', 'ByteCount');
   const err = (f_cuMemcpyHtoDAsync ??= L.bind('cuMemcpyHtoDAsync'))(a_dstDevice, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyHtoDAsync', [err]);
   return [err];
 }
 
@@ -2000,6 +2051,7 @@ export function cuMemcpyDtoHAsync(dstHost: Pointer, srcDevice: DevicePointer | n
   const a_hStream = M.handle(hStream, 'cuMemcpyDtoHAsync', 'hStream');
   if (typeof a_dstHost === 'object' && a_dstHost !== null) M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyDtoHAsync', 'dstHost', 'ByteCount');
   const err = (f_cuMemcpyDtoHAsync ??= L.bind('cuMemcpyDtoHAsync'))(a_dstHost, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyDtoHAsync', [err]);
   return [err];
 }
 
@@ -2019,6 +2071,7 @@ export function cuMemcpyDtoDAsync(dstDevice: DevicePointer | number, srcDevice: 
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoDAsync', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyDtoDAsync', 'hStream');
   const err = (f_cuMemcpyDtoDAsync ??= L.bind('cuMemcpyDtoDAsync'))(a_dstDevice, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyDtoDAsync', [err]);
   return [err];
 }
 
@@ -2041,6 +2094,7 @@ export function cuMemcpyHtoAAsync(dstArray: H.CUarray | null, dstOffset: number 
   const a_hStream = M.handle(hStream, 'cuMemcpyHtoAAsync', 'hStream');
   if (typeof a_srcHost === 'object' && a_srcHost !== null) M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoAAsync', 'srcHost', 'ByteCount');
   const err = (f_cuMemcpyHtoAAsync ??= L.bind('cuMemcpyHtoAAsync'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyHtoAAsync', [err]);
   return [err];
 }
 
@@ -2063,6 +2117,7 @@ export function cuMemcpyAtoHAsync(dstHost: Pointer, srcArray: H.CUarray | null, 
   const a_hStream = M.handle(hStream, 'cuMemcpyAtoHAsync', 'hStream');
   if (typeof a_dstHost === 'object' && a_dstHost !== null) M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyAtoHAsync', 'dstHost', 'ByteCount');
   const err = (f_cuMemcpyAtoHAsync ??= L.bind('cuMemcpyAtoHAsync'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyAtoHAsync', [err]);
   return [err];
 }
 
@@ -2078,6 +2133,7 @@ export function cuMemcpy2DAsync(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stIn
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DAsync', 'pCopy');
   const a_hStream = M.handle(hStream, 'cuMemcpy2DAsync', 'hStream');
   const err = (f_cuMemcpy2DAsync ??= L.bind('cuMemcpy2DAsync'))(a_pCopy, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpy2DAsync', [err]);
   return [err];
 }
 
@@ -2093,6 +2149,7 @@ export function cuMemcpy3DAsync(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stIn
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3DAsync', 'pCopy');
   const a_hStream = M.handle(hStream, 'cuMemcpy3DAsync', 'hStream');
   const err = (f_cuMemcpy3DAsync ??= L.bind('cuMemcpy3DAsync'))(a_pCopy, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpy3DAsync', [err]);
   return [err];
 }
 
@@ -2109,6 +2166,7 @@ export function cuMemcpy3DPeerAsync(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMC
   const a_hStream = M.handle(hStream, 'cuMemcpy3DPeerAsync', 'hStream');
   if (a_pCopy === null || X.peerContextMissing(a_pCopy, S.CUDA_MEMCPY3D_PEER_st)) M.rangeError('cuMemcpy3DPeerAsync', 'pCopy', 'must be a CUDA_MEMCPY3D_PEER with srcContext and dstContext set (or an array on that side)');
   const err = (f_cuMemcpy3DPeerAsync ??= L.bind('cuMemcpy3DPeerAsync'))(a_pCopy, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpy3DPeerAsync', [err]);
   return [err];
 }
 
@@ -2138,6 +2196,7 @@ export function cuMemcpyBatchAsync(dsts: (bigint | number)[] | ArrayBufferView, 
   const a_attrs = X.packArray(attrs, a_numAttrs, 24, 'cuMemcpyBatchAsync', 'attrs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemcpyAttributes_st, n));
   const a_attrsIdxs = X.packArray(attrsIdxs, a_numAttrs, 8, 'cuMemcpyBatchAsync', 'attrsIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cuMemcpyBatchAsync ??= L.bind('cuMemcpyBatchAsync'))(a_dsts, a_srcs, a_sizes, a_count, a_attrs, a_attrsIdxs, a_numAttrs, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpyBatchAsync', [err]);
   return [err];
 }
 
@@ -2158,6 +2217,7 @@ export function cuMemcpy3DBatchAsync(numOps: number | bigint, opList: (S.CUDA_ME
   if (a_numOps < 0) M.rangeError('cuMemcpy3DBatchAsync', 'numOps', `must not be negative, got ${a_numOps}`);
   const a_opList = X.packArray(opList, a_numOps, 112, 'cuMemcpy3DBatchAsync', 'opList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_MEMCPY3D_BATCH_OP_st, n));
   const err = (f_cuMemcpy3DBatchAsync ??= L.bind('cuMemcpy3DBatchAsync'))(a_numOps, a_opList, a_flags, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemcpy3DBatchAsync', [err]);
   return [err];
 }
 
@@ -2175,6 +2235,7 @@ export function cuMemsetD8(dstDevice: DevicePointer | number, uc: number, N: num
   const a_uc = M.intN(uc, 'cuMemsetD8', 'uc', 8, false);
   const a_N = M.size(N, 'cuMemsetD8', 'N');
   const err = (f_cuMemsetD8 ??= L.bind('cuMemsetD8'))(a_dstDevice, a_uc, a_N) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD8', [err]);
   return [err];
 }
 
@@ -2192,6 +2253,7 @@ export function cuMemsetD16(dstDevice: DevicePointer | number, us: number, N: nu
   const a_us = M.intN(us, 'cuMemsetD16', 'us', 16, false);
   const a_N = M.size(N, 'cuMemsetD16', 'N');
   const err = (f_cuMemsetD16 ??= L.bind('cuMemsetD16'))(a_dstDevice, a_us, a_N) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD16', [err]);
   return [err];
 }
 
@@ -2209,6 +2271,7 @@ export function cuMemsetD32(dstDevice: DevicePointer | number, ui: number, N: nu
   const a_ui = M.u32(ui, 'cuMemsetD32', 'ui');
   const a_N = M.size(N, 'cuMemsetD32', 'N');
   const err = (f_cuMemsetD32 ??= L.bind('cuMemsetD32'))(a_dstDevice, a_ui, a_N) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD32', [err]);
   return [err];
 }
 
@@ -2230,6 +2293,7 @@ export function cuMemsetD2D8(dstDevice: DevicePointer | number, dstPitch: number
   const a_Width = M.size(Width, 'cuMemsetD2D8', 'Width');
   const a_Height = M.size(Height, 'cuMemsetD2D8', 'Height');
   const err = (f_cuMemsetD2D8 ??= L.bind('cuMemsetD2D8'))(a_dstDevice, a_dstPitch, a_uc, a_Width, a_Height) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD2D8', [err]);
   return [err];
 }
 
@@ -2251,6 +2315,7 @@ export function cuMemsetD2D16(dstDevice: DevicePointer | number, dstPitch: numbe
   const a_Width = M.size(Width, 'cuMemsetD2D16', 'Width');
   const a_Height = M.size(Height, 'cuMemsetD2D16', 'Height');
   const err = (f_cuMemsetD2D16 ??= L.bind('cuMemsetD2D16'))(a_dstDevice, a_dstPitch, a_us, a_Width, a_Height) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD2D16', [err]);
   return [err];
 }
 
@@ -2272,6 +2337,7 @@ export function cuMemsetD2D32(dstDevice: DevicePointer | number, dstPitch: numbe
   const a_Width = M.size(Width, 'cuMemsetD2D32', 'Width');
   const a_Height = M.size(Height, 'cuMemsetD2D32', 'Height');
   const err = (f_cuMemsetD2D32 ??= L.bind('cuMemsetD2D32'))(a_dstDevice, a_dstPitch, a_ui, a_Width, a_Height) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD2D32', [err]);
   return [err];
 }
 
@@ -2291,6 +2357,7 @@ export function cuMemsetD8Async(dstDevice: DevicePointer | number, uc: number, N
   const a_N = M.size(N, 'cuMemsetD8Async', 'N');
   const a_hStream = M.handle(hStream, 'cuMemsetD8Async', 'hStream');
   const err = (f_cuMemsetD8Async ??= L.bind('cuMemsetD8Async'))(a_dstDevice, a_uc, a_N, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD8Async', [err]);
   return [err];
 }
 
@@ -2310,6 +2377,7 @@ export function cuMemsetD16Async(dstDevice: DevicePointer | number, us: number, 
   const a_N = M.size(N, 'cuMemsetD16Async', 'N');
   const a_hStream = M.handle(hStream, 'cuMemsetD16Async', 'hStream');
   const err = (f_cuMemsetD16Async ??= L.bind('cuMemsetD16Async'))(a_dstDevice, a_us, a_N, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD16Async', [err]);
   return [err];
 }
 
@@ -2329,6 +2397,7 @@ export function cuMemsetD32Async(dstDevice: DevicePointer | number, ui: number, 
   const a_N = M.size(N, 'cuMemsetD32Async', 'N');
   const a_hStream = M.handle(hStream, 'cuMemsetD32Async', 'hStream');
   const err = (f_cuMemsetD32Async ??= L.bind('cuMemsetD32Async'))(a_dstDevice, a_ui, a_N, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD32Async', [err]);
   return [err];
 }
 
@@ -2352,6 +2421,7 @@ export function cuMemsetD2D8Async(dstDevice: DevicePointer | number, dstPitch: n
   const a_Height = M.size(Height, 'cuMemsetD2D8Async', 'Height');
   const a_hStream = M.handle(hStream, 'cuMemsetD2D8Async', 'hStream');
   const err = (f_cuMemsetD2D8Async ??= L.bind('cuMemsetD2D8Async'))(a_dstDevice, a_dstPitch, a_uc, a_Width, a_Height, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD2D8Async', [err]);
   return [err];
 }
 
@@ -2375,6 +2445,7 @@ export function cuMemsetD2D16Async(dstDevice: DevicePointer | number, dstPitch: 
   const a_Height = M.size(Height, 'cuMemsetD2D16Async', 'Height');
   const a_hStream = M.handle(hStream, 'cuMemsetD2D16Async', 'hStream');
   const err = (f_cuMemsetD2D16Async ??= L.bind('cuMemsetD2D16Async'))(a_dstDevice, a_dstPitch, a_us, a_Width, a_Height, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD2D16Async', [err]);
   return [err];
 }
 
@@ -2398,6 +2469,7 @@ export function cuMemsetD2D32Async(dstDevice: DevicePointer | number, dstPitch: 
   const a_Height = M.size(Height, 'cuMemsetD2D32Async', 'Height');
   const a_hStream = M.handle(hStream, 'cuMemsetD2D32Async', 'hStream');
   const err = (f_cuMemsetD2D32Async ??= L.bind('cuMemsetD2D32Async'))(a_dstDevice, a_dstPitch, a_ui, a_Width, a_Height, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemsetD2D32Async', [err]);
   return [err];
 }
 
@@ -2411,7 +2483,7 @@ let f_cuArrayCreate: KoffiFunction | undefined;
 export function cuArrayCreate(pAllocateArray: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUDA_ARRAY_DESCRIPTOR_stInit | null): Res<[H.CUarray]> {
   const a_pAllocateArray = X.structArg(pAllocateArray, S.CUDA_ARRAY_DESCRIPTOR_st, 'cuArrayCreate', 'pAllocateArray');
   const err = (f_cuArrayCreate ??= L.bind('cuArrayCreate'))(K.slot[0], a_pAllocateArray) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuArrayCreate', [err, null]);
   return [err, K.U64[0] as H.CUarray];
 }
 
@@ -2426,7 +2498,7 @@ export function cuArrayGetDescriptor(hArray: H.CUarray | null): Res<[S.CUDA_ARRA
   const a_hArray = M.handle(hArray, 'cuArrayGetDescriptor', 'hArray');
   const a_pArrayDescriptor = new S.CUDA_ARRAY_DESCRIPTOR_st();
   const err = (f_cuArrayGetDescriptor ??= L.bind('cuArrayGetDescriptor'))(a_pArrayDescriptor._u8, a_hArray) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuArrayGetDescriptor', [err, null]);
   return [err, a_pArrayDescriptor];
 }
 
@@ -2441,7 +2513,7 @@ export function cuArrayGetSparseProperties(array: H.CUarray | null): Res<[S.CUDA
   const a_array = M.handle(array, 'cuArrayGetSparseProperties', 'array');
   const a_sparseProperties = new S.CUDA_ARRAY_SPARSE_PROPERTIES_st();
   const err = (f_cuArrayGetSparseProperties ??= L.bind('cuArrayGetSparseProperties'))(a_sparseProperties._u8, a_array) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuArrayGetSparseProperties', [err, null]);
   return [err, a_sparseProperties];
 }
 
@@ -2456,7 +2528,7 @@ export function cuMipmappedArrayGetSparseProperties(mipmap: H.CUmipmappedArray |
   const a_mipmap = M.handle(mipmap, 'cuMipmappedArrayGetSparseProperties', 'mipmap');
   const a_sparseProperties = new S.CUDA_ARRAY_SPARSE_PROPERTIES_st();
   const err = (f_cuMipmappedArrayGetSparseProperties ??= L.bind('cuMipmappedArrayGetSparseProperties'))(a_sparseProperties._u8, a_mipmap) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMipmappedArrayGetSparseProperties', [err, null]);
   return [err, a_sparseProperties];
 }
 
@@ -2473,7 +2545,7 @@ export function cuArrayGetMemoryRequirements(array: H.CUarray | null, device: nu
   const a_device = M.i32(device, 'cuArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st();
   const err = (f_cuArrayGetMemoryRequirements ??= L.bind('cuArrayGetMemoryRequirements'))(a_memoryRequirements._u8, a_array, a_device) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuArrayGetMemoryRequirements', [err, null]);
   return [err, a_memoryRequirements];
 }
 
@@ -2490,7 +2562,7 @@ export function cuMipmappedArrayGetMemoryRequirements(mipmap: H.CUmipmappedArray
   const a_device = M.i32(device, 'cuMipmappedArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st();
   const err = (f_cuMipmappedArrayGetMemoryRequirements ??= L.bind('cuMipmappedArrayGetMemoryRequirements'))(a_memoryRequirements._u8, a_mipmap, a_device) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMipmappedArrayGetMemoryRequirements', [err, null]);
   return [err, a_memoryRequirements];
 }
 
@@ -2506,7 +2578,7 @@ export function cuArrayGetPlane(hArray: H.CUarray | null, planeIdx: number): Res
   const a_hArray = M.handle(hArray, 'cuArrayGetPlane', 'hArray');
   const a_planeIdx = M.u32(planeIdx, 'cuArrayGetPlane', 'planeIdx');
   const err = (f_cuArrayGetPlane ??= L.bind('cuArrayGetPlane'))(K.slot[0], a_hArray, a_planeIdx) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuArrayGetPlane', [err, null]);
   return [err, K.U64[0] as H.CUarray];
 }
 
@@ -2520,6 +2592,7 @@ let f_cuArrayDestroy: KoffiFunction | undefined;
 export function cuArrayDestroy(hArray: H.CUarray | null): [E.CUresult] {
   const a_hArray = M.handle(hArray, 'cuArrayDestroy', 'hArray');
   const err = (f_cuArrayDestroy ??= L.bind('cuArrayDestroy'))(a_hArray) as E.CUresult;
+  if (err !== 0) return F.failed('cuArrayDestroy', [err]);
   return [err];
 }
 
@@ -2533,7 +2606,7 @@ let f_cuArray3DCreate: KoffiFunction | undefined;
 export function cuArray3DCreate(pAllocateArray: S.CUDA_ARRAY3D_DESCRIPTOR_st | S.CUDA_ARRAY3D_DESCRIPTOR_stInit | null): Res<[H.CUarray]> {
   const a_pAllocateArray = X.structArg(pAllocateArray, S.CUDA_ARRAY3D_DESCRIPTOR_st, 'cuArray3DCreate', 'pAllocateArray');
   const err = (f_cuArray3DCreate ??= L.bind('cuArray3DCreate'))(K.slot[0], a_pAllocateArray) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuArray3DCreate', [err, null]);
   return [err, K.U64[0] as H.CUarray];
 }
 
@@ -2548,7 +2621,7 @@ export function cuArray3DGetDescriptor(hArray: H.CUarray | null): Res<[S.CUDA_AR
   const a_hArray = M.handle(hArray, 'cuArray3DGetDescriptor', 'hArray');
   const a_pArrayDescriptor = new S.CUDA_ARRAY3D_DESCRIPTOR_st();
   const err = (f_cuArray3DGetDescriptor ??= L.bind('cuArray3DGetDescriptor'))(a_pArrayDescriptor._u8, a_hArray) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuArray3DGetDescriptor', [err, null]);
   return [err, a_pArrayDescriptor];
 }
 
@@ -2564,7 +2637,7 @@ export function cuMipmappedArrayCreate(pMipmappedArrayDesc: S.CUDA_ARRAY3D_DESCR
   const a_pMipmappedArrayDesc = X.structArg(pMipmappedArrayDesc, S.CUDA_ARRAY3D_DESCRIPTOR_st, 'cuMipmappedArrayCreate', 'pMipmappedArrayDesc');
   const a_numMipmapLevels = M.u32(numMipmapLevels, 'cuMipmappedArrayCreate', 'numMipmapLevels');
   const err = (f_cuMipmappedArrayCreate ??= L.bind('cuMipmappedArrayCreate'))(K.slot[0], a_pMipmappedArrayDesc, a_numMipmapLevels) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMipmappedArrayCreate', [err, null]);
   return [err, K.U64[0] as H.CUmipmappedArray];
 }
 
@@ -2580,7 +2653,7 @@ export function cuMipmappedArrayGetLevel(hMipmappedArray: H.CUmipmappedArray | n
   const a_hMipmappedArray = M.handle(hMipmappedArray, 'cuMipmappedArrayGetLevel', 'hMipmappedArray');
   const a_level = M.u32(level, 'cuMipmappedArrayGetLevel', 'level');
   const err = (f_cuMipmappedArrayGetLevel ??= L.bind('cuMipmappedArrayGetLevel'))(K.slot[0], a_hMipmappedArray, a_level) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMipmappedArrayGetLevel', [err, null]);
   return [err, K.U64[0] as H.CUarray];
 }
 
@@ -2594,6 +2667,7 @@ let f_cuMipmappedArrayDestroy: KoffiFunction | undefined;
 export function cuMipmappedArrayDestroy(hMipmappedArray: H.CUmipmappedArray | null): [E.CUresult] {
   const a_hMipmappedArray = M.handle(hMipmappedArray, 'cuMipmappedArrayDestroy', 'hMipmappedArray');
   const err = (f_cuMipmappedArrayDestroy ??= L.bind('cuMipmappedArrayDestroy'))(a_hMipmappedArray) as E.CUresult;
+  if (err !== 0) return F.failed('cuMipmappedArrayDestroy', [err]);
   return [err];
 }
 
@@ -2616,6 +2690,7 @@ export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: DevicePoint
   const a_flags = M.u64(flags, 'cuMemGetHandleForAddressRange', 'flags');
   if (typeof a_handle === 'object' && a_handle !== null) M.checkExtent(a_handle, 4, 'cuMemGetHandleForAddressRange', 'handle', 'a dma-buf file descriptor (int)');
   const err = (f_cuMemGetHandleForAddressRange ??= L.bind('cuMemGetHandleForAddressRange'))(a_handle, a_dptr, a_size, a_handleType, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemGetHandleForAddressRange', [err]);
   return [err];
 }
 
@@ -2636,7 +2711,7 @@ export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_
   if (a_count < 0) M.rangeError('cuMemBatchDecompressAsync', 'count', `must not be negative, got ${a_count}`);
   const a_paramsArray = X.packArray(paramsArray, a_count, 64, 'cuMemBatchDecompressAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemDecompressParams_st, n));
   const err = (f_cuMemBatchDecompressAsync ??= L.bind('cuMemBatchDecompressAsync'))(a_paramsArray, a_count, a_flags, K.slot[0], a_stream) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemBatchDecompressAsync', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -2656,7 +2731,7 @@ export function cuMemAddressReserve(size: number | bigint, alignment: number | b
   const a_addr = M.u64(addr, 'cuMemAddressReserve', 'addr');
   const a_flags = M.u64(flags, 'cuMemAddressReserve', 'flags');
   const err = (f_cuMemAddressReserve ??= L.bind('cuMemAddressReserve'))(K.slot[0], a_size, a_alignment, a_addr, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemAddressReserve', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -2672,6 +2747,7 @@ export function cuMemAddressFree(ptr: DevicePointer | number, size: number | big
   const a_ptr = M.u64(ptr, 'cuMemAddressFree', 'ptr');
   const a_size = M.size(size, 'cuMemAddressFree', 'size');
   const err = (f_cuMemAddressFree ??= L.bind('cuMemAddressFree'))(a_ptr, a_size) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemAddressFree', [err]);
   return [err];
 }
 
@@ -2689,7 +2765,7 @@ export function cuMemCreate(size: number | bigint, prop: S.CUmemAllocationProp_s
   const a_prop = X.structArg(prop, S.CUmemAllocationProp_st, 'cuMemCreate', 'prop');
   const a_flags = M.u64(flags, 'cuMemCreate', 'flags');
   const err = (f_cuMemCreate ??= L.bind('cuMemCreate'))(K.slot[0], a_size, a_prop, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemCreate', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -2703,6 +2779,7 @@ let f_cuMemRelease: KoffiFunction | undefined;
 export function cuMemRelease(handle: bigint | number): [E.CUresult] {
   const a_handle = M.u64(handle, 'cuMemRelease', 'handle');
   const err = (f_cuMemRelease ??= L.bind('cuMemRelease'))(a_handle) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemRelease', [err]);
   return [err];
 }
 
@@ -2724,6 +2801,7 @@ export function cuMemMap(ptr: DevicePointer | number, size: number | bigint, off
   const a_handle = M.u64(handle, 'cuMemMap', 'handle');
   const a_flags = M.u64(flags, 'cuMemMap', 'flags');
   const err = (f_cuMemMap ??= L.bind('cuMemMap'))(a_ptr, a_size, a_offset, a_handle, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemMap', [err]);
   return [err];
 }
 
@@ -2742,6 +2820,7 @@ export function cuMemMapArrayAsync(mapInfoList: (S.CUarrayMapInfo_st | S.CUarray
   if (a_count < 0) M.rangeError('cuMemMapArrayAsync', 'count', `must not be negative, got ${a_count}`);
   const a_mapInfoList = X.packArray(mapInfoList, a_count, 96, 'cuMemMapArrayAsync', 'mapInfoList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUarrayMapInfo_st, n));
   const err = (f_cuMemMapArrayAsync ??= L.bind('cuMemMapArrayAsync'))(a_mapInfoList, a_count, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemMapArrayAsync', [err]);
   return [err];
 }
 
@@ -2757,6 +2836,7 @@ export function cuMemUnmap(ptr: DevicePointer | number, size: number | bigint): 
   const a_ptr = M.u64(ptr, 'cuMemUnmap', 'ptr');
   const a_size = M.size(size, 'cuMemUnmap', 'size');
   const err = (f_cuMemUnmap ??= L.bind('cuMemUnmap'))(a_ptr, a_size) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemUnmap', [err]);
   return [err];
 }
 
@@ -2777,6 +2857,7 @@ export function cuMemSetAccess(ptr: DevicePointer | number, size: number | bigin
   if (a_count < 0) M.rangeError('cuMemSetAccess', 'count', `must not be negative, got ${a_count}`);
   const a_desc = X.packArray(desc, a_count, 12, 'cuMemSetAccess', 'desc', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemAccessDesc_st, n));
   const err = (f_cuMemSetAccess ??= L.bind('cuMemSetAccess'))(a_ptr, a_size, a_desc, a_count) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemSetAccess', [err]);
   return [err];
 }
 
@@ -2792,7 +2873,7 @@ export function cuMemGetAccess(location: S.CUmemLocation_st | S.CUmemLocation_st
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetAccess', 'location');
   const a_ptr = M.u64(ptr, 'cuMemGetAccess', 'ptr');
   const err = (f_cuMemGetAccess ??= L.bind('cuMemGetAccess'))(K.slot[0], a_location, a_ptr) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemGetAccess', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -2813,6 +2894,7 @@ export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: b
   const a_flags = M.u64(flags, 'cuMemExportToShareableHandle', 'flags');
   if (typeof a_shareableHandle === 'object' && a_shareableHandle !== null) M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cuMemExportToShareableHandle', 'shareableHandle', 'the handle type');
   const err = (f_cuMemExportToShareableHandle ??= L.bind('cuMemExportToShareableHandle'))(a_shareableHandle, a_handle, a_handleType, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemExportToShareableHandle', [err]);
   return [err];
 }
 
@@ -2828,7 +2910,7 @@ export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: 
   const a_osHandle = M.pointer(osHandle, 'cuMemImportFromShareableHandle', 'osHandle');
   const a_shHandleType = M.i32(shHandleType, 'cuMemImportFromShareableHandle', 'shHandleType');
   const err = (f_cuMemImportFromShareableHandle ??= L.bind('cuMemImportFromShareableHandle'))(K.slot[0], a_osHandle, a_shHandleType) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemImportFromShareableHandle', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -2844,7 +2926,7 @@ export function cuMemGetAllocationGranularity(prop: S.CUmemAllocationProp_st | S
   const a_prop = X.structArg(prop, S.CUmemAllocationProp_st, 'cuMemGetAllocationGranularity', 'prop');
   const a_option = M.i32(option, 'cuMemGetAllocationGranularity', 'option');
   const err = (f_cuMemGetAllocationGranularity ??= L.bind('cuMemGetAllocationGranularity'))(K.slot[0], a_prop, a_option) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemGetAllocationGranularity', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -2859,7 +2941,7 @@ export function cuMemGetAllocationPropertiesFromHandle(handle: bigint | number):
   const a_handle = M.u64(handle, 'cuMemGetAllocationPropertiesFromHandle', 'handle');
   const a_prop = new S.CUmemAllocationProp_st();
   const err = (f_cuMemGetAllocationPropertiesFromHandle ??= L.bind('cuMemGetAllocationPropertiesFromHandle'))(a_prop._u8, a_handle) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemGetAllocationPropertiesFromHandle', [err, null]);
   return [err, a_prop];
 }
 
@@ -2873,7 +2955,7 @@ let f_cuMemRetainAllocationHandle: KoffiFunction | undefined;
 export function cuMemRetainAllocationHandle(addr: Pointer): Res<[bigint]> {
   const a_addr = M.pointer(addr, 'cuMemRetainAllocationHandle', 'addr');
   const err = (f_cuMemRetainAllocationHandle ??= L.bind('cuMemRetainAllocationHandle'))(K.slot[0], a_addr) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemRetainAllocationHandle', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -2889,6 +2971,7 @@ export function cuMemFreeAsync(dptr: DevicePointer | number, hStream: H.CUstream
   const a_dptr = M.u64(dptr, 'cuMemFreeAsync', 'dptr');
   const a_hStream = M.handle(hStream, 'cuMemFreeAsync', 'hStream');
   const err = (f_cuMemFreeAsync ??= L.bind('cuMemFreeAsync'))(a_dptr, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemFreeAsync', [err]);
   return [err];
 }
 
@@ -2904,7 +2987,7 @@ export function cuMemAllocAsync(bytesize: number | bigint, hStream: H.CUstream |
   const a_bytesize = M.size(bytesize, 'cuMemAllocAsync', 'bytesize');
   const a_hStream = M.handle(hStream, 'cuMemAllocAsync', 'hStream');
   const err = (f_cuMemAllocAsync ??= L.bind('cuMemAllocAsync'))(K.slot[0], a_bytesize, a_hStream) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemAllocAsync', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -2920,6 +3003,7 @@ export function cuMemPoolTrimTo(pool: H.CUmemoryPool | null, minBytesToKeep: num
   const a_pool = M.handle(pool, 'cuMemPoolTrimTo', 'pool');
   const a_minBytesToKeep = M.size(minBytesToKeep, 'cuMemPoolTrimTo', 'minBytesToKeep');
   const err = (f_cuMemPoolTrimTo ??= L.bind('cuMemPoolTrimTo'))(a_pool, a_minBytesToKeep) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemPoolTrimTo', [err]);
   return [err];
 }
 
@@ -2937,6 +3021,7 @@ export function cuMemPoolSetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmem
   const a_attr = M.i32(attr, 'cuMemPoolSetAttribute', 'attr');
   X.attrIn(memPoolAttr, a_attr, value, 0, 'cuMemPoolSetAttribute', 'value');
   const err = (f_cuMemPoolSetAttribute ??= L.bind('cuMemPoolSetAttribute'))(a_pool, a_attr, K.slot[0]) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemPoolSetAttribute', [err]);
   return [err];
 }
 
@@ -2953,7 +3038,7 @@ export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmem
   const a_attr = M.i32(attr, 'cuMemPoolGetAttribute', 'attr');
   K.U64[0] = 0n;
   const err = (f_cuMemPoolGetAttribute ??= L.bind('cuMemPoolGetAttribute'))(a_pool, a_attr, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemPoolGetAttribute', [err, null]);
   return [err, X.attrOut(memPoolAttr, a_attr, 0)];
 }
 
@@ -2972,6 +3057,7 @@ export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAcc
   if (a_count < 0) M.rangeError('cuMemPoolSetAccess', 'count', `must not be negative, got ${a_count}`);
   const a_map = X.packArray(map, a_count, 12, 'cuMemPoolSetAccess', 'map', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemAccessDesc_st, n));
   const err = (f_cuMemPoolSetAccess ??= L.bind('cuMemPoolSetAccess'))(a_pool, a_map, a_count) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemPoolSetAccess', [err]);
   return [err];
 }
 
@@ -2987,7 +3073,7 @@ export function cuMemPoolGetAccess(memPool: H.CUmemoryPool | null, location: S.C
   const a_memPool = M.handle(memPool, 'cuMemPoolGetAccess', 'memPool');
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemPoolGetAccess', 'location');
   const err = (f_cuMemPoolGetAccess ??= L.bind('cuMemPoolGetAccess'))(K.slot[0], a_memPool, a_location) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemPoolGetAccess', [err, null]);
   return [err, K.I32[0] as E.CUmemAccess_flags];
 }
 
@@ -3001,7 +3087,7 @@ let f_cuMemPoolCreate: KoffiFunction | undefined;
 export function cuMemPoolCreate(poolProps: S.CUmemPoolProps_st | S.CUmemPoolProps_stInit | null): Res<[H.CUmemoryPool]> {
   const a_poolProps = X.structArg(poolProps, S.CUmemPoolProps_st, 'cuMemPoolCreate', 'poolProps');
   const err = (f_cuMemPoolCreate ??= L.bind('cuMemPoolCreate'))(K.slot[0], a_poolProps) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemPoolCreate', [err, null]);
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
@@ -3015,6 +3101,7 @@ let f_cuMemPoolDestroy: KoffiFunction | undefined;
 export function cuMemPoolDestroy(pool: H.CUmemoryPool | null): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolDestroy', 'pool');
   const err = (f_cuMemPoolDestroy ??= L.bind('cuMemPoolDestroy'))(a_pool) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemPoolDestroy', [err]);
   return [err];
 }
 
@@ -3030,7 +3117,7 @@ export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLoc
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetDefaultMemPool', 'location');
   const a_type = M.i32(type, 'cuMemGetDefaultMemPool', 'type');
   const err = (f_cuMemGetDefaultMemPool ??= L.bind('cuMemGetDefaultMemPool'))(K.slot[0], a_location, a_type) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemGetDefaultMemPool', [err, null]);
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
@@ -3046,7 +3133,7 @@ export function cuMemGetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_s
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetMemPool', 'location');
   const a_type = M.i32(type, 'cuMemGetMemPool', 'type');
   const err = (f_cuMemGetMemPool ??= L.bind('cuMemGetMemPool'))(K.slot[0], a_location, a_type) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemGetMemPool', [err, null]);
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
@@ -3064,6 +3151,7 @@ export function cuMemSetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_s
   const a_type = M.i32(type, 'cuMemSetMemPool', 'type');
   const a_pool = M.handle(pool, 'cuMemSetMemPool', 'pool');
   const err = (f_cuMemSetMemPool ??= L.bind('cuMemSetMemPool'))(a_location, a_type, a_pool) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemSetMemPool', [err]);
   return [err];
 }
 
@@ -3081,7 +3169,7 @@ export function cuMemAllocFromPoolAsync(bytesize: number | bigint, pool: H.CUmem
   const a_pool = M.handle(pool, 'cuMemAllocFromPoolAsync', 'pool');
   const a_hStream = M.handle(hStream, 'cuMemAllocFromPoolAsync', 'hStream');
   const err = (f_cuMemAllocFromPoolAsync ??= L.bind('cuMemAllocFromPoolAsync'))(K.slot[0], a_bytesize, a_pool, a_hStream) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemAllocFromPoolAsync', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -3102,6 +3190,7 @@ export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CU
   const a_flags = M.u64(flags, 'cuMemPoolExportToShareableHandle', 'flags');
   if (typeof a_handle_out === 'object' && a_handle_out !== null) M.checkExtent(a_handle_out, X.shareableHandleBytes(a_handleType), 'cuMemPoolExportToShareableHandle', 'handle_out', 'the handle type');
   const err = (f_cuMemPoolExportToShareableHandle ??= L.bind('cuMemPoolExportToShareableHandle'))(a_handle_out, a_pool, a_handleType, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemPoolExportToShareableHandle', [err]);
   return [err];
 }
 
@@ -3119,7 +3208,7 @@ export function cuMemPoolImportFromShareableHandle(handle: Pointer, handleType: 
   const a_handleType = M.i32(handleType, 'cuMemPoolImportFromShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemPoolImportFromShareableHandle', 'flags');
   const err = (f_cuMemPoolImportFromShareableHandle ??= L.bind('cuMemPoolImportFromShareableHandle'))(K.slot[0], a_handle, a_handleType, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemPoolImportFromShareableHandle', [err, null]);
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
@@ -3134,7 +3223,7 @@ export function cuMemPoolExportPointer(ptr: DevicePointer | number): Res<[S.CUme
   const a_ptr = M.u64(ptr, 'cuMemPoolExportPointer', 'ptr');
   const a_shareData_out = new S.CUmemPoolPtrExportData_st();
   const err = (f_cuMemPoolExportPointer ??= L.bind('cuMemPoolExportPointer'))(a_shareData_out._u8, a_ptr) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemPoolExportPointer', [err, null]);
   return [err, a_shareData_out];
 }
 
@@ -3150,7 +3239,7 @@ export function cuMemPoolImportPointer(pool: H.CUmemoryPool | null, shareData: S
   const a_pool = M.handle(pool, 'cuMemPoolImportPointer', 'pool');
   const a_shareData = X.structArg(shareData, S.CUmemPoolPtrExportData_st, 'cuMemPoolImportPointer', 'shareData');
   const err = (f_cuMemPoolImportPointer ??= L.bind('cuMemPoolImportPointer'))(K.slot[0], a_pool, a_shareData) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemPoolImportPointer', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -3164,7 +3253,7 @@ let f_cuMulticastCreate: KoffiFunction | undefined;
 export function cuMulticastCreate(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null): Res<[bigint]> {
   const a_prop = X.structArg(prop, S.CUmulticastObjectProp_st, 'cuMulticastCreate', 'prop');
   const err = (f_cuMulticastCreate ??= L.bind('cuMulticastCreate'))(K.slot[0], a_prop) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMulticastCreate', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -3180,6 +3269,7 @@ export function cuMulticastAddDevice(mcHandle: bigint | number, dev: number): [E
   const a_mcHandle = M.u64(mcHandle, 'cuMulticastAddDevice', 'mcHandle');
   const a_dev = M.i32(dev, 'cuMulticastAddDevice', 'dev');
   const err = (f_cuMulticastAddDevice ??= L.bind('cuMulticastAddDevice'))(a_mcHandle, a_dev) as E.CUresult;
+  if (err !== 0) return F.failed('cuMulticastAddDevice', [err]);
   return [err];
 }
 
@@ -3203,6 +3293,7 @@ export function cuMulticastBindMem(mcHandle: bigint | number, mcOffset: number |
   const a_size = M.size(size, 'cuMulticastBindMem', 'size');
   const a_flags = M.u64(flags, 'cuMulticastBindMem', 'flags');
   const err = (f_cuMulticastBindMem ??= L.bind('cuMulticastBindMem'))(a_mcHandle, a_mcOffset, a_memHandle, a_memOffset, a_size, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuMulticastBindMem', [err]);
   return [err];
 }
 
@@ -3224,6 +3315,7 @@ export function cuMulticastBindAddr(mcHandle: bigint | number, mcOffset: number 
   const a_size = M.size(size, 'cuMulticastBindAddr', 'size');
   const a_flags = M.u64(flags, 'cuMulticastBindAddr', 'flags');
   const err = (f_cuMulticastBindAddr ??= L.bind('cuMulticastBindAddr'))(a_mcHandle, a_mcOffset, a_memptr, a_size, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuMulticastBindAddr', [err]);
   return [err];
 }
 
@@ -3243,6 +3335,7 @@ export function cuMulticastUnbind(mcHandle: bigint | number, dev: number, mcOffs
   const a_mcOffset = M.size(mcOffset, 'cuMulticastUnbind', 'mcOffset');
   const a_size = M.size(size, 'cuMulticastUnbind', 'size');
   const err = (f_cuMulticastUnbind ??= L.bind('cuMulticastUnbind'))(a_mcHandle, a_dev, a_mcOffset, a_size) as E.CUresult;
+  if (err !== 0) return F.failed('cuMulticastUnbind', [err]);
   return [err];
 }
 
@@ -3258,7 +3351,7 @@ export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.C
   const a_prop = X.structArg(prop, S.CUmulticastObjectProp_st, 'cuMulticastGetGranularity', 'prop');
   const a_option = M.i32(option, 'cuMulticastGetGranularity', 'option');
   const err = (f_cuMulticastGetGranularity ??= L.bind('cuMulticastGetGranularity'))(K.slot[0], a_prop, a_option) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMulticastGetGranularity', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -3275,7 +3368,7 @@ export function cuPointerGetAttribute(attribute: E.CUpointer_attribute, ptr: Dev
   const a_ptr = M.u64(ptr, 'cuPointerGetAttribute', 'ptr');
   K.U64[0] = 0n;
   const err = (f_cuPointerGetAttribute ??= L.bind('cuPointerGetAttribute'))(K.slot[0], a_attribute, a_ptr) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuPointerGetAttribute', [err, null]);
   return [err, X.attrOut(pointerAttr, a_attribute, 0)];
 }
 
@@ -3297,6 +3390,7 @@ export function cuMemPrefetchAsync(devPtr: DevicePointer | number, count: number
   const a_flags = M.u32(flags, 'cuMemPrefetchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemPrefetchAsync', 'hStream');
   const err = (L.splitSmallStructs ? (f_cuMemPrefetchAsync ??= L.bind('cuMemPrefetchAsync'))(a_devPtr, a_count, X.word8(a_location, 0), a_flags, a_hStream) : (f_cuMemPrefetchAsync ??= L.bind('cuMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_hStream)) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemPrefetchAsync', [err]);
   return [err];
 }
 
@@ -3316,6 +3410,7 @@ export function cuMemAdvise(devPtr: DevicePointer | number, count: number | bigi
   const a_advice = M.i32(advice, 'cuMemAdvise', 'advice');
   const a_location = X.byValue(location, S.CUmemLocation_st, 'cuMemAdvise', 'location');
   const err = (L.splitSmallStructs ? (f_cuMemAdvise ??= L.bind('cuMemAdvise'))(a_devPtr, a_count, a_advice, X.word8(a_location, 0)) : (f_cuMemAdvise ??= L.bind('cuMemAdvise'))(a_devPtr, a_count, a_advice, a_location)) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemAdvise', [err]);
   return [err];
 }
 
@@ -3345,6 +3440,7 @@ export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBuffer
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cuMemPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemLocation_st, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cuMemPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cuMemPrefetchBatchAsync ??= L.bind('cuMemPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemPrefetchBatchAsync', [err]);
   return [err];
 }
 
@@ -3367,6 +3463,7 @@ export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[] | ArrayBufferV
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cuMemDiscardBatchAsync', 'dptrs', false, (dv, at, x, n) => W.u64(dv, at, x, n));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cuMemDiscardBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cuMemDiscardBatchAsync ??= L.bind('cuMemDiscardBatchAsync'))(a_dptrs, a_sizes, a_count, a_flags, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemDiscardBatchAsync', [err]);
   return [err];
 }
 
@@ -3396,6 +3493,7 @@ export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | A
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cuMemDiscardAndPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemLocation_st, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cuMemDiscardAndPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cuMemDiscardAndPrefetchBatchAsync ??= L.bind('cuMemDiscardAndPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemDiscardAndPrefetchBatchAsync', [err]);
   return [err];
 }
 
@@ -3416,7 +3514,7 @@ export function cuMemRangeGetAttribute(dataSize: number | bigint, attribute: E.C
   const a_count = M.size(count, 'cuMemRangeGetAttribute', 'count');
   const a_data = M.bytes(Math.max(4, a_dataSize));
   const err = (f_cuMemRangeGetAttribute ??= L.bind('cuMemRangeGetAttribute'))(a_data, a_dataSize, a_attribute, a_devPtr, a_count) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuMemRangeGetAttribute', [err, null]);
   return [err, X.rangeAttrOut(a_data, a_attribute, a_dataSize)];
 }
 
@@ -3442,6 +3540,7 @@ export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dat
   const a_dataSizes = X.packArray(dataSizes, a_numAttributes, 8, 'cuMemRangeGetAttributes', 'dataSizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cuMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cuMemRangeGetAttributes ??= L.bind('cuMemRangeGetAttributes'))(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.CUresult;
+  if (err !== 0) return F.failed('cuMemRangeGetAttributes', [err]);
   return [err];
 }
 
@@ -3459,6 +3558,7 @@ export function cuPointerSetAttribute(value: Pointer, attribute: E.CUpointer_att
   const a_attribute = M.i32(attribute, 'cuPointerSetAttribute', 'attribute');
   const a_ptr = M.u64(ptr, 'cuPointerSetAttribute', 'ptr');
   const err = (f_cuPointerSetAttribute ??= L.bind('cuPointerSetAttribute'))(a_value, a_attribute, a_ptr) as E.CUresult;
+  if (err !== 0) return F.failed('cuPointerSetAttribute', [err]);
   return [err];
 }
 
@@ -3480,6 +3580,7 @@ export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUp
   const a_data = X.packArray(data, a_numAttributes, 8, 'cuPointerGetAttributes', 'data', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuPointerGetAttributes', n)), true));
   X.checkEach(data, a_numAttributes, (i) => X.pointerAttrBytes(X.nth(attributes, i)), 'cuPointerGetAttributes', 'data', 'pointerAttrBytes(nth(attributes, i))');
   const err = (f_cuPointerGetAttributes ??= L.bind('cuPointerGetAttributes'))(a_numAttributes, a_attributes, a_data, a_ptr) as E.CUresult;
+  if (err !== 0) return F.failed('cuPointerGetAttributes', [err]);
   return [err];
 }
 
@@ -3493,7 +3594,7 @@ let f_cuStreamCreate: KoffiFunction | undefined;
 export function cuStreamCreate(Flags: number): Res<[H.CUstream]> {
   const a_Flags = M.u32(Flags, 'cuStreamCreate', 'Flags');
   const err = (f_cuStreamCreate ??= L.bind('cuStreamCreate'))(K.slot[0], a_Flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamCreate', [err, null]);
   return [err, K.U64[0] as H.CUstream];
 }
 
@@ -3509,7 +3610,7 @@ export function cuStreamCreateWithPriority(flags: number, priority: number): Res
   const a_flags = M.u32(flags, 'cuStreamCreateWithPriority', 'flags');
   const a_priority = M.i32(priority, 'cuStreamCreateWithPriority', 'priority');
   const err = (f_cuStreamCreateWithPriority ??= L.bind('cuStreamCreateWithPriority'))(K.slot[0], a_flags, a_priority) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamCreateWithPriority', [err, null]);
   return [err, K.U64[0] as H.CUstream];
 }
 
@@ -3523,7 +3624,7 @@ let f_cuStreamGetPriority: KoffiFunction | undefined;
 export function cuStreamGetPriority(hStream: H.CUstream | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetPriority', 'hStream');
   const err = (f_cuStreamGetPriority ??= L.bind('cuStreamGetPriority'))(a_hStream, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamGetPriority', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -3537,7 +3638,7 @@ let f_cuStreamGetDevice: KoffiFunction | undefined;
 export function cuStreamGetDevice(hStream: H.CUstream | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetDevice', 'hStream');
   const err = (f_cuStreamGetDevice ??= L.bind('cuStreamGetDevice'))(a_hStream, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamGetDevice', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -3551,7 +3652,7 @@ let f_cuStreamGetFlags: KoffiFunction | undefined;
 export function cuStreamGetFlags(hStream: H.CUstream | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetFlags', 'hStream');
   const err = (f_cuStreamGetFlags ??= L.bind('cuStreamGetFlags'))(a_hStream, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamGetFlags', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -3565,7 +3666,7 @@ let f_cuStreamGetId: KoffiFunction | undefined;
 export function cuStreamGetId(hStream: H.CUstream | null): Res<[bigint]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetId', 'hStream');
   const err = (f_cuStreamGetId ??= L.bind('cuStreamGetId'))(a_hStream, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamGetId', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -3579,7 +3680,7 @@ let f_cuStreamGetCtx: KoffiFunction | undefined;
 export function cuStreamGetCtx(hStream: H.CUstream | null): Res<[H.CUcontext]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetCtx', 'hStream');
   const err = (f_cuStreamGetCtx ??= L.bind('cuStreamGetCtx'))(a_hStream, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamGetCtx', [err, null]);
   return [err, K.U64[0] as H.CUcontext];
 }
 
@@ -3593,7 +3694,7 @@ let f_cuStreamGetCtx_v2: KoffiFunction | undefined;
 export function cuStreamGetCtx_v2(hStream: H.CUstream | null): Res<[H.CUcontext, H.CUgreenCtx]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetCtx_v2', 'hStream');
   const err = (f_cuStreamGetCtx_v2 ??= L.bind('cuStreamGetCtx_v2'))(a_hStream, K.slot[0], K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuStreamGetCtx_v2', [err, null, null]);
   return [err, K.U64[0] as H.CUcontext, K.U64[1] as H.CUgreenCtx];
 }
 
@@ -3611,6 +3712,7 @@ export function cuStreamWaitEvent(hStream: H.CUstream | null, hEvent: H.CUevent 
   const a_hEvent = M.handle(hEvent, 'cuStreamWaitEvent', 'hEvent');
   const a_Flags = M.u32(Flags, 'cuStreamWaitEvent', 'Flags');
   const err = (f_cuStreamWaitEvent ??= L.bind('cuStreamWaitEvent'))(a_hStream, a_hEvent, a_Flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamWaitEvent', [err]);
   return [err];
 }
 
@@ -3631,6 +3733,7 @@ export function cuStreamAddCallback(hStream: H.CUstream | null, callback: ((stre
   const r_callback = HC.registerHostFn(callback, a_userData, a_hStream, 'streamCallback', 'cuStreamAddCallback', 'callback');
   const err = (f_cuStreamAddCallback ??= L.bind('cuStreamAddCallback'))(a_hStream, r_callback.ptr, r_callback.userData, a_flags) as E.CUresult;
   if (err !== 0) r_callback.cancel();
+  if (err !== 0) return F.failed('cuStreamAddCallback', [err]);
   return [err];
 }
 
@@ -3646,6 +3749,7 @@ export function cuStreamBeginCapture(hStream: H.CUstream | null, mode: E.CUstrea
   const a_hStream = M.handle(hStream, 'cuStreamBeginCapture', 'hStream');
   const a_mode = M.i32(mode, 'cuStreamBeginCapture', 'mode');
   const err = (f_cuStreamBeginCapture ??= L.bind('cuStreamBeginCapture'))(a_hStream, a_mode) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamBeginCapture', [err]);
   return [err];
 }
 
@@ -3670,6 +3774,7 @@ export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: 
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuStreamBeginCaptureToGraph', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cuStreamBeginCaptureToGraph', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
   const err = (f_cuStreamBeginCaptureToGraph ??= L.bind('cuStreamBeginCaptureToGraph'))(a_hStream, a_hGraph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamBeginCaptureToGraph', [err]);
   return [err];
 }
 
@@ -3684,7 +3789,7 @@ export function cuThreadExchangeStreamCaptureMode(mode: E.CUstreamCaptureMode): 
   const a_mode = M.i32(mode, 'cuThreadExchangeStreamCaptureMode', 'mode');
   K.I32[0] = a_mode;
   const err = (f_cuThreadExchangeStreamCaptureMode ??= L.bind('cuThreadExchangeStreamCaptureMode'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuThreadExchangeStreamCaptureMode', [err, null]);
   return [err, K.I32[0] as E.CUstreamCaptureMode];
 }
 
@@ -3698,7 +3803,7 @@ let f_cuStreamEndCapture: KoffiFunction | undefined;
 export function cuStreamEndCapture(hStream: H.CUstream | null): Res<[H.CUgraph]> {
   const a_hStream = M.handle(hStream, 'cuStreamEndCapture', 'hStream');
   const err = (f_cuStreamEndCapture ??= L.bind('cuStreamEndCapture'))(a_hStream, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamEndCapture', [err, null]);
   return [err, K.U64[0] as H.CUgraph];
 }
 
@@ -3712,7 +3817,7 @@ let f_cuStreamIsCapturing: KoffiFunction | undefined;
 export function cuStreamIsCapturing(hStream: H.CUstream | null): Res<[E.CUstreamCaptureStatus]> {
   const a_hStream = M.handle(hStream, 'cuStreamIsCapturing', 'hStream');
   const err = (f_cuStreamIsCapturing ??= L.bind('cuStreamIsCapturing'))(a_hStream, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamIsCapturing', [err, null]);
   return [err, K.I32[0] as E.CUstreamCaptureStatus];
 }
 
@@ -3726,7 +3831,7 @@ let f_cuStreamGetCaptureInfo: KoffiFunction | undefined;
 export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): Res<[E.CUstreamCaptureStatus, bigint, H.CUgraph, H.CUgraphNode[], S.CUgraphEdgeData_st[], number]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetCaptureInfo', 'hStream');
   const err = (f_cuStreamGetCaptureInfo ??= L.bind('cuStreamGetCaptureInfo'))(a_hStream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.CUresult;
-  if (err !== 0) return [err, null, null, null, null, null, null];
+  if (err !== 0) return F.failed('cuStreamGetCaptureInfo', [err, null, null, null, null, null, null]);
   const n_numDependencies_out = K.readSize(5);
   return [err, K.I32[0] as E.CUstreamCaptureStatus, K.U64[1], K.U64[2] as H.CUgraph, X.readArray(X.borrowed(K.U64[3], n_numDependencies_out * 8), n_numDependencies_out, 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(X.borrowed(K.U64[4], n_numDependencies_out * 8), n_numDependencies_out, S.CUgraphEdgeData_st), n_numDependencies_out];
 }
@@ -3750,6 +3855,7 @@ export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, de
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuStreamUpdateCaptureDependencies', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cuStreamUpdateCaptureDependencies', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
   const err = (f_cuStreamUpdateCaptureDependencies ??= L.bind('cuStreamUpdateCaptureDependencies'))(a_hStream, a_dependencies, a_dependencyData, a_numDependencies, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamUpdateCaptureDependencies', [err]);
   return [err];
 }
 
@@ -3769,6 +3875,7 @@ export function cuStreamAttachMemAsync(hStream: H.CUstream | null, dptr: DeviceP
   const a_length = M.size(length, 'cuStreamAttachMemAsync', 'length');
   const a_flags = M.u32(flags, 'cuStreamAttachMemAsync', 'flags');
   const err = (f_cuStreamAttachMemAsync ??= L.bind('cuStreamAttachMemAsync'))(a_hStream, a_dptr, a_length, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamAttachMemAsync', [err]);
   return [err];
 }
 
@@ -3782,6 +3889,7 @@ let f_cuStreamQuery: KoffiFunction | undefined;
 export function cuStreamQuery(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamQuery', 'hStream');
   const err = (f_cuStreamQuery ??= L.bind('cuStreamQuery'))(a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamQuery', [err]);
   return [err];
 }
 
@@ -3796,6 +3904,7 @@ export function cuStreamSynchronize(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamSynchronize', 'hStream');
   HC.guardBlockingWait('cuStreamSynchronize', a_hStream);
   const err = (f_cuStreamSynchronize ??= L.bind('cuStreamSynchronize'))(a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamSynchronize', [err]);
   return [err];
 }
 
@@ -3809,6 +3918,7 @@ let f_cuStreamDestroy: KoffiFunction | undefined;
 export function cuStreamDestroy(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamDestroy', 'hStream');
   const err = (f_cuStreamDestroy ??= L.bind('cuStreamDestroy'))(a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamDestroy', [err]);
   return [err];
 }
 
@@ -3824,6 +3934,7 @@ export function cuStreamCopyAttributes(dst: H.CUstream | null, src: H.CUstream |
   const a_dst = M.handle(dst, 'cuStreamCopyAttributes', 'dst');
   const a_src = M.handle(src, 'cuStreamCopyAttributes', 'src');
   const err = (f_cuStreamCopyAttributes ??= L.bind('cuStreamCopyAttributes'))(a_dst, a_src) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamCopyAttributes', [err]);
   return [err];
 }
 
@@ -3840,7 +3951,7 @@ export function cuStreamGetAttribute(hStream: H.CUstream | null, attr: E.CUlaunc
   const a_attr = M.i32(attr, 'cuStreamGetAttribute', 'attr');
   const a_value_out = new S.CUlaunchAttributeValue_union();
   const err = (f_cuStreamGetAttribute ??= L.bind('cuStreamGetAttribute'))(a_hStream, a_attr, a_value_out._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamGetAttribute', [err, null]);
   return [err, a_value_out];
 }
 
@@ -3858,6 +3969,7 @@ export function cuStreamSetAttribute(hStream: H.CUstream | null, attr: E.CUlaunc
   const a_attr = M.i32(attr, 'cuStreamSetAttribute', 'attr');
   const a_value = X.structArg(value, S.CUlaunchAttributeValue_union, 'cuStreamSetAttribute', 'value');
   const err = (f_cuStreamSetAttribute ??= L.bind('cuStreamSetAttribute'))(a_hStream, a_attr, a_value) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamSetAttribute', [err]);
   return [err];
 }
 
@@ -3871,7 +3983,7 @@ let f_cuEventCreate: KoffiFunction | undefined;
 export function cuEventCreate(Flags: number): Res<[H.CUevent]> {
   const a_Flags = M.u32(Flags, 'cuEventCreate', 'Flags');
   const err = (f_cuEventCreate ??= L.bind('cuEventCreate'))(K.slot[0], a_Flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuEventCreate', [err, null]);
   return [err, K.U64[0] as H.CUevent];
 }
 
@@ -3887,6 +3999,7 @@ export function cuEventRecord(hEvent: H.CUevent | null, hStream: H.CUstream | nu
   const a_hEvent = M.handle(hEvent, 'cuEventRecord', 'hEvent');
   const a_hStream = M.handle(hStream, 'cuEventRecord', 'hStream');
   const err = (f_cuEventRecord ??= L.bind('cuEventRecord'))(a_hEvent, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuEventRecord', [err]);
   return [err];
 }
 
@@ -3904,6 +4017,7 @@ export function cuEventRecordWithFlags(hEvent: H.CUevent | null, hStream: H.CUst
   const a_hStream = M.handle(hStream, 'cuEventRecordWithFlags', 'hStream');
   const a_flags = M.u32(flags, 'cuEventRecordWithFlags', 'flags');
   const err = (f_cuEventRecordWithFlags ??= L.bind('cuEventRecordWithFlags'))(a_hEvent, a_hStream, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuEventRecordWithFlags', [err]);
   return [err];
 }
 
@@ -3917,6 +4031,7 @@ let f_cuEventQuery: KoffiFunction | undefined;
 export function cuEventQuery(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventQuery', 'hEvent');
   const err = (f_cuEventQuery ??= L.bind('cuEventQuery'))(a_hEvent) as E.CUresult;
+  if (err !== 0) return F.failed('cuEventQuery', [err]);
   return [err];
 }
 
@@ -3931,6 +4046,7 @@ export function cuEventSynchronize(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventSynchronize', 'hEvent');
   HC.guardBlockingWait('cuEventSynchronize');
   const err = (f_cuEventSynchronize ??= L.bind('cuEventSynchronize'))(a_hEvent) as E.CUresult;
+  if (err !== 0) return F.failed('cuEventSynchronize', [err]);
   return [err];
 }
 
@@ -3944,6 +4060,7 @@ let f_cuEventDestroy: KoffiFunction | undefined;
 export function cuEventDestroy(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventDestroy', 'hEvent');
   const err = (f_cuEventDestroy ??= L.bind('cuEventDestroy'))(a_hEvent) as E.CUresult;
+  if (err !== 0) return F.failed('cuEventDestroy', [err]);
   return [err];
 }
 
@@ -3959,7 +4076,7 @@ export function cuEventElapsedTime(hStart: H.CUevent | null, hEnd: H.CUevent | n
   const a_hStart = M.handle(hStart, 'cuEventElapsedTime', 'hStart');
   const a_hEnd = M.handle(hEnd, 'cuEventElapsedTime', 'hEnd');
   const err = (f_cuEventElapsedTime ??= L.bind('cuEventElapsedTime'))(K.slot[0], a_hStart, a_hEnd) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuEventElapsedTime', [err, null]);
   return [err, K.F32[0]];
 }
 
@@ -3973,7 +4090,7 @@ let f_cuImportExternalMemory: KoffiFunction | undefined;
 export function cuImportExternalMemory(memHandleDesc: S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st | S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | null): Res<[H.CUexternalMemory]> {
   const a_memHandleDesc = X.structArg(memHandleDesc, S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, 'cuImportExternalMemory', 'memHandleDesc');
   const err = (f_cuImportExternalMemory ??= L.bind('cuImportExternalMemory'))(K.slot[0], a_memHandleDesc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuImportExternalMemory', [err, null]);
   return [err, K.U64[0] as H.CUexternalMemory];
 }
 
@@ -3989,7 +4106,7 @@ export function cuExternalMemoryGetMappedBuffer(extMem: H.CUexternalMemory | nul
   const a_extMem = M.handle(extMem, 'cuExternalMemoryGetMappedBuffer', 'extMem');
   const a_bufferDesc = X.structArg(bufferDesc, S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, 'cuExternalMemoryGetMappedBuffer', 'bufferDesc');
   const err = (f_cuExternalMemoryGetMappedBuffer ??= L.bind('cuExternalMemoryGetMappedBuffer'))(K.slot[0], a_extMem, a_bufferDesc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuExternalMemoryGetMappedBuffer', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -4005,7 +4122,7 @@ export function cuExternalMemoryGetMappedMipmappedArray(extMem: H.CUexternalMemo
   const a_extMem = M.handle(extMem, 'cuExternalMemoryGetMappedMipmappedArray', 'extMem');
   const a_mipmapDesc = X.structArg(mipmapDesc, S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, 'cuExternalMemoryGetMappedMipmappedArray', 'mipmapDesc');
   const err = (f_cuExternalMemoryGetMappedMipmappedArray ??= L.bind('cuExternalMemoryGetMappedMipmappedArray'))(K.slot[0], a_extMem, a_mipmapDesc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuExternalMemoryGetMappedMipmappedArray', [err, null]);
   return [err, K.U64[0] as H.CUmipmappedArray];
 }
 
@@ -4019,6 +4136,7 @@ let f_cuDestroyExternalMemory: KoffiFunction | undefined;
 export function cuDestroyExternalMemory(extMem: H.CUexternalMemory | null): [E.CUresult] {
   const a_extMem = M.handle(extMem, 'cuDestroyExternalMemory', 'extMem');
   const err = (f_cuDestroyExternalMemory ??= L.bind('cuDestroyExternalMemory'))(a_extMem) as E.CUresult;
+  if (err !== 0) return F.failed('cuDestroyExternalMemory', [err]);
   return [err];
 }
 
@@ -4032,7 +4150,7 @@ let f_cuImportExternalSemaphore: KoffiFunction | undefined;
 export function cuImportExternalSemaphore(semHandleDesc: S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st | S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | null): Res<[H.CUexternalSemaphore]> {
   const a_semHandleDesc = X.structArg(semHandleDesc, S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, 'cuImportExternalSemaphore', 'semHandleDesc');
   const err = (f_cuImportExternalSemaphore ??= L.bind('cuImportExternalSemaphore'))(K.slot[0], a_semHandleDesc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuImportExternalSemaphore', [err, null]);
   return [err, K.U64[0] as H.CUexternalSemaphore];
 }
 
@@ -4053,6 +4171,7 @@ export function cuSignalExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaph
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cuSignalExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cuSignalExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, n));
   const err = (f_cuSignalExternalSemaphoresAsync ??= L.bind('cuSignalExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.CUresult;
+  if (err !== 0) return F.failed('cuSignalExternalSemaphoresAsync', [err]);
   return [err];
 }
 
@@ -4073,6 +4192,7 @@ export function cuWaitExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphor
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cuWaitExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cuWaitExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, n));
   const err = (f_cuWaitExternalSemaphoresAsync ??= L.bind('cuWaitExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.CUresult;
+  if (err !== 0) return F.failed('cuWaitExternalSemaphoresAsync', [err]);
   return [err];
 }
 
@@ -4086,6 +4206,7 @@ let f_cuDestroyExternalSemaphore: KoffiFunction | undefined;
 export function cuDestroyExternalSemaphore(extSem: H.CUexternalSemaphore | null): [E.CUresult] {
   const a_extSem = M.handle(extSem, 'cuDestroyExternalSemaphore', 'extSem');
   const err = (f_cuDestroyExternalSemaphore ??= L.bind('cuDestroyExternalSemaphore'))(a_extSem) as E.CUresult;
+  if (err !== 0) return F.failed('cuDestroyExternalSemaphore', [err]);
   return [err];
 }
 
@@ -4105,6 +4226,7 @@ export function cuStreamWaitValue32(stream: H.CUstream | null, addr: DevicePoint
   const a_value = M.u32(value, 'cuStreamWaitValue32', 'value');
   const a_flags = M.u32(flags, 'cuStreamWaitValue32', 'flags');
   const err = (f_cuStreamWaitValue32 ??= L.bind('cuStreamWaitValue32'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamWaitValue32', [err]);
   return [err];
 }
 
@@ -4124,6 +4246,7 @@ export function cuStreamWaitValue64(stream: H.CUstream | null, addr: DevicePoint
   const a_value = M.u64(value, 'cuStreamWaitValue64', 'value');
   const a_flags = M.u32(flags, 'cuStreamWaitValue64', 'flags');
   const err = (f_cuStreamWaitValue64 ??= L.bind('cuStreamWaitValue64'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamWaitValue64', [err]);
   return [err];
 }
 
@@ -4143,6 +4266,7 @@ export function cuStreamWriteValue32(stream: H.CUstream | null, addr: DevicePoin
   const a_value = M.u32(value, 'cuStreamWriteValue32', 'value');
   const a_flags = M.u32(flags, 'cuStreamWriteValue32', 'flags');
   const err = (f_cuStreamWriteValue32 ??= L.bind('cuStreamWriteValue32'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamWriteValue32', [err]);
   return [err];
 }
 
@@ -4162,6 +4286,7 @@ export function cuStreamWriteValue64(stream: H.CUstream | null, addr: DevicePoin
   const a_value = M.u64(value, 'cuStreamWriteValue64', 'value');
   const a_flags = M.u32(flags, 'cuStreamWriteValue64', 'flags');
   const err = (f_cuStreamWriteValue64 ??= L.bind('cuStreamWriteValue64'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamWriteValue64', [err]);
   return [err];
 }
 
@@ -4182,6 +4307,7 @@ export function cuStreamBatchMemOp(stream: H.CUstream | null, count: number, par
   if (a_count < 0) M.rangeError('cuStreamBatchMemOp', 'count', `must not be negative, got ${a_count}`);
   const a_paramArray = X.packArray(paramArray, a_count, 48, 'cuStreamBatchMemOp', 'paramArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUstreamBatchMemOpParams_union, n));
   const err = (f_cuStreamBatchMemOp ??= L.bind('cuStreamBatchMemOp'))(a_stream, a_count, a_paramArray, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuStreamBatchMemOp', [err]);
   return [err];
 }
 
@@ -4197,7 +4323,7 @@ export function cuFuncGetAttribute(attrib: E.CUfunction_attribute, hfunc: H.CUfu
   const a_attrib = M.i32(attrib, 'cuFuncGetAttribute', 'attrib');
   const a_hfunc = M.handle(hfunc, 'cuFuncGetAttribute', 'hfunc');
   const err = (f_cuFuncGetAttribute ??= L.bind('cuFuncGetAttribute'))(K.slot[0], a_attrib, a_hfunc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuFuncGetAttribute', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -4215,6 +4341,7 @@ export function cuFuncSetAttribute(hfunc: H.CUfunction | null, attrib: E.CUfunct
   const a_attrib = M.i32(attrib, 'cuFuncSetAttribute', 'attrib');
   const a_value = M.i32(value, 'cuFuncSetAttribute', 'value');
   const err = (f_cuFuncSetAttribute ??= L.bind('cuFuncSetAttribute'))(a_hfunc, a_attrib, a_value) as E.CUresult;
+  if (err !== 0) return F.failed('cuFuncSetAttribute', [err]);
   return [err];
 }
 
@@ -4230,6 +4357,7 @@ export function cuFuncSetCacheConfig(hfunc: H.CUfunction | null, config: E.CUfun
   const a_hfunc = M.handle(hfunc, 'cuFuncSetCacheConfig', 'hfunc');
   const a_config = M.i32(config, 'cuFuncSetCacheConfig', 'config');
   const err = (f_cuFuncSetCacheConfig ??= L.bind('cuFuncSetCacheConfig'))(a_hfunc, a_config) as E.CUresult;
+  if (err !== 0) return F.failed('cuFuncSetCacheConfig', [err]);
   return [err];
 }
 
@@ -4243,7 +4371,7 @@ let f_cuFuncGetModule: KoffiFunction | undefined;
 export function cuFuncGetModule(hfunc: H.CUfunction | null): Res<[H.CUmodule]> {
   const a_hfunc = M.handle(hfunc, 'cuFuncGetModule', 'hfunc');
   const err = (f_cuFuncGetModule ??= L.bind('cuFuncGetModule'))(K.slot[0], a_hfunc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuFuncGetModule', [err, null]);
   return [err, K.U64[0] as H.CUmodule];
 }
 
@@ -4257,7 +4385,7 @@ let f_cuFuncGetName: KoffiFunction | undefined;
 export function cuFuncGetName(hfunc: H.CUfunction | null): Res<[string | null]> {
   const a_hfunc = M.handle(hfunc, 'cuFuncGetName', 'hfunc');
   const err = (f_cuFuncGetName ??= L.bind('cuFuncGetName'))(K.slot[0], a_hfunc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuFuncGetName', [err, null]);
   return [err, X.readCString(K.U64[0])];
 }
 
@@ -4273,7 +4401,7 @@ export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number
   const a_func = M.handle(func, 'cuFuncGetParamInfo', 'func');
   const a_paramIndex = M.size(paramIndex, 'cuFuncGetParamInfo', 'paramIndex');
   const err = (f_cuFuncGetParamInfo ??= L.bind('cuFuncGetParamInfo'))(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuFuncGetParamInfo', [err, null, null]);
   return [err, K.readSize(0), K.readSize(1)];
 }
 
@@ -4287,7 +4415,7 @@ let f_cuFuncIsLoaded: KoffiFunction | undefined;
 export function cuFuncIsLoaded(function_: H.CUfunction | null): Res<[E.CUfunctionLoadingState]> {
   const a_function = M.handle(function_, 'cuFuncIsLoaded', 'function');
   const err = (f_cuFuncIsLoaded ??= L.bind('cuFuncIsLoaded'))(K.slot[0], a_function) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuFuncIsLoaded', [err, null]);
   return [err, K.I32[0] as E.CUfunctionLoadingState];
 }
 
@@ -4301,6 +4429,7 @@ let f_cuFuncLoad: KoffiFunction | undefined;
 export function cuFuncLoad(function_: H.CUfunction | null): [E.CUresult] {
   const a_function = M.handle(function_, 'cuFuncLoad', 'function');
   const err = (f_cuFuncLoad ??= L.bind('cuFuncLoad'))(a_function) as E.CUresult;
+  if (err !== 0) return F.failed('cuFuncLoad', [err]);
   return [err];
 }
 
@@ -4334,6 +4463,7 @@ export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDim
   const a_kernelParams = KA.kernelArgs(kernelParams, 'cuLaunchKernel', 'kernelParams');
   const a_extra = M.pointer(extra, 'cuLaunchKernel', 'extra');
   const err = (f_cuLaunchKernel ??= L.bind('cuLaunchKernel'))(a_f, a_gridDimX, a_gridDimY, a_gridDimZ, a_blockDimX, a_blockDimY, a_blockDimZ, a_sharedMemBytes, a_hStream, a_kernelParams, a_extra) as E.CUresult;
+  if (err !== 0) return F.failed('cuLaunchKernel', [err]);
   return [err];
 }
 
@@ -4353,6 +4483,7 @@ export function cuLaunchKernelEx(config: S.CUlaunchConfig_st | S.CUlaunchConfig_
   const a_kernelParams = KA.kernelArgs(kernelParams, 'cuLaunchKernelEx', 'kernelParams');
   const a_extra = M.pointer(extra, 'cuLaunchKernelEx', 'extra');
   const err = (f_cuLaunchKernelEx ??= L.bind('cuLaunchKernelEx'))(a_config, a_f, a_kernelParams, a_extra) as E.CUresult;
+  if (err !== 0) return F.failed('cuLaunchKernelEx', [err]);
   return [err];
 }
 
@@ -4384,6 +4515,7 @@ export function cuLaunchCooperativeKernel(f: H.CUfunction | null, gridDimX: numb
   const a_hStream = M.handle(hStream, 'cuLaunchCooperativeKernel', 'hStream');
   const a_kernelParams = KA.kernelArgs(kernelParams, 'cuLaunchCooperativeKernel', 'kernelParams');
   const err = (f_cuLaunchCooperativeKernel ??= L.bind('cuLaunchCooperativeKernel'))(a_f, a_gridDimX, a_gridDimY, a_gridDimZ, a_blockDimX, a_blockDimY, a_blockDimZ, a_sharedMemBytes, a_hStream, a_kernelParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuLaunchCooperativeKernel', [err]);
   return [err];
 }
 
@@ -4402,6 +4534,7 @@ export function cuLaunchCooperativeKernelMultiDevice(launchParamsList: (S.CUDA_L
   if (a_numDevices < 0) M.rangeError('cuLaunchCooperativeKernelMultiDevice', 'numDevices', `must not be negative, got ${a_numDevices}`);
   const a_launchParamsList = X.packArray(launchParamsList, a_numDevices, 56, 'cuLaunchCooperativeKernelMultiDevice', 'launchParamsList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_LAUNCH_PARAMS_st, n));
   const err = (f_cuLaunchCooperativeKernelMultiDevice ??= L.bind('cuLaunchCooperativeKernelMultiDevice'))(a_launchParamsList, a_numDevices, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuLaunchCooperativeKernelMultiDevice', [err]);
   return [err];
 }
 
@@ -4420,6 +4553,7 @@ export function cuLaunchHostFunc(hStream: H.CUstream | null, fn: ((userData: big
   const r_fn = HC.registerHostFn(fn, a_userData, a_hStream, 'hostFn', 'cuLaunchHostFunc', 'fn');
   const err = (f_cuLaunchHostFunc ??= L.bind('cuLaunchHostFunc'))(a_hStream, r_fn.ptr, r_fn.userData) as E.CUresult;
   if (err !== 0) r_fn.cancel();
+  if (err !== 0) return F.failed('cuLaunchHostFunc', [err]);
   return [err];
 }
 
@@ -4439,6 +4573,7 @@ export function cuFuncSetBlockShape(hfunc: H.CUfunction | null, x: number, y: nu
   const a_y = M.i32(y, 'cuFuncSetBlockShape', 'y');
   const a_z = M.i32(z, 'cuFuncSetBlockShape', 'z');
   const err = (f_cuFuncSetBlockShape ??= L.bind('cuFuncSetBlockShape'))(a_hfunc, a_x, a_y, a_z) as E.CUresult;
+  if (err !== 0) return F.failed('cuFuncSetBlockShape', [err]);
   return [err];
 }
 
@@ -4454,6 +4589,7 @@ export function cuFuncSetSharedSize(hfunc: H.CUfunction | null, bytes: number): 
   const a_hfunc = M.handle(hfunc, 'cuFuncSetSharedSize', 'hfunc');
   const a_bytes = M.u32(bytes, 'cuFuncSetSharedSize', 'bytes');
   const err = (f_cuFuncSetSharedSize ??= L.bind('cuFuncSetSharedSize'))(a_hfunc, a_bytes) as E.CUresult;
+  if (err !== 0) return F.failed('cuFuncSetSharedSize', [err]);
   return [err];
 }
 
@@ -4469,6 +4605,7 @@ export function cuParamSetSize(hfunc: H.CUfunction | null, numbytes: number): [E
   const a_hfunc = M.handle(hfunc, 'cuParamSetSize', 'hfunc');
   const a_numbytes = M.u32(numbytes, 'cuParamSetSize', 'numbytes');
   const err = (f_cuParamSetSize ??= L.bind('cuParamSetSize'))(a_hfunc, a_numbytes) as E.CUresult;
+  if (err !== 0) return F.failed('cuParamSetSize', [err]);
   return [err];
 }
 
@@ -4486,6 +4623,7 @@ export function cuParamSeti(hfunc: H.CUfunction | null, offset: number, value: n
   const a_offset = M.i32(offset, 'cuParamSeti', 'offset');
   const a_value = M.u32(value, 'cuParamSeti', 'value');
   const err = (f_cuParamSeti ??= L.bind('cuParamSeti'))(a_hfunc, a_offset, a_value) as E.CUresult;
+  if (err !== 0) return F.failed('cuParamSeti', [err]);
   return [err];
 }
 
@@ -4503,6 +4641,7 @@ export function cuParamSetf(hfunc: H.CUfunction | null, offset: number, value: n
   const a_offset = M.i32(offset, 'cuParamSetf', 'offset');
   const a_value = M.f64(value, 'cuParamSetf', 'value');
   const err = (f_cuParamSetf ??= L.bind('cuParamSetf'))(a_hfunc, a_offset, a_value) as E.CUresult;
+  if (err !== 0) return F.failed('cuParamSetf', [err]);
   return [err];
 }
 
@@ -4523,6 +4662,7 @@ export function cuParamSetv(hfunc: H.CUfunction | null, offset: number, ptr: Poi
   const a_numbytes = M.u32(numbytes, 'cuParamSetv', 'numbytes');
   if (typeof a_ptr === 'object' && a_ptr !== null) M.checkExtent(a_ptr, a_numbytes, 'cuParamSetv', 'ptr', 'numbytes');
   const err = (f_cuParamSetv ??= L.bind('cuParamSetv'))(a_hfunc, a_offset, a_ptr, a_numbytes) as E.CUresult;
+  if (err !== 0) return F.failed('cuParamSetv', [err]);
   return [err];
 }
 
@@ -4536,6 +4676,7 @@ let f_cuLaunch: KoffiFunction | undefined;
 export function cuLaunch(f: H.CUfunction | null): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunch', 'f');
   const err = (f_cuLaunch ??= L.bind('cuLaunch'))(a_f) as E.CUresult;
+  if (err !== 0) return F.failed('cuLaunch', [err]);
   return [err];
 }
 
@@ -4553,6 +4694,7 @@ export function cuLaunchGrid(f: H.CUfunction | null, grid_width: number, grid_he
   const a_grid_width = M.i32(grid_width, 'cuLaunchGrid', 'grid_width');
   const a_grid_height = M.i32(grid_height, 'cuLaunchGrid', 'grid_height');
   const err = (f_cuLaunchGrid ??= L.bind('cuLaunchGrid'))(a_f, a_grid_width, a_grid_height) as E.CUresult;
+  if (err !== 0) return F.failed('cuLaunchGrid', [err]);
   return [err];
 }
 
@@ -4572,6 +4714,7 @@ export function cuLaunchGridAsync(f: H.CUfunction | null, grid_width: number, gr
   const a_grid_height = M.i32(grid_height, 'cuLaunchGridAsync', 'grid_height');
   const a_hStream = M.handle(hStream, 'cuLaunchGridAsync', 'hStream');
   const err = (f_cuLaunchGridAsync ??= L.bind('cuLaunchGridAsync'))(a_f, a_grid_width, a_grid_height, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuLaunchGridAsync', [err]);
   return [err];
 }
 
@@ -4589,6 +4732,7 @@ export function cuParamSetTexRef(hfunc: H.CUfunction | null, texunit: number, hT
   const a_texunit = M.i32(texunit, 'cuParamSetTexRef', 'texunit');
   const a_hTexRef = M.handle(hTexRef, 'cuParamSetTexRef', 'hTexRef');
   const err = (f_cuParamSetTexRef ??= L.bind('cuParamSetTexRef'))(a_hfunc, a_texunit, a_hTexRef) as E.CUresult;
+  if (err !== 0) return F.failed('cuParamSetTexRef', [err]);
   return [err];
 }
 
@@ -4604,6 +4748,7 @@ export function cuFuncSetSharedMemConfig(hfunc: H.CUfunction | null, config: E.C
   const a_hfunc = M.handle(hfunc, 'cuFuncSetSharedMemConfig', 'hfunc');
   const a_config = M.i32(config, 'cuFuncSetSharedMemConfig', 'config');
   const err = (f_cuFuncSetSharedMemConfig ??= L.bind('cuFuncSetSharedMemConfig'))(a_hfunc, a_config) as E.CUresult;
+  if (err !== 0) return F.failed('cuFuncSetSharedMemConfig', [err]);
   return [err];
 }
 
@@ -4617,7 +4762,7 @@ let f_cuGraphCreate: KoffiFunction | undefined;
 export function cuGraphCreate(flags: number): Res<[H.CUgraph]> {
   const a_flags = M.u32(flags, 'cuGraphCreate', 'flags');
   const err = (f_cuGraphCreate ??= L.bind('cuGraphCreate'))(K.slot[0], a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphCreate', [err, null]);
   return [err, K.U64[0] as H.CUgraph];
 }
 
@@ -4638,7 +4783,7 @@ export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.
   if (a_numDependencies < 0) M.rangeError('cuGraphAddKernelNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddKernelNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddKernelNode ??= L.bind('cuGraphAddKernelNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddKernelNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -4653,7 +4798,7 @@ export function cuGraphKernelNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_KERNEL_NODE_PARAMS_v2_st();
   const err = (f_cuGraphKernelNodeGetParams ??= L.bind('cuGraphKernelNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphKernelNodeGetParams', [err, null]);
   return [err, a_nodeParams];
 }
 
@@ -4669,6 +4814,7 @@ export function cuGraphKernelNodeSetParams(hNode: H.CUgraphNode | null, nodePara
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_KERNEL_NODE_PARAMS_v2_st, 'cuGraphKernelNodeSetParams', 'nodeParams');
   const err = (f_cuGraphKernelNodeSetParams ??= L.bind('cuGraphKernelNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphKernelNodeSetParams', [err]);
   return [err];
 }
 
@@ -4691,7 +4837,7 @@ export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.
   if (a_numDependencies < 0) M.rangeError('cuGraphAddMemcpyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemcpyNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddMemcpyNode ??= L.bind('cuGraphAddMemcpyNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_copyParams, a_ctx) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddMemcpyNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -4706,7 +4852,7 @@ export function cuGraphMemcpyNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.
   const a_hNode = M.handle(hNode, 'cuGraphMemcpyNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_MEMCPY3D_st();
   const err = (f_cuGraphMemcpyNodeGetParams ??= L.bind('cuGraphMemcpyNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphMemcpyNodeGetParams', [err, null]);
   return [err, a_nodeParams];
 }
 
@@ -4722,6 +4868,7 @@ export function cuGraphMemcpyNodeSetParams(hNode: H.CUgraphNode | null, nodePara
   const a_hNode = M.handle(hNode, 'cuGraphMemcpyNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_MEMCPY3D_st, 'cuGraphMemcpyNodeSetParams', 'nodeParams');
   const err = (f_cuGraphMemcpyNodeSetParams ??= L.bind('cuGraphMemcpyNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphMemcpyNodeSetParams', [err]);
   return [err];
 }
 
@@ -4744,7 +4891,7 @@ export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.
   if (a_numDependencies < 0) M.rangeError('cuGraphAddMemsetNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemsetNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddMemsetNode ??= L.bind('cuGraphAddMemsetNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_memsetParams, a_ctx) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddMemsetNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -4759,7 +4906,7 @@ export function cuGraphMemsetNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.
   const a_hNode = M.handle(hNode, 'cuGraphMemsetNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_MEMSET_NODE_PARAMS_st();
   const err = (f_cuGraphMemsetNodeGetParams ??= L.bind('cuGraphMemsetNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphMemsetNodeGetParams', [err, null]);
   return [err, a_nodeParams];
 }
 
@@ -4775,6 +4922,7 @@ export function cuGraphMemsetNodeSetParams(hNode: H.CUgraphNode | null, nodePara
   const a_hNode = M.handle(hNode, 'cuGraphMemsetNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_MEMSET_NODE_PARAMS_st, 'cuGraphMemsetNodeSetParams', 'nodeParams');
   const err = (f_cuGraphMemsetNodeSetParams ??= L.bind('cuGraphMemsetNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphMemsetNodeSetParams', [err]);
   return [err];
 }
 
@@ -4795,7 +4943,7 @@ export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CU
   if (a_numDependencies < 0) M.rangeError('cuGraphAddHostNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddHostNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddHostNode ??= L.bind('cuGraphAddHostNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddHostNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -4810,7 +4958,7 @@ export function cuGraphHostNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.CU
   const a_hNode = M.handle(hNode, 'cuGraphHostNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_HOST_NODE_PARAMS_st();
   const err = (f_cuGraphHostNodeGetParams ??= L.bind('cuGraphHostNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphHostNodeGetParams', [err, null]);
   return [err, a_nodeParams];
 }
 
@@ -4826,6 +4974,7 @@ export function cuGraphHostNodeSetParams(hNode: H.CUgraphNode | null, nodeParams
   const a_hNode = M.handle(hNode, 'cuGraphHostNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_HOST_NODE_PARAMS_st, 'cuGraphHostNodeSetParams', 'nodeParams');
   const err = (f_cuGraphHostNodeSetParams ??= L.bind('cuGraphHostNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphHostNodeSetParams', [err]);
   return [err];
 }
 
@@ -4846,7 +4995,7 @@ export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies:
   if (a_numDependencies < 0) M.rangeError('cuGraphAddChildGraphNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddChildGraphNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddChildGraphNode ??= L.bind('cuGraphAddChildGraphNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_childGraph) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddChildGraphNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -4860,7 +5009,7 @@ let f_cuGraphChildGraphNodeGetGraph: KoffiFunction | undefined;
 export function cuGraphChildGraphNodeGetGraph(hNode: H.CUgraphNode | null): Res<[H.CUgraph]> {
   const a_hNode = M.handle(hNode, 'cuGraphChildGraphNodeGetGraph', 'hNode');
   const err = (f_cuGraphChildGraphNodeGetGraph ??= L.bind('cuGraphChildGraphNodeGetGraph'))(a_hNode, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphChildGraphNodeGetGraph', [err, null]);
   return [err, K.U64[0] as H.CUgraph];
 }
 
@@ -4879,7 +5028,7 @@ export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.C
   if (a_numDependencies < 0) M.rangeError('cuGraphAddEmptyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEmptyNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddEmptyNode ??= L.bind('cuGraphAddEmptyNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddEmptyNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -4900,7 +5049,7 @@ export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies
   if (a_numDependencies < 0) M.rangeError('cuGraphAddEventRecordNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEventRecordNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddEventRecordNode ??= L.bind('cuGraphAddEventRecordNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_event) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddEventRecordNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -4914,7 +5063,7 @@ let f_cuGraphEventRecordNodeGetEvent: KoffiFunction | undefined;
 export function cuGraphEventRecordNodeGetEvent(hNode: H.CUgraphNode | null): Res<[H.CUevent]> {
   const a_hNode = M.handle(hNode, 'cuGraphEventRecordNodeGetEvent', 'hNode');
   const err = (f_cuGraphEventRecordNodeGetEvent ??= L.bind('cuGraphEventRecordNodeGetEvent'))(a_hNode, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphEventRecordNodeGetEvent', [err, null]);
   return [err, K.U64[0] as H.CUevent];
 }
 
@@ -4930,6 +5079,7 @@ export function cuGraphEventRecordNodeSetEvent(hNode: H.CUgraphNode | null, even
   const a_hNode = M.handle(hNode, 'cuGraphEventRecordNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cuGraphEventRecordNodeSetEvent', 'event');
   const err = (f_cuGraphEventRecordNodeSetEvent ??= L.bind('cuGraphEventRecordNodeSetEvent'))(a_hNode, a_event) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphEventRecordNodeSetEvent', [err]);
   return [err];
 }
 
@@ -4950,7 +5100,7 @@ export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: 
   if (a_numDependencies < 0) M.rangeError('cuGraphAddEventWaitNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEventWaitNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddEventWaitNode ??= L.bind('cuGraphAddEventWaitNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_event) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddEventWaitNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -4964,7 +5114,7 @@ let f_cuGraphEventWaitNodeGetEvent: KoffiFunction | undefined;
 export function cuGraphEventWaitNodeGetEvent(hNode: H.CUgraphNode | null): Res<[H.CUevent]> {
   const a_hNode = M.handle(hNode, 'cuGraphEventWaitNodeGetEvent', 'hNode');
   const err = (f_cuGraphEventWaitNodeGetEvent ??= L.bind('cuGraphEventWaitNodeGetEvent'))(a_hNode, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphEventWaitNodeGetEvent', [err, null]);
   return [err, K.U64[0] as H.CUevent];
 }
 
@@ -4980,6 +5130,7 @@ export function cuGraphEventWaitNodeSetEvent(hNode: H.CUgraphNode | null, event:
   const a_hNode = M.handle(hNode, 'cuGraphEventWaitNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cuGraphEventWaitNodeSetEvent', 'event');
   const err = (f_cuGraphEventWaitNodeSetEvent ??= L.bind('cuGraphEventWaitNodeSetEvent'))(a_hNode, a_event) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphEventWaitNodeSetEvent', [err]);
   return [err];
 }
 
@@ -5000,7 +5151,7 @@ export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null,
   if (a_numDependencies < 0) M.rangeError('cuGraphAddExternalSemaphoresSignalNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddExternalSemaphoresSignalNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddExternalSemaphoresSignalNode ??= L.bind('cuGraphAddExternalSemaphoresSignalNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddExternalSemaphoresSignalNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -5015,7 +5166,7 @@ export function cuGraphExternalSemaphoresSignalNodeGetParams(hNode: H.CUgraphNod
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresSignalNodeGetParams', 'hNode');
   const a_params_out = new S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st();
   const err = (f_cuGraphExternalSemaphoresSignalNodeGetParams ??= L.bind('cuGraphExternalSemaphoresSignalNodeGetParams'))(a_hNode, a_params_out._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphExternalSemaphoresSignalNodeGetParams', [err, null]);
   return [err, a_params_out];
 }
 
@@ -5031,6 +5182,7 @@ export function cuGraphExternalSemaphoresSignalNodeSetParams(hNode: H.CUgraphNod
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, 'cuGraphExternalSemaphoresSignalNodeSetParams', 'nodeParams');
   const err = (f_cuGraphExternalSemaphoresSignalNodeSetParams ??= L.bind('cuGraphExternalSemaphoresSignalNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExternalSemaphoresSignalNodeSetParams', [err]);
   return [err];
 }
 
@@ -5051,7 +5203,7 @@ export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, d
   if (a_numDependencies < 0) M.rangeError('cuGraphAddExternalSemaphoresWaitNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddExternalSemaphoresWaitNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddExternalSemaphoresWaitNode ??= L.bind('cuGraphAddExternalSemaphoresWaitNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddExternalSemaphoresWaitNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -5066,7 +5218,7 @@ export function cuGraphExternalSemaphoresWaitNodeGetParams(hNode: H.CUgraphNode 
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresWaitNodeGetParams', 'hNode');
   const a_params_out = new S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st();
   const err = (f_cuGraphExternalSemaphoresWaitNodeGetParams ??= L.bind('cuGraphExternalSemaphoresWaitNodeGetParams'))(a_hNode, a_params_out._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphExternalSemaphoresWaitNodeGetParams', [err, null]);
   return [err, a_params_out];
 }
 
@@ -5082,6 +5234,7 @@ export function cuGraphExternalSemaphoresWaitNodeSetParams(hNode: H.CUgraphNode 
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, 'cuGraphExternalSemaphoresWaitNodeSetParams', 'nodeParams');
   const err = (f_cuGraphExternalSemaphoresWaitNodeSetParams ??= L.bind('cuGraphExternalSemaphoresWaitNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExternalSemaphoresWaitNodeSetParams', [err]);
   return [err];
 }
 
@@ -5102,7 +5255,7 @@ export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies:
   if (a_numDependencies < 0) M.rangeError('cuGraphAddBatchMemOpNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddBatchMemOpNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddBatchMemOpNode ??= L.bind('cuGraphAddBatchMemOpNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddBatchMemOpNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -5117,7 +5270,7 @@ export function cuGraphBatchMemOpNodeGetParams(hNode: H.CUgraphNode | null): Res
   const a_hNode = M.handle(hNode, 'cuGraphBatchMemOpNodeGetParams', 'hNode');
   const a_nodeParams_out = new S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st();
   const err = (f_cuGraphBatchMemOpNodeGetParams ??= L.bind('cuGraphBatchMemOpNodeGetParams'))(a_hNode, a_nodeParams_out._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphBatchMemOpNodeGetParams', [err, null]);
   return [err, a_nodeParams_out];
 }
 
@@ -5133,6 +5286,7 @@ export function cuGraphBatchMemOpNodeSetParams(hNode: H.CUgraphNode | null, node
   const a_hNode = M.handle(hNode, 'cuGraphBatchMemOpNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, 'cuGraphBatchMemOpNodeSetParams', 'nodeParams');
   const err = (f_cuGraphBatchMemOpNodeSetParams ??= L.bind('cuGraphBatchMemOpNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphBatchMemOpNodeSetParams', [err]);
   return [err];
 }
 
@@ -5150,6 +5304,7 @@ export function cuGraphExecBatchMemOpNodeSetParams(hGraphExec: H.CUgraphExec | n
   const a_hNode = M.handle(hNode, 'cuGraphExecBatchMemOpNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, 'cuGraphExecBatchMemOpNodeSetParams', 'nodeParams');
   const err = (f_cuGraphExecBatchMemOpNodeSetParams ??= L.bind('cuGraphExecBatchMemOpNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecBatchMemOpNodeSetParams', [err]);
   return [err];
 }
 
@@ -5170,7 +5325,7 @@ export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (
   if (a_numDependencies < 0) M.rangeError('cuGraphAddMemAllocNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemAllocNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddMemAllocNode ??= L.bind('cuGraphAddMemAllocNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddMemAllocNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -5185,7 +5340,7 @@ export function cuGraphMemAllocNodeGetParams(hNode: H.CUgraphNode | null): Res<[
   const a_hNode = M.handle(hNode, 'cuGraphMemAllocNodeGetParams', 'hNode');
   const a_params_out = new S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st();
   const err = (f_cuGraphMemAllocNodeGetParams ??= L.bind('cuGraphMemAllocNodeGetParams'))(a_hNode, a_params_out._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphMemAllocNodeGetParams', [err, null]);
   return [err, a_params_out];
 }
 
@@ -5206,7 +5361,7 @@ export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H
   if (a_numDependencies < 0) M.rangeError('cuGraphAddMemFreeNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemFreeNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddMemFreeNode ??= L.bind('cuGraphAddMemFreeNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_dptr) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddMemFreeNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -5220,7 +5375,7 @@ let f_cuGraphMemFreeNodeGetParams: KoffiFunction | undefined;
 export function cuGraphMemFreeNodeGetParams(hNode: H.CUgraphNode | null): Res<[bigint]> {
   const a_hNode = M.handle(hNode, 'cuGraphMemFreeNodeGetParams', 'hNode');
   const err = (f_cuGraphMemFreeNodeGetParams ??= L.bind('cuGraphMemFreeNodeGetParams'))(a_hNode, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphMemFreeNodeGetParams', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -5234,6 +5389,7 @@ let f_cuDeviceGraphMemTrim: KoffiFunction | undefined;
 export function cuDeviceGraphMemTrim(device: number): [E.CUresult] {
   const a_device = M.i32(device, 'cuDeviceGraphMemTrim', 'device');
   const err = (f_cuDeviceGraphMemTrim ??= L.bind('cuDeviceGraphMemTrim'))(a_device) as E.CUresult;
+  if (err !== 0) return F.failed('cuDeviceGraphMemTrim', [err]);
   return [err];
 }
 
@@ -5250,7 +5406,7 @@ export function cuDeviceGetGraphMemAttribute(device: number, attr: E.CUgraphMem_
   const a_attr = M.i32(attr, 'cuDeviceGetGraphMemAttribute', 'attr');
   K.U64[0] = 0n;
   const err = (f_cuDeviceGetGraphMemAttribute ??= L.bind('cuDeviceGetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetGraphMemAttribute', [err, null]);
   return [err, X.attrOut(graphMemAttr, a_attr, 0)];
 }
 
@@ -5268,6 +5424,7 @@ export function cuDeviceSetGraphMemAttribute(device: number, attr: E.CUgraphMem_
   const a_attr = M.i32(attr, 'cuDeviceSetGraphMemAttribute', 'attr');
   X.attrIn(graphMemAttr, a_attr, value, 0, 'cuDeviceSetGraphMemAttribute', 'value');
   const err = (f_cuDeviceSetGraphMemAttribute ??= L.bind('cuDeviceSetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.CUresult;
+  if (err !== 0) return F.failed('cuDeviceSetGraphMemAttribute', [err]);
   return [err];
 }
 
@@ -5281,7 +5438,7 @@ let f_cuGraphClone: KoffiFunction | undefined;
 export function cuGraphClone(originalGraph: H.CUgraph | null): Res<[H.CUgraph]> {
   const a_originalGraph = M.handle(originalGraph, 'cuGraphClone', 'originalGraph');
   const err = (f_cuGraphClone ??= L.bind('cuGraphClone'))(K.slot[0], a_originalGraph) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphClone', [err, null]);
   return [err, K.U64[0] as H.CUgraph];
 }
 
@@ -5297,7 +5454,7 @@ export function cuGraphNodeFindInClone(hOriginalNode: H.CUgraphNode | null, hClo
   const a_hOriginalNode = M.handle(hOriginalNode, 'cuGraphNodeFindInClone', 'hOriginalNode');
   const a_hClonedGraph = M.handle(hClonedGraph, 'cuGraphNodeFindInClone', 'hClonedGraph');
   const err = (f_cuGraphNodeFindInClone ??= L.bind('cuGraphNodeFindInClone'))(K.slot[0], a_hOriginalNode, a_hClonedGraph) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphNodeFindInClone', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -5311,7 +5468,7 @@ let f_cuGraphNodeGetType: KoffiFunction | undefined;
 export function cuGraphNodeGetType(hNode: H.CUgraphNode | null): Res<[E.CUgraphNodeType]> {
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetType', 'hNode');
   const err = (f_cuGraphNodeGetType ??= L.bind('cuGraphNodeGetType'))(a_hNode, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphNodeGetType', [err, null]);
   return [err, K.I32[0] as E.CUgraphNodeType];
 }
 
@@ -5330,7 +5487,7 @@ export function cuGraphGetNodes(hGraph: H.CUgraph | null, numNodes: number): Res
   if (a_numNodes < 0) M.rangeError('cuGraphGetNodes', 'numNodes', `must not be negative, got ${a_numNodes}`);
   const a_nodes = a_numNodes > 0 ? M.bytes(a_numNodes * 8) : null;
   const err = (f_cuGraphGetNodes ??= L.bind('cuGraphGetNodes'))(a_hGraph, a_nodes, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuGraphGetNodes', [err, null, null]);
   const n_numNodes = K.readSize(0);
   return [err, X.readArray(a_nodes, Math.min(a_numNodes, n_numNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), n_numNodes];
 }
@@ -5350,7 +5507,7 @@ export function cuGraphGetRootNodes(hGraph: H.CUgraph | null, numRootNodes: numb
   if (a_numRootNodes < 0) M.rangeError('cuGraphGetRootNodes', 'numRootNodes', `must not be negative, got ${a_numRootNodes}`);
   const a_rootNodes = a_numRootNodes > 0 ? M.bytes(a_numRootNodes * 8) : null;
   const err = (f_cuGraphGetRootNodes ??= L.bind('cuGraphGetRootNodes'))(a_hGraph, a_rootNodes, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuGraphGetRootNodes', [err, null, null]);
   const n_numRootNodes = K.readSize(0);
   return [err, X.readArray(a_rootNodes, Math.min(a_numRootNodes, n_numRootNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), n_numRootNodes];
 }
@@ -5372,7 +5529,7 @@ export function cuGraphGetEdges(hGraph: H.CUgraph | null, numEdges: number): Res
   const a_to = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_edgeData = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const err = (f_cuGraphGetEdges ??= L.bind('cuGraphGetEdges'))(a_hGraph, a_from, a_to, a_edgeData, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null, null, null, null];
+  if (err !== 0) return F.failed('cuGraphGetEdges', [err, null, null, null, null]);
   const n_numEdges = K.readSize(0);
   return [err, X.readArray(a_from, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readArray(a_to, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(a_edgeData, Math.min(a_numEdges, n_numEdges), S.CUgraphEdgeData_st), n_numEdges];
 }
@@ -5393,7 +5550,7 @@ export function cuGraphNodeGetDependencies(hNode: H.CUgraphNode | null, numDepen
   const a_dependencies = a_numDependencies > 0 ? M.bytes(a_numDependencies * 8) : null;
   const a_edgeData = a_numDependencies > 0 ? M.bytes(a_numDependencies * 8) : null;
   const err = (f_cuGraphNodeGetDependencies ??= L.bind('cuGraphNodeGetDependencies'))(a_hNode, a_dependencies, a_edgeData, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('cuGraphNodeGetDependencies', [err, null, null, null]);
   const n_numDependencies = K.readSize(0);
   return [err, X.readArray(a_dependencies, Math.min(a_numDependencies, n_numDependencies), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(a_edgeData, Math.min(a_numDependencies, n_numDependencies), S.CUgraphEdgeData_st), n_numDependencies];
 }
@@ -5414,7 +5571,7 @@ export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDep
   const a_dependentNodes = a_numDependentNodes > 0 ? M.bytes(a_numDependentNodes * 8) : null;
   const a_edgeData = a_numDependentNodes > 0 ? M.bytes(a_numDependentNodes * 8) : null;
   const err = (f_cuGraphNodeGetDependentNodes ??= L.bind('cuGraphNodeGetDependentNodes'))(a_hNode, a_dependentNodes, a_edgeData, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('cuGraphNodeGetDependentNodes', [err, null, null, null]);
   const n_numDependentNodes = K.readSize(0);
   return [err, X.readArray(a_dependentNodes, Math.min(a_numDependentNodes, n_numDependentNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(a_edgeData, Math.min(a_numDependentNodes, n_numDependentNodes), S.CUgraphEdgeData_st), n_numDependentNodes];
 }
@@ -5438,6 +5595,7 @@ export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgrap
   const a_to = X.packArray(to, a_numDependencies, 8, 'cuGraphAddDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cuGraphAddDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
   const err = (f_cuGraphAddDependencies ??= L.bind('cuGraphAddDependencies'))(a_hGraph, a_from, a_to, a_edgeData, a_numDependencies) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphAddDependencies', [err]);
   return [err];
 }
 
@@ -5460,6 +5618,7 @@ export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUg
   const a_to = X.packArray(to, a_numDependencies, 8, 'cuGraphRemoveDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cuGraphRemoveDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
   const err = (f_cuGraphRemoveDependencies ??= L.bind('cuGraphRemoveDependencies'))(a_hGraph, a_from, a_to, a_edgeData, a_numDependencies) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphRemoveDependencies', [err]);
   return [err];
 }
 
@@ -5473,6 +5632,7 @@ let f_cuGraphDestroyNode: KoffiFunction | undefined;
 export function cuGraphDestroyNode(hNode: H.CUgraphNode | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphDestroyNode', 'hNode');
   const err = (f_cuGraphDestroyNode ??= L.bind('cuGraphDestroyNode'))(a_hNode) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphDestroyNode', [err]);
   return [err];
 }
 
@@ -5488,7 +5648,7 @@ export function cuGraphInstantiate(hGraph: H.CUgraph | null, flags: bigint | num
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiate', 'hGraph');
   const a_flags = M.u64(flags, 'cuGraphInstantiate', 'flags');
   const err = (f_cuGraphInstantiate ??= L.bind('cuGraphInstantiate'))(K.slot[0], a_hGraph, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphInstantiate', [err, null]);
   return [err, K.U64[0] as H.CUgraphExec];
 }
 
@@ -5504,7 +5664,7 @@ export function cuGraphInstantiateWithFlags(hGraph: H.CUgraph | null, flags: big
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiateWithFlags', 'hGraph');
   const a_flags = M.u64(flags, 'cuGraphInstantiateWithFlags', 'flags');
   const err = (f_cuGraphInstantiateWithFlags ??= L.bind('cuGraphInstantiateWithFlags'))(K.slot[0], a_hGraph, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphInstantiateWithFlags', [err, null]);
   return [err, K.U64[0] as H.CUgraphExec];
 }
 
@@ -5520,7 +5680,7 @@ export function cuGraphInstantiateWithParams(hGraph: H.CUgraph | null, instantia
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiateWithParams', 'hGraph');
   const a_instantiateParams = X.structArg(instantiateParams, S.CUDA_GRAPH_INSTANTIATE_PARAMS_st, 'cuGraphInstantiateWithParams', 'instantiateParams');
   const err = (f_cuGraphInstantiateWithParams ??= L.bind('cuGraphInstantiateWithParams'))(K.slot[0], a_hGraph, a_instantiateParams) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphInstantiateWithParams', [err, null]);
   return [err, K.U64[0] as H.CUgraphExec];
 }
 
@@ -5534,7 +5694,7 @@ let f_cuGraphExecGetFlags: KoffiFunction | undefined;
 export function cuGraphExecGetFlags(hGraphExec: H.CUgraphExec | null): Res<[bigint]> {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecGetFlags', 'hGraphExec');
   const err = (f_cuGraphExecGetFlags ??= L.bind('cuGraphExecGetFlags'))(a_hGraphExec, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphExecGetFlags', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -5552,6 +5712,7 @@ export function cuGraphExecKernelNodeSetParams(hGraphExec: H.CUgraphExec | null,
   const a_hNode = M.handle(hNode, 'cuGraphExecKernelNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_KERNEL_NODE_PARAMS_v2_st, 'cuGraphExecKernelNodeSetParams', 'nodeParams');
   const err = (f_cuGraphExecKernelNodeSetParams ??= L.bind('cuGraphExecKernelNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecKernelNodeSetParams', [err]);
   return [err];
 }
 
@@ -5571,6 +5732,7 @@ export function cuGraphExecMemcpyNodeSetParams(hGraphExec: H.CUgraphExec | null,
   const a_copyParams = X.structArg(copyParams, S.CUDA_MEMCPY3D_st, 'cuGraphExecMemcpyNodeSetParams', 'copyParams');
   const a_ctx = M.handle(ctx, 'cuGraphExecMemcpyNodeSetParams', 'ctx');
   const err = (f_cuGraphExecMemcpyNodeSetParams ??= L.bind('cuGraphExecMemcpyNodeSetParams'))(a_hGraphExec, a_hNode, a_copyParams, a_ctx) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecMemcpyNodeSetParams', [err]);
   return [err];
 }
 
@@ -5590,6 +5752,7 @@ export function cuGraphExecMemsetNodeSetParams(hGraphExec: H.CUgraphExec | null,
   const a_memsetParams = X.structArg(memsetParams, S.CUDA_MEMSET_NODE_PARAMS_st, 'cuGraphExecMemsetNodeSetParams', 'memsetParams');
   const a_ctx = M.handle(ctx, 'cuGraphExecMemsetNodeSetParams', 'ctx');
   const err = (f_cuGraphExecMemsetNodeSetParams ??= L.bind('cuGraphExecMemsetNodeSetParams'))(a_hGraphExec, a_hNode, a_memsetParams, a_ctx) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecMemsetNodeSetParams', [err]);
   return [err];
 }
 
@@ -5607,6 +5770,7 @@ export function cuGraphExecHostNodeSetParams(hGraphExec: H.CUgraphExec | null, h
   const a_hNode = M.handle(hNode, 'cuGraphExecHostNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_HOST_NODE_PARAMS_st, 'cuGraphExecHostNodeSetParams', 'nodeParams');
   const err = (f_cuGraphExecHostNodeSetParams ??= L.bind('cuGraphExecHostNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecHostNodeSetParams', [err]);
   return [err];
 }
 
@@ -5624,6 +5788,7 @@ export function cuGraphExecChildGraphNodeSetParams(hGraphExec: H.CUgraphExec | n
   const a_hNode = M.handle(hNode, 'cuGraphExecChildGraphNodeSetParams', 'hNode');
   const a_childGraph = M.handle(childGraph, 'cuGraphExecChildGraphNodeSetParams', 'childGraph');
   const err = (f_cuGraphExecChildGraphNodeSetParams ??= L.bind('cuGraphExecChildGraphNodeSetParams'))(a_hGraphExec, a_hNode, a_childGraph) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecChildGraphNodeSetParams', [err]);
   return [err];
 }
 
@@ -5641,6 +5806,7 @@ export function cuGraphExecEventRecordNodeSetEvent(hGraphExec: H.CUgraphExec | n
   const a_hNode = M.handle(hNode, 'cuGraphExecEventRecordNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cuGraphExecEventRecordNodeSetEvent', 'event');
   const err = (f_cuGraphExecEventRecordNodeSetEvent ??= L.bind('cuGraphExecEventRecordNodeSetEvent'))(a_hGraphExec, a_hNode, a_event) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecEventRecordNodeSetEvent', [err]);
   return [err];
 }
 
@@ -5658,6 +5824,7 @@ export function cuGraphExecEventWaitNodeSetEvent(hGraphExec: H.CUgraphExec | nul
   const a_hNode = M.handle(hNode, 'cuGraphExecEventWaitNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cuGraphExecEventWaitNodeSetEvent', 'event');
   const err = (f_cuGraphExecEventWaitNodeSetEvent ??= L.bind('cuGraphExecEventWaitNodeSetEvent'))(a_hGraphExec, a_hNode, a_event) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecEventWaitNodeSetEvent', [err]);
   return [err];
 }
 
@@ -5675,6 +5842,7 @@ export function cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: H.C
   const a_hNode = M.handle(hNode, 'cuGraphExecExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, 'cuGraphExecExternalSemaphoresSignalNodeSetParams', 'nodeParams');
   const err = (f_cuGraphExecExternalSemaphoresSignalNodeSetParams ??= L.bind('cuGraphExecExternalSemaphoresSignalNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecExternalSemaphoresSignalNodeSetParams', [err]);
   return [err];
 }
 
@@ -5692,6 +5860,7 @@ export function cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: H.CUg
   const a_hNode = M.handle(hNode, 'cuGraphExecExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, 'cuGraphExecExternalSemaphoresWaitNodeSetParams', 'nodeParams');
   const err = (f_cuGraphExecExternalSemaphoresWaitNodeSetParams ??= L.bind('cuGraphExecExternalSemaphoresWaitNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecExternalSemaphoresWaitNodeSetParams', [err]);
   return [err];
 }
 
@@ -5709,6 +5878,7 @@ export function cuGraphNodeSetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H
   const a_hNode = M.handle(hNode, 'cuGraphNodeSetEnabled', 'hNode');
   const a_isEnabled = M.u32(isEnabled, 'cuGraphNodeSetEnabled', 'isEnabled');
   const err = (f_cuGraphNodeSetEnabled ??= L.bind('cuGraphNodeSetEnabled'))(a_hGraphExec, a_hNode, a_isEnabled) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphNodeSetEnabled', [err]);
   return [err];
 }
 
@@ -5724,7 +5894,7 @@ export function cuGraphNodeGetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphNodeGetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetEnabled', 'hNode');
   const err = (f_cuGraphNodeGetEnabled ??= L.bind('cuGraphNodeGetEnabled'))(a_hGraphExec, a_hNode, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphNodeGetEnabled', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5740,6 +5910,7 @@ export function cuGraphUpload(hGraphExec: H.CUgraphExec | null, hStream: H.CUstr
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphUpload', 'hGraphExec');
   const a_hStream = M.handle(hStream, 'cuGraphUpload', 'hStream');
   const err = (f_cuGraphUpload ??= L.bind('cuGraphUpload'))(a_hGraphExec, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphUpload', [err]);
   return [err];
 }
 
@@ -5755,6 +5926,7 @@ export function cuGraphLaunch(hGraphExec: H.CUgraphExec | null, hStream: H.CUstr
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphLaunch', 'hGraphExec');
   const a_hStream = M.handle(hStream, 'cuGraphLaunch', 'hStream');
   const err = (f_cuGraphLaunch ??= L.bind('cuGraphLaunch'))(a_hGraphExec, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphLaunch', [err]);
   return [err];
 }
 
@@ -5768,6 +5940,7 @@ let f_cuGraphExecDestroy: KoffiFunction | undefined;
 export function cuGraphExecDestroy(hGraphExec: H.CUgraphExec | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecDestroy', 'hGraphExec');
   const err = (f_cuGraphExecDestroy ??= L.bind('cuGraphExecDestroy'))(a_hGraphExec) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecDestroy', [err]);
   return [err];
 }
 
@@ -5781,6 +5954,7 @@ let f_cuGraphDestroy: KoffiFunction | undefined;
 export function cuGraphDestroy(hGraph: H.CUgraph | null): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphDestroy', 'hGraph');
   const err = (f_cuGraphDestroy ??= L.bind('cuGraphDestroy'))(a_hGraph) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphDestroy', [err]);
   return [err];
 }
 
@@ -5797,7 +5971,7 @@ export function cuGraphExecUpdate(hGraphExec: H.CUgraphExec | null, hGraph: H.CU
   const a_hGraph = M.handle(hGraph, 'cuGraphExecUpdate', 'hGraph');
   const a_resultInfo = new S.CUgraphExecUpdateResultInfo_st();
   const err = (f_cuGraphExecUpdate ??= L.bind('cuGraphExecUpdate'))(a_hGraphExec, a_hGraph, a_resultInfo._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphExecUpdate', [err, null]);
   return [err, a_resultInfo];
 }
 
@@ -5813,6 +5987,7 @@ export function cuGraphKernelNodeCopyAttributes(dst: H.CUgraphNode | null, src: 
   const a_dst = M.handle(dst, 'cuGraphKernelNodeCopyAttributes', 'dst');
   const a_src = M.handle(src, 'cuGraphKernelNodeCopyAttributes', 'src');
   const err = (f_cuGraphKernelNodeCopyAttributes ??= L.bind('cuGraphKernelNodeCopyAttributes'))(a_dst, a_src) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphKernelNodeCopyAttributes', [err]);
   return [err];
 }
 
@@ -5829,7 +6004,7 @@ export function cuGraphKernelNodeGetAttribute(hNode: H.CUgraphNode | null, attr:
   const a_attr = M.i32(attr, 'cuGraphKernelNodeGetAttribute', 'attr');
   const a_value_out = new S.CUlaunchAttributeValue_union();
   const err = (f_cuGraphKernelNodeGetAttribute ??= L.bind('cuGraphKernelNodeGetAttribute'))(a_hNode, a_attr, a_value_out._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphKernelNodeGetAttribute', [err, null]);
   return [err, a_value_out];
 }
 
@@ -5847,6 +6022,7 @@ export function cuGraphKernelNodeSetAttribute(hNode: H.CUgraphNode | null, attr:
   const a_attr = M.i32(attr, 'cuGraphKernelNodeSetAttribute', 'attr');
   const a_value = X.structArg(value, S.CUlaunchAttributeValue_union, 'cuGraphKernelNodeSetAttribute', 'value');
   const err = (f_cuGraphKernelNodeSetAttribute ??= L.bind('cuGraphKernelNodeSetAttribute'))(a_hNode, a_attr, a_value) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphKernelNodeSetAttribute', [err]);
   return [err];
 }
 
@@ -5864,6 +6040,7 @@ export function cuGraphDebugDotPrint(hGraph: H.CUgraph | null, path: string, fla
   const a_path = M.str(path, 'cuGraphDebugDotPrint', 'path');
   const a_flags = M.u32(flags, 'cuGraphDebugDotPrint', 'flags');
   const err = (f_cuGraphDebugDotPrint ??= L.bind('cuGraphDebugDotPrint'))(a_hGraph, a_path, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphDebugDotPrint', [err]);
   return [err];
 }
 
@@ -5883,7 +6060,7 @@ export function cuUserObjectCreate(ptr: Pointer, destroy: bigint | null, initial
   const a_initialRefcount = M.u32(initialRefcount, 'cuUserObjectCreate', 'initialRefcount');
   const a_flags = M.u32(flags, 'cuUserObjectCreate', 'flags');
   const err = (f_cuUserObjectCreate ??= L.bind('cuUserObjectCreate'))(K.slot[0], a_ptr, a_destroy, a_initialRefcount, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuUserObjectCreate', [err, null]);
   return [err, K.U64[0] as H.CUuserObject];
 }
 
@@ -5899,6 +6076,7 @@ export function cuUserObjectRetain(object: H.CUuserObject | null, count: number)
   const a_object = M.handle(object, 'cuUserObjectRetain', 'object');
   const a_count = M.u32(count, 'cuUserObjectRetain', 'count');
   const err = (f_cuUserObjectRetain ??= L.bind('cuUserObjectRetain'))(a_object, a_count) as E.CUresult;
+  if (err !== 0) return F.failed('cuUserObjectRetain', [err]);
   return [err];
 }
 
@@ -5914,6 +6092,7 @@ export function cuUserObjectRelease(object: H.CUuserObject | null, count: number
   const a_object = M.handle(object, 'cuUserObjectRelease', 'object');
   const a_count = M.u32(count, 'cuUserObjectRelease', 'count');
   const err = (f_cuUserObjectRelease ??= L.bind('cuUserObjectRelease'))(a_object, a_count) as E.CUresult;
+  if (err !== 0) return F.failed('cuUserObjectRelease', [err]);
   return [err];
 }
 
@@ -5933,6 +6112,7 @@ export function cuGraphRetainUserObject(graph: H.CUgraph | null, object: H.CUuse
   const a_count = M.u32(count, 'cuGraphRetainUserObject', 'count');
   const a_flags = M.u32(flags, 'cuGraphRetainUserObject', 'flags');
   const err = (f_cuGraphRetainUserObject ??= L.bind('cuGraphRetainUserObject'))(a_graph, a_object, a_count, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphRetainUserObject', [err]);
   return [err];
 }
 
@@ -5950,6 +6130,7 @@ export function cuGraphReleaseUserObject(graph: H.CUgraph | null, object: H.CUus
   const a_object = M.handle(object, 'cuGraphReleaseUserObject', 'object');
   const a_count = M.u32(count, 'cuGraphReleaseUserObject', 'count');
   const err = (f_cuGraphReleaseUserObject ??= L.bind('cuGraphReleaseUserObject'))(a_graph, a_object, a_count) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphReleaseUserObject', [err]);
   return [err];
 }
 
@@ -5972,7 +6153,7 @@ export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgrap
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cuGraphAddNode', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
   const err = (f_cuGraphAddNode ??= L.bind('cuGraphAddNode'))(K.slot[0], a_hGraph, a_dependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphAddNode', [err, null]);
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
@@ -5988,6 +6169,7 @@ export function cuGraphNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.
   const a_hNode = M.handle(hNode, 'cuGraphNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUgraphNodeParams_st, 'cuGraphNodeSetParams', 'nodeParams');
   const err = (f_cuGraphNodeSetParams ??= L.bind('cuGraphNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphNodeSetParams', [err]);
   return [err];
 }
 
@@ -6005,6 +6187,7 @@ export function cuGraphExecNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode
   const a_hNode = M.handle(hNode, 'cuGraphExecNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUgraphNodeParams_st, 'cuGraphExecNodeSetParams', 'nodeParams');
   const err = (f_cuGraphExecNodeSetParams ??= L.bind('cuGraphExecNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphExecNodeSetParams', [err]);
   return [err];
 }
 
@@ -6024,7 +6207,7 @@ export function cuGraphConditionalHandleCreate(hGraph: H.CUgraph | null, ctx: H.
   const a_defaultLaunchValue = M.u32(defaultLaunchValue, 'cuGraphConditionalHandleCreate', 'defaultLaunchValue');
   const a_flags = M.u32(flags, 'cuGraphConditionalHandleCreate', 'flags');
   const err = (f_cuGraphConditionalHandleCreate ??= L.bind('cuGraphConditionalHandleCreate'))(K.slot[0], a_hGraph, a_ctx, a_defaultLaunchValue, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphConditionalHandleCreate', [err, null]);
   return [err, K.U64[0] as H.CUgraphConditionalHandle];
 }
 
@@ -6042,7 +6225,7 @@ export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction |
   const a_blockSize = M.i32(blockSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'dynamicSMemSize');
   const err = (f_cuOccupancyMaxActiveBlocksPerMultiprocessor ??= L.bind('cuOccupancyMaxActiveBlocksPerMultiprocessor'))(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuOccupancyMaxActiveBlocksPerMultiprocessor', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -6062,7 +6245,7 @@ export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUf
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'dynamicSMemSize');
   const a_flags = M.u32(flags, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'flags');
   const err = (f_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags ??= L.bind('cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags'))(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -6082,7 +6265,7 @@ export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, bloc
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxPotentialBlockSize', 'dynamicSMemSize');
   const a_blockSizeLimit = M.i32(blockSizeLimit, 'cuOccupancyMaxPotentialBlockSize', 'blockSizeLimit');
   const err = (f_cuOccupancyMaxPotentialBlockSize ??= L.bind('cuOccupancyMaxPotentialBlockSize'))(K.slot[0], K.slot[1], a_func, a_blockSizeToDynamicSMemSize, a_dynamicSMemSize, a_blockSizeLimit) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuOccupancyMaxPotentialBlockSize', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -6104,7 +6287,7 @@ export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | n
   const a_blockSizeLimit = M.i32(blockSizeLimit, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'blockSizeLimit');
   const a_flags = M.u32(flags, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'flags');
   const err = (f_cuOccupancyMaxPotentialBlockSizeWithFlags ??= L.bind('cuOccupancyMaxPotentialBlockSizeWithFlags'))(K.slot[0], K.slot[1], a_func, a_blockSizeToDynamicSMemSize, a_dynamicSMemSize, a_blockSizeLimit, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuOccupancyMaxPotentialBlockSizeWithFlags', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -6122,7 +6305,7 @@ export function cuOccupancyAvailableDynamicSMemPerBlock(func: H.CUfunction | nul
   const a_numBlocks = M.i32(numBlocks, 'cuOccupancyAvailableDynamicSMemPerBlock', 'numBlocks');
   const a_blockSize = M.i32(blockSize, 'cuOccupancyAvailableDynamicSMemPerBlock', 'blockSize');
   const err = (f_cuOccupancyAvailableDynamicSMemPerBlock ??= L.bind('cuOccupancyAvailableDynamicSMemPerBlock'))(K.slot[0], a_func, a_numBlocks, a_blockSize) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuOccupancyAvailableDynamicSMemPerBlock', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -6138,7 +6321,7 @@ export function cuOccupancyMaxPotentialClusterSize(func: H.CUfunction | null, co
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialClusterSize', 'func');
   const a_config = X.structArg(config, S.CUlaunchConfig_st, 'cuOccupancyMaxPotentialClusterSize', 'config');
   const err = (f_cuOccupancyMaxPotentialClusterSize ??= L.bind('cuOccupancyMaxPotentialClusterSize'))(K.slot[0], a_func, a_config) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuOccupancyMaxPotentialClusterSize', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -6154,7 +6337,7 @@ export function cuOccupancyMaxActiveClusters(func: H.CUfunction | null, config: 
   const a_func = M.handle(func, 'cuOccupancyMaxActiveClusters', 'func');
   const a_config = X.structArg(config, S.CUlaunchConfig_st, 'cuOccupancyMaxActiveClusters', 'config');
   const err = (f_cuOccupancyMaxActiveClusters ??= L.bind('cuOccupancyMaxActiveClusters'))(K.slot[0], a_func, a_config) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuOccupancyMaxActiveClusters', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -6172,6 +6355,7 @@ export function cuTexRefSetArray(hTexRef: H.CUtexref | null, hArray: H.CUarray |
   const a_hArray = M.handle(hArray, 'cuTexRefSetArray', 'hArray');
   const a_Flags = M.u32(Flags, 'cuTexRefSetArray', 'Flags');
   const err = (f_cuTexRefSetArray ??= L.bind('cuTexRefSetArray'))(a_hTexRef, a_hArray, a_Flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetArray', [err]);
   return [err];
 }
 
@@ -6189,6 +6373,7 @@ export function cuTexRefSetMipmappedArray(hTexRef: H.CUtexref | null, hMipmapped
   const a_hMipmappedArray = M.handle(hMipmappedArray, 'cuTexRefSetMipmappedArray', 'hMipmappedArray');
   const a_Flags = M.u32(Flags, 'cuTexRefSetMipmappedArray', 'Flags');
   const err = (f_cuTexRefSetMipmappedArray ??= L.bind('cuTexRefSetMipmappedArray'))(a_hTexRef, a_hMipmappedArray, a_Flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetMipmappedArray', [err]);
   return [err];
 }
 
@@ -6206,7 +6391,7 @@ export function cuTexRefSetAddress(hTexRef: H.CUtexref | null, dptr: DevicePoint
   const a_dptr = M.u64(dptr, 'cuTexRefSetAddress', 'dptr');
   const a_bytes = M.size(bytes, 'cuTexRefSetAddress', 'bytes');
   const err = (f_cuTexRefSetAddress ??= L.bind('cuTexRefSetAddress'))(K.slot[0], a_hTexRef, a_dptr, a_bytes) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefSetAddress', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -6226,6 +6411,7 @@ export function cuTexRefSetAddress2D(hTexRef: H.CUtexref | null, desc: S.CUDA_AR
   const a_dptr = M.u64(dptr, 'cuTexRefSetAddress2D', 'dptr');
   const a_Pitch = M.size(Pitch, 'cuTexRefSetAddress2D', 'Pitch');
   const err = (f_cuTexRefSetAddress2D ??= L.bind('cuTexRefSetAddress2D'))(a_hTexRef, a_desc, a_dptr, a_Pitch) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetAddress2D', [err]);
   return [err];
 }
 
@@ -6243,6 +6429,7 @@ export function cuTexRefSetFormat(hTexRef: H.CUtexref | null, fmt: E.CUarray_for
   const a_fmt = M.i32(fmt, 'cuTexRefSetFormat', 'fmt');
   const a_NumPackedComponents = M.i32(NumPackedComponents, 'cuTexRefSetFormat', 'NumPackedComponents');
   const err = (f_cuTexRefSetFormat ??= L.bind('cuTexRefSetFormat'))(a_hTexRef, a_fmt, a_NumPackedComponents) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetFormat', [err]);
   return [err];
 }
 
@@ -6260,6 +6447,7 @@ export function cuTexRefSetAddressMode(hTexRef: H.CUtexref | null, dim: number, 
   const a_dim = M.i32(dim, 'cuTexRefSetAddressMode', 'dim');
   const a_am = M.i32(am, 'cuTexRefSetAddressMode', 'am');
   const err = (f_cuTexRefSetAddressMode ??= L.bind('cuTexRefSetAddressMode'))(a_hTexRef, a_dim, a_am) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetAddressMode', [err]);
   return [err];
 }
 
@@ -6275,6 +6463,7 @@ export function cuTexRefSetFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFilterMode', 'hTexRef');
   const a_fm = M.i32(fm, 'cuTexRefSetFilterMode', 'fm');
   const err = (f_cuTexRefSetFilterMode ??= L.bind('cuTexRefSetFilterMode'))(a_hTexRef, a_fm) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetFilterMode', [err]);
   return [err];
 }
 
@@ -6290,6 +6479,7 @@ export function cuTexRefSetMipmapFilterMode(hTexRef: H.CUtexref | null, fm: E.CU
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmapFilterMode', 'hTexRef');
   const a_fm = M.i32(fm, 'cuTexRefSetMipmapFilterMode', 'fm');
   const err = (f_cuTexRefSetMipmapFilterMode ??= L.bind('cuTexRefSetMipmapFilterMode'))(a_hTexRef, a_fm) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetMipmapFilterMode', [err]);
   return [err];
 }
 
@@ -6305,6 +6495,7 @@ export function cuTexRefSetMipmapLevelBias(hTexRef: H.CUtexref | null, bias: num
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmapLevelBias', 'hTexRef');
   const a_bias = M.f64(bias, 'cuTexRefSetMipmapLevelBias', 'bias');
   const err = (f_cuTexRefSetMipmapLevelBias ??= L.bind('cuTexRefSetMipmapLevelBias'))(a_hTexRef, a_bias) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetMipmapLevelBias', [err]);
   return [err];
 }
 
@@ -6322,6 +6513,7 @@ export function cuTexRefSetMipmapLevelClamp(hTexRef: H.CUtexref | null, minMipma
   const a_minMipmapLevelClamp = M.f64(minMipmapLevelClamp, 'cuTexRefSetMipmapLevelClamp', 'minMipmapLevelClamp');
   const a_maxMipmapLevelClamp = M.f64(maxMipmapLevelClamp, 'cuTexRefSetMipmapLevelClamp', 'maxMipmapLevelClamp');
   const err = (f_cuTexRefSetMipmapLevelClamp ??= L.bind('cuTexRefSetMipmapLevelClamp'))(a_hTexRef, a_minMipmapLevelClamp, a_maxMipmapLevelClamp) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetMipmapLevelClamp', [err]);
   return [err];
 }
 
@@ -6337,6 +6529,7 @@ export function cuTexRefSetMaxAnisotropy(hTexRef: H.CUtexref | null, maxAniso: n
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMaxAnisotropy', 'hTexRef');
   const a_maxAniso = M.u32(maxAniso, 'cuTexRefSetMaxAnisotropy', 'maxAniso');
   const err = (f_cuTexRefSetMaxAnisotropy ??= L.bind('cuTexRefSetMaxAnisotropy'))(a_hTexRef, a_maxAniso) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetMaxAnisotropy', [err]);
   return [err];
 }
 
@@ -6350,7 +6543,7 @@ let f_cuTexRefSetBorderColor: KoffiFunction | undefined;
 export function cuTexRefSetBorderColor(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetBorderColor', 'hTexRef');
   const err = (f_cuTexRefSetBorderColor ??= L.bind('cuTexRefSetBorderColor'))(a_hTexRef, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefSetBorderColor', [err, null]);
   return [err, K.F32[0]];
 }
 
@@ -6366,6 +6559,7 @@ export function cuTexRefSetFlags(hTexRef: H.CUtexref | null, Flags: number): [E.
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFlags', 'hTexRef');
   const a_Flags = M.u32(Flags, 'cuTexRefSetFlags', 'Flags');
   const err = (f_cuTexRefSetFlags ??= L.bind('cuTexRefSetFlags'))(a_hTexRef, a_Flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefSetFlags', [err]);
   return [err];
 }
 
@@ -6379,7 +6573,7 @@ let f_cuTexRefGetAddress: KoffiFunction | undefined;
 export function cuTexRefGetAddress(hTexRef: H.CUtexref | null): Res<[bigint]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetAddress', 'hTexRef');
   const err = (f_cuTexRefGetAddress ??= L.bind('cuTexRefGetAddress'))(K.slot[0], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetAddress', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -6393,7 +6587,7 @@ let f_cuTexRefGetArray: KoffiFunction | undefined;
 export function cuTexRefGetArray(hTexRef: H.CUtexref | null): Res<[H.CUarray]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetArray', 'hTexRef');
   const err = (f_cuTexRefGetArray ??= L.bind('cuTexRefGetArray'))(K.slot[0], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetArray', [err, null]);
   return [err, K.U64[0] as H.CUarray];
 }
 
@@ -6407,7 +6601,7 @@ let f_cuTexRefGetMipmappedArray: KoffiFunction | undefined;
 export function cuTexRefGetMipmappedArray(hTexRef: H.CUtexref | null): Res<[H.CUmipmappedArray]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmappedArray', 'hTexRef');
   const err = (f_cuTexRefGetMipmappedArray ??= L.bind('cuTexRefGetMipmappedArray'))(K.slot[0], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetMipmappedArray', [err, null]);
   return [err, K.U64[0] as H.CUmipmappedArray];
 }
 
@@ -6423,7 +6617,7 @@ export function cuTexRefGetAddressMode(hTexRef: H.CUtexref | null, dim: number):
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetAddressMode', 'hTexRef');
   const a_dim = M.i32(dim, 'cuTexRefGetAddressMode', 'dim');
   const err = (f_cuTexRefGetAddressMode ??= L.bind('cuTexRefGetAddressMode'))(K.slot[0], a_hTexRef, a_dim) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetAddressMode', [err, null]);
   return [err, K.I32[0] as E.CUaddress_mode];
 }
 
@@ -6437,7 +6631,7 @@ let f_cuTexRefGetFilterMode: KoffiFunction | undefined;
 export function cuTexRefGetFilterMode(hTexRef: H.CUtexref | null): Res<[E.CUfilter_mode]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFilterMode', 'hTexRef');
   const err = (f_cuTexRefGetFilterMode ??= L.bind('cuTexRefGetFilterMode'))(K.slot[0], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetFilterMode', [err, null]);
   return [err, K.I32[0] as E.CUfilter_mode];
 }
 
@@ -6451,7 +6645,7 @@ let f_cuTexRefGetFormat: KoffiFunction | undefined;
 export function cuTexRefGetFormat(hTexRef: H.CUtexref | null): Res<[E.CUarray_format, number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFormat', 'hTexRef');
   const err = (f_cuTexRefGetFormat ??= L.bind('cuTexRefGetFormat'))(K.slot[0], K.slot[1], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuTexRefGetFormat', [err, null, null]);
   return [err, K.I32[0] as E.CUarray_format, K.I32[2]];
 }
 
@@ -6465,7 +6659,7 @@ let f_cuTexRefGetMipmapFilterMode: KoffiFunction | undefined;
 export function cuTexRefGetMipmapFilterMode(hTexRef: H.CUtexref | null): Res<[E.CUfilter_mode]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapFilterMode', 'hTexRef');
   const err = (f_cuTexRefGetMipmapFilterMode ??= L.bind('cuTexRefGetMipmapFilterMode'))(K.slot[0], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetMipmapFilterMode', [err, null]);
   return [err, K.I32[0] as E.CUfilter_mode];
 }
 
@@ -6479,7 +6673,7 @@ let f_cuTexRefGetMipmapLevelBias: KoffiFunction | undefined;
 export function cuTexRefGetMipmapLevelBias(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapLevelBias', 'hTexRef');
   const err = (f_cuTexRefGetMipmapLevelBias ??= L.bind('cuTexRefGetMipmapLevelBias'))(K.slot[0], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetMipmapLevelBias', [err, null]);
   return [err, K.F32[0]];
 }
 
@@ -6493,7 +6687,7 @@ let f_cuTexRefGetMipmapLevelClamp: KoffiFunction | undefined;
 export function cuTexRefGetMipmapLevelClamp(hTexRef: H.CUtexref | null): Res<[number, number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapLevelClamp', 'hTexRef');
   const err = (f_cuTexRefGetMipmapLevelClamp ??= L.bind('cuTexRefGetMipmapLevelClamp'))(K.slot[0], K.slot[1], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuTexRefGetMipmapLevelClamp', [err, null, null]);
   return [err, K.F32[0], K.F32[2]];
 }
 
@@ -6507,7 +6701,7 @@ let f_cuTexRefGetMaxAnisotropy: KoffiFunction | undefined;
 export function cuTexRefGetMaxAnisotropy(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMaxAnisotropy', 'hTexRef');
   const err = (f_cuTexRefGetMaxAnisotropy ??= L.bind('cuTexRefGetMaxAnisotropy'))(K.slot[0], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetMaxAnisotropy', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -6521,7 +6715,7 @@ let f_cuTexRefGetBorderColor: KoffiFunction | undefined;
 export function cuTexRefGetBorderColor(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetBorderColor', 'hTexRef');
   const err = (f_cuTexRefGetBorderColor ??= L.bind('cuTexRefGetBorderColor'))(K.slot[0], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetBorderColor', [err, null]);
   return [err, K.F32[0]];
 }
 
@@ -6535,7 +6729,7 @@ let f_cuTexRefGetFlags: KoffiFunction | undefined;
 export function cuTexRefGetFlags(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFlags', 'hTexRef');
   const err = (f_cuTexRefGetFlags ??= L.bind('cuTexRefGetFlags'))(K.slot[0], a_hTexRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefGetFlags', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -6547,7 +6741,7 @@ let f_cuTexRefCreate: KoffiFunction | undefined;
 // CUresult cuTexRefCreate(CUtexref * pTexRef) — cuda.h:22724
 export function cuTexRefCreate(): Res<[H.CUtexref]> {
   const err = (f_cuTexRefCreate ??= L.bind('cuTexRefCreate'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexRefCreate', [err, null]);
   return [err, K.U64[0] as H.CUtexref];
 }
 
@@ -6561,6 +6755,7 @@ let f_cuTexRefDestroy: KoffiFunction | undefined;
 export function cuTexRefDestroy(hTexRef: H.CUtexref | null): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefDestroy', 'hTexRef');
   const err = (f_cuTexRefDestroy ??= L.bind('cuTexRefDestroy'))(a_hTexRef) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexRefDestroy', [err]);
   return [err];
 }
 
@@ -6578,6 +6773,7 @@ export function cuSurfRefSetArray(hSurfRef: H.CUsurfref | null, hArray: H.CUarra
   const a_hArray = M.handle(hArray, 'cuSurfRefSetArray', 'hArray');
   const a_Flags = M.u32(Flags, 'cuSurfRefSetArray', 'Flags');
   const err = (f_cuSurfRefSetArray ??= L.bind('cuSurfRefSetArray'))(a_hSurfRef, a_hArray, a_Flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuSurfRefSetArray', [err]);
   return [err];
 }
 
@@ -6591,7 +6787,7 @@ let f_cuSurfRefGetArray: KoffiFunction | undefined;
 export function cuSurfRefGetArray(hSurfRef: H.CUsurfref | null): Res<[H.CUarray]> {
   const a_hSurfRef = M.handle(hSurfRef, 'cuSurfRefGetArray', 'hSurfRef');
   const err = (f_cuSurfRefGetArray ??= L.bind('cuSurfRefGetArray'))(K.slot[0], a_hSurfRef) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuSurfRefGetArray', [err, null]);
   return [err, K.U64[0] as H.CUarray];
 }
 
@@ -6609,7 +6805,7 @@ export function cuTexObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RES
   const a_pTexDesc = X.structArg(pTexDesc, S.CUDA_TEXTURE_DESC_st, 'cuTexObjectCreate', 'pTexDesc');
   const a_pResViewDesc = X.structArg(pResViewDesc, S.CUDA_RESOURCE_VIEW_DESC_st, 'cuTexObjectCreate', 'pResViewDesc');
   const err = (f_cuTexObjectCreate ??= L.bind('cuTexObjectCreate'))(K.slot[0], a_pResDesc, a_pTexDesc, a_pResViewDesc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexObjectCreate', [err, null]);
   return [err, K.U64[0] as H.CUtexObject];
 }
 
@@ -6623,6 +6819,7 @@ let f_cuTexObjectDestroy: KoffiFunction | undefined;
 export function cuTexObjectDestroy(texObject: H.CUtexObject | null): [E.CUresult] {
   const a_texObject = (M.handle(texObject, 'cuTexObjectDestroy', 'texObject') ?? 0n);
   const err = (f_cuTexObjectDestroy ??= L.bind('cuTexObjectDestroy'))(a_texObject) as E.CUresult;
+  if (err !== 0) return F.failed('cuTexObjectDestroy', [err]);
   return [err];
 }
 
@@ -6637,7 +6834,7 @@ export function cuTexObjectGetResourceDesc(texObject: H.CUtexObject | null): Res
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetResourceDesc', 'texObject') ?? 0n);
   const a_pResDesc = new S.CUDA_RESOURCE_DESC_st();
   const err = (f_cuTexObjectGetResourceDesc ??= L.bind('cuTexObjectGetResourceDesc'))(a_pResDesc._u8, a_texObject) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexObjectGetResourceDesc', [err, null]);
   return [err, a_pResDesc];
 }
 
@@ -6652,7 +6849,7 @@ export function cuTexObjectGetTextureDesc(texObject: H.CUtexObject | null): Res<
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetTextureDesc', 'texObject') ?? 0n);
   const a_pTexDesc = new S.CUDA_TEXTURE_DESC_st();
   const err = (f_cuTexObjectGetTextureDesc ??= L.bind('cuTexObjectGetTextureDesc'))(a_pTexDesc._u8, a_texObject) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexObjectGetTextureDesc', [err, null]);
   return [err, a_pTexDesc];
 }
 
@@ -6667,7 +6864,7 @@ export function cuTexObjectGetResourceViewDesc(texObject: H.CUtexObject | null):
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetResourceViewDesc', 'texObject') ?? 0n);
   const a_pResViewDesc = new S.CUDA_RESOURCE_VIEW_DESC_st();
   const err = (f_cuTexObjectGetResourceViewDesc ??= L.bind('cuTexObjectGetResourceViewDesc'))(a_pResViewDesc._u8, a_texObject) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTexObjectGetResourceViewDesc', [err, null]);
   return [err, a_pResViewDesc];
 }
 
@@ -6681,7 +6878,7 @@ let f_cuSurfObjectCreate: KoffiFunction | undefined;
 export function cuSurfObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RESOURCE_DESC_stInit | null): Res<[H.CUsurfObject]> {
   const a_pResDesc = X.structArg(pResDesc, S.CUDA_RESOURCE_DESC_st, 'cuSurfObjectCreate', 'pResDesc');
   const err = (f_cuSurfObjectCreate ??= L.bind('cuSurfObjectCreate'))(K.slot[0], a_pResDesc) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuSurfObjectCreate', [err, null]);
   return [err, K.U64[0] as H.CUsurfObject];
 }
 
@@ -6695,6 +6892,7 @@ let f_cuSurfObjectDestroy: KoffiFunction | undefined;
 export function cuSurfObjectDestroy(surfObject: H.CUsurfObject | null): [E.CUresult] {
   const a_surfObject = (M.handle(surfObject, 'cuSurfObjectDestroy', 'surfObject') ?? 0n);
   const err = (f_cuSurfObjectDestroy ??= L.bind('cuSurfObjectDestroy'))(a_surfObject) as E.CUresult;
+  if (err !== 0) return F.failed('cuSurfObjectDestroy', [err]);
   return [err];
 }
 
@@ -6709,7 +6907,7 @@ export function cuSurfObjectGetResourceDesc(surfObject: H.CUsurfObject | null): 
   const a_surfObject = (M.handle(surfObject, 'cuSurfObjectGetResourceDesc', 'surfObject') ?? 0n);
   const a_pResDesc = new S.CUDA_RESOURCE_DESC_st();
   const err = (f_cuSurfObjectGetResourceDesc ??= L.bind('cuSurfObjectGetResourceDesc'))(a_pResDesc._u8, a_surfObject) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuSurfObjectGetResourceDesc', [err, null]);
   return [err, a_pResDesc];
 }
 
@@ -6744,7 +6942,7 @@ export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType, te
   const a_oobFill = M.i32(oobFill, 'cuTensorMapEncodeTiled', 'oobFill');
   const a_tensorMap = new S.CUtensorMap_st();
   const err = (f_cuTensorMapEncodeTiled ??= L.bind('cuTensorMapEncodeTiled'))(a_tensorMap._u8, a_tensorDataType, a_tensorRank, a_globalAddress, a_globalDim, a_globalStrides, a_boxDim, a_elementStrides, a_interleave, a_swizzle, a_l2Promotion, a_oobFill) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTensorMapEncodeTiled', [err, null]);
   return [err, a_tensorMap];
 }
 
@@ -6785,7 +6983,7 @@ export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType, t
   const a_oobFill = M.i32(oobFill, 'cuTensorMapEncodeIm2col', 'oobFill');
   const a_tensorMap = new S.CUtensorMap_st();
   const err = (f_cuTensorMapEncodeIm2col ??= L.bind('cuTensorMapEncodeIm2col'))(a_tensorMap._u8, a_tensorDataType, a_tensorRank, a_globalAddress, a_globalDim, a_globalStrides, a_pixelBoxLowerCorner, a_pixelBoxUpperCorner, a_channelsPerPixel, a_pixelsPerColumn, a_elementStrides, a_interleave, a_swizzle, a_l2Promotion, a_oobFill) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTensorMapEncodeIm2col', [err, null]);
   return [err, a_tensorMap];
 }
 
@@ -6828,7 +7026,7 @@ export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataTyp
   const a_oobFill = M.i32(oobFill, 'cuTensorMapEncodeIm2colWide', 'oobFill');
   const a_tensorMap = new S.CUtensorMap_st();
   const err = (f_cuTensorMapEncodeIm2colWide ??= L.bind('cuTensorMapEncodeIm2colWide'))(a_tensorMap._u8, a_tensorDataType, a_tensorRank, a_globalAddress, a_globalDim, a_globalStrides, a_pixelBoxLowerCornerWidth, a_pixelBoxUpperCornerWidth, a_channelsPerPixel, a_pixelsPerColumn, a_elementStrides, a_interleave, a_mode, a_swizzle, a_l2Promotion, a_oobFill) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTensorMapEncodeIm2colWide', [err, null]);
   return [err, a_tensorMap];
 }
 
@@ -6843,7 +7041,7 @@ export function cuTensorMapReplaceAddress(globalAddress: Pointer): Res<[S.CUtens
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapReplaceAddress', 'globalAddress');
   const a_tensorMap = new S.CUtensorMap_st();
   const err = (f_cuTensorMapReplaceAddress ??= L.bind('cuTensorMapReplaceAddress'))(a_tensorMap._u8, a_globalAddress) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuTensorMapReplaceAddress', [err, null]);
   return [err, a_tensorMap];
 }
 
@@ -6859,7 +7057,7 @@ export function cuDeviceCanAccessPeer(dev: number, peerDev: number): Res<[number
   const a_dev = M.i32(dev, 'cuDeviceCanAccessPeer', 'dev');
   const a_peerDev = M.i32(peerDev, 'cuDeviceCanAccessPeer', 'peerDev');
   const err = (f_cuDeviceCanAccessPeer ??= L.bind('cuDeviceCanAccessPeer'))(K.slot[0], a_dev, a_peerDev) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceCanAccessPeer', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -6875,6 +7073,7 @@ export function cuCtxEnablePeerAccess(peerContext: H.CUcontext | null, Flags: nu
   const a_peerContext = M.handle(peerContext, 'cuCtxEnablePeerAccess', 'peerContext');
   const a_Flags = M.u32(Flags, 'cuCtxEnablePeerAccess', 'Flags');
   const err = (f_cuCtxEnablePeerAccess ??= L.bind('cuCtxEnablePeerAccess'))(a_peerContext, a_Flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxEnablePeerAccess', [err]);
   return [err];
 }
 
@@ -6888,6 +7087,7 @@ let f_cuCtxDisablePeerAccess: KoffiFunction | undefined;
 export function cuCtxDisablePeerAccess(peerContext: H.CUcontext | null): [E.CUresult] {
   const a_peerContext = M.handle(peerContext, 'cuCtxDisablePeerAccess', 'peerContext');
   const err = (f_cuCtxDisablePeerAccess ??= L.bind('cuCtxDisablePeerAccess'))(a_peerContext) as E.CUresult;
+  if (err !== 0) return F.failed('cuCtxDisablePeerAccess', [err]);
   return [err];
 }
 
@@ -6905,7 +7105,7 @@ export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute, srcDevi
   const a_srcDevice = M.i32(srcDevice, 'cuDeviceGetP2PAttribute', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cuDeviceGetP2PAttribute', 'dstDevice');
   const err = (f_cuDeviceGetP2PAttribute ??= L.bind('cuDeviceGetP2PAttribute'))(K.slot[0], a_attrib, a_srcDevice, a_dstDevice) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetP2PAttribute', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -6927,7 +7127,7 @@ export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperatio
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cuDeviceGetP2PAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cuDeviceGetP2PAtomicCapabilities ??= L.bind('cuDeviceGetP2PAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetP2PAtomicCapabilities', [err, null]);
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
 
@@ -6941,6 +7141,7 @@ let f_cuGraphicsUnregisterResource: KoffiFunction | undefined;
 export function cuGraphicsUnregisterResource(resource: H.CUgraphicsResource | null): [E.CUresult] {
   const a_resource = M.handle(resource, 'cuGraphicsUnregisterResource', 'resource');
   const err = (f_cuGraphicsUnregisterResource ??= L.bind('cuGraphicsUnregisterResource'))(a_resource) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphicsUnregisterResource', [err]);
   return [err];
 }
 
@@ -6958,7 +7159,7 @@ export function cuGraphicsSubResourceGetMappedArray(resource: H.CUgraphicsResour
   const a_arrayIndex = M.u32(arrayIndex, 'cuGraphicsSubResourceGetMappedArray', 'arrayIndex');
   const a_mipLevel = M.u32(mipLevel, 'cuGraphicsSubResourceGetMappedArray', 'mipLevel');
   const err = (f_cuGraphicsSubResourceGetMappedArray ??= L.bind('cuGraphicsSubResourceGetMappedArray'))(K.slot[0], a_resource, a_arrayIndex, a_mipLevel) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphicsSubResourceGetMappedArray', [err, null]);
   return [err, K.U64[0] as H.CUarray];
 }
 
@@ -6972,7 +7173,7 @@ let f_cuGraphicsResourceGetMappedMipmappedArray: KoffiFunction | undefined;
 export function cuGraphicsResourceGetMappedMipmappedArray(resource: H.CUgraphicsResource | null): Res<[H.CUmipmappedArray]> {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedMipmappedArray', 'resource');
   const err = (f_cuGraphicsResourceGetMappedMipmappedArray ??= L.bind('cuGraphicsResourceGetMappedMipmappedArray'))(K.slot[0], a_resource) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphicsResourceGetMappedMipmappedArray', [err, null]);
   return [err, K.U64[0] as H.CUmipmappedArray];
 }
 
@@ -6986,7 +7187,7 @@ let f_cuGraphicsResourceGetMappedPointer: KoffiFunction | undefined;
 export function cuGraphicsResourceGetMappedPointer(resource: H.CUgraphicsResource | null): Res<[bigint, number]> {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedPointer', 'resource');
   const err = (f_cuGraphicsResourceGetMappedPointer ??= L.bind('cuGraphicsResourceGetMappedPointer'))(K.slot[0], K.slot[1], a_resource) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuGraphicsResourceGetMappedPointer', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -7002,6 +7203,7 @@ export function cuGraphicsResourceSetMapFlags(resource: H.CUgraphicsResource | n
   const a_resource = M.handle(resource, 'cuGraphicsResourceSetMapFlags', 'resource');
   const a_flags = M.u32(flags, 'cuGraphicsResourceSetMapFlags', 'flags');
   const err = (f_cuGraphicsResourceSetMapFlags ??= L.bind('cuGraphicsResourceSetMapFlags'))(a_resource, a_flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphicsResourceSetMapFlags', [err]);
   return [err];
 }
 
@@ -7020,6 +7222,7 @@ export function cuGraphicsMapResources(count: number, resources: (H.CUgraphicsRe
   if (a_count < 0) M.rangeError('cuGraphicsMapResources', 'count', `must not be negative, got ${a_count}`);
   const a_resources = X.packArray(resources, a_count, 8, 'cuGraphicsMapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphicsMapResources ??= L.bind('cuGraphicsMapResources'))(a_count, a_resources, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphicsMapResources', [err]);
   return [err];
 }
 
@@ -7038,6 +7241,7 @@ export function cuGraphicsUnmapResources(count: number, resources: (H.CUgraphics
   if (a_count < 0) M.rangeError('cuGraphicsUnmapResources', 'count', `must not be negative, got ${a_count}`);
   const a_resources = X.packArray(resources, a_count, 8, 'cuGraphicsUnmapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphicsUnmapResources ??= L.bind('cuGraphicsUnmapResources'))(a_count, a_resources, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuGraphicsUnmapResources', [err]);
   return [err];
 }
 
@@ -7055,7 +7259,7 @@ export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: big
   const a_cudaVersion = M.i32(cudaVersion, 'cuGetProcAddress', 'cudaVersion');
   const a_flags = M.u64(flags, 'cuGetProcAddress', 'flags');
   const err = (f_cuGetProcAddress ??= L.bind('cuGetProcAddress'))(a_symbol, K.slot[0], a_cudaVersion, a_flags, K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuGetProcAddress', [err, null, null]);
   return [err, K.U64[0], K.I32[2] as E.CUdriverProcAddressQueryResult];
 }
 
@@ -7075,7 +7279,7 @@ export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Poin
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
   if (typeof a_value === 'object' && a_value !== null) M.checkExtent(a_value, a_size, 'cuCoredumpGetAttribute', 'value', 'size');
   const err = (f_cuCoredumpGetAttribute ??= L.bind('cuCoredumpGetAttribute'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCoredumpGetAttribute', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -7095,7 +7299,7 @@ export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
   if (typeof a_value === 'object' && a_value !== null) M.checkExtent(a_value, a_size, 'cuCoredumpGetAttributeGlobal', 'value', 'size');
   const err = (f_cuCoredumpGetAttributeGlobal ??= L.bind('cuCoredumpGetAttributeGlobal'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCoredumpGetAttributeGlobal', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -7115,7 +7319,7 @@ export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Poin
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
   if (typeof a_value === 'object' && a_value !== null) M.checkExtent(a_value, a_size, 'cuCoredumpSetAttribute', 'value', 'size');
   const err = (f_cuCoredumpSetAttribute ??= L.bind('cuCoredumpSetAttribute'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCoredumpSetAttribute', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -7135,7 +7339,7 @@ export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
   if (typeof a_value === 'object' && a_value !== null) M.checkExtent(a_value, a_size, 'cuCoredumpSetAttributeGlobal', 'value', 'size');
   const err = (f_cuCoredumpSetAttributeGlobal ??= L.bind('cuCoredumpSetAttributeGlobal'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCoredumpSetAttributeGlobal', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -7149,7 +7353,7 @@ let f_cuGetExportTable: KoffiFunction | undefined;
 export function cuGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): Res<[bigint]> {
   const a_pExportTableId = X.structArg(pExportTableId, S.CUuuid_st, 'cuGetExportTable', 'pExportTableId');
   const err = (f_cuGetExportTable ??= L.bind('cuGetExportTable'))(K.slot[0], a_pExportTableId) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGetExportTable', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -7167,7 +7371,7 @@ export function cuGreenCtxCreate(desc: H.CUdevResourceDesc | null, dev: number, 
   const a_dev = M.i32(dev, 'cuGreenCtxCreate', 'dev');
   const a_flags = M.u32(flags, 'cuGreenCtxCreate', 'flags');
   const err = (f_cuGreenCtxCreate ??= L.bind('cuGreenCtxCreate'))(K.slot[0], a_desc, a_dev, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGreenCtxCreate', [err, null]);
   return [err, K.U64[0] as H.CUgreenCtx];
 }
 
@@ -7181,6 +7385,7 @@ let f_cuGreenCtxDestroy: KoffiFunction | undefined;
 export function cuGreenCtxDestroy(hCtx: H.CUgreenCtx | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxDestroy', 'hCtx');
   const err = (f_cuGreenCtxDestroy ??= L.bind('cuGreenCtxDestroy'))(a_hCtx) as E.CUresult;
+  if (err !== 0) return F.failed('cuGreenCtxDestroy', [err]);
   return [err];
 }
 
@@ -7194,7 +7399,7 @@ let f_cuCtxFromGreenCtx: KoffiFunction | undefined;
 export function cuCtxFromGreenCtx(hCtx: H.CUgreenCtx | null): Res<[H.CUcontext]> {
   const a_hCtx = M.handle(hCtx, 'cuCtxFromGreenCtx', 'hCtx');
   const err = (f_cuCtxFromGreenCtx ??= L.bind('cuCtxFromGreenCtx'))(K.slot[0], a_hCtx) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxFromGreenCtx', [err, null]);
   return [err, K.U64[0] as H.CUcontext];
 }
 
@@ -7211,7 +7416,7 @@ export function cuDeviceGetDevResource(device: number, type: E.CUdevResourceType
   const a_type = M.i32(type, 'cuDeviceGetDevResource', 'type');
   const a_resource = new S.CUdevResource_st();
   const err = (f_cuDeviceGetDevResource ??= L.bind('cuDeviceGetDevResource'))(a_device, a_resource._u8, a_type) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDeviceGetDevResource', [err, null]);
   return [err, a_resource];
 }
 
@@ -7228,7 +7433,7 @@ export function cuCtxGetDevResource(hCtx: H.CUcontext | null, type: E.CUdevResou
   const a_type = M.i32(type, 'cuCtxGetDevResource', 'type');
   const a_resource = new S.CUdevResource_st();
   const err = (f_cuCtxGetDevResource ??= L.bind('cuCtxGetDevResource'))(a_hCtx, a_resource._u8, a_type) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCtxGetDevResource', [err, null]);
   return [err, a_resource];
 }
 
@@ -7245,7 +7450,7 @@ export function cuGreenCtxGetDevResource(hCtx: H.CUgreenCtx | null, type: E.CUde
   const a_type = M.i32(type, 'cuGreenCtxGetDevResource', 'type');
   const a_resource = new S.CUdevResource_st();
   const err = (f_cuGreenCtxGetDevResource ??= L.bind('cuGreenCtxGetDevResource'))(a_hCtx, a_resource._u8, a_type) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGreenCtxGetDevResource', [err, null]);
   return [err, a_resource];
 }
 
@@ -7270,7 +7475,7 @@ export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, i
   if (typeof a_result === 'object' && a_result !== null) M.checkExtent(a_result, a_nbGroups * 144, 'cuDevSmResourceSplitByCount', 'result', 'nbGroups * sizeof(CUdevResource)');
   const a_remaining = new S.CUdevResource_st();
   const err = (f_cuDevSmResourceSplitByCount ??= L.bind('cuDevSmResourceSplitByCount'))(a_result, K.slot[0], a_input, a_remaining._u8, a_useFlags, a_minCount) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuDevSmResourceSplitByCount', [err, null, null]);
   return [err, K.U32[0], a_remaining];
 }
 
@@ -7288,7 +7493,7 @@ export function cuDevResourceGenerateDesc(resources: (S.CUdevResource_st | S.CUd
   const a_resources = X.packArray(resources, a_nbResources, 144, 'cuDevResourceGenerateDesc', 'resources', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUdevResource_st, n));
   if (a_nbResources < 1) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', 'must be at least 1: a descriptor of no resources is not one');
   const err = (f_cuDevResourceGenerateDesc ??= L.bind('cuDevResourceGenerateDesc'))(K.slot[0], a_resources, a_nbResources) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuDevResourceGenerateDesc', [err, null]);
   return [err, K.U64[0] as H.CUdevResourceDesc];
 }
 
@@ -7304,6 +7509,7 @@ export function cuGreenCtxRecordEvent(hCtx: H.CUgreenCtx | null, hEvent: H.CUeve
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxRecordEvent', 'hCtx');
   const a_hEvent = M.handle(hEvent, 'cuGreenCtxRecordEvent', 'hEvent');
   const err = (f_cuGreenCtxRecordEvent ??= L.bind('cuGreenCtxRecordEvent'))(a_hCtx, a_hEvent) as E.CUresult;
+  if (err !== 0) return F.failed('cuGreenCtxRecordEvent', [err]);
   return [err];
 }
 
@@ -7319,6 +7525,7 @@ export function cuGreenCtxWaitEvent(hCtx: H.CUgreenCtx | null, hEvent: H.CUevent
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxWaitEvent', 'hCtx');
   const a_hEvent = M.handle(hEvent, 'cuGreenCtxWaitEvent', 'hEvent');
   const err = (f_cuGreenCtxWaitEvent ??= L.bind('cuGreenCtxWaitEvent'))(a_hCtx, a_hEvent) as E.CUresult;
+  if (err !== 0) return F.failed('cuGreenCtxWaitEvent', [err]);
   return [err];
 }
 
@@ -7332,7 +7539,7 @@ let f_cuStreamGetGreenCtx: KoffiFunction | undefined;
 export function cuStreamGetGreenCtx(hStream: H.CUstream | null): Res<[H.CUgreenCtx]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetGreenCtx', 'hStream');
   const err = (f_cuStreamGetGreenCtx ??= L.bind('cuStreamGetGreenCtx'))(a_hStream, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuStreamGetGreenCtx', [err, null]);
   return [err, K.U64[0] as H.CUgreenCtx];
 }
 
@@ -7350,7 +7557,7 @@ export function cuGreenCtxStreamCreate(greenCtx: H.CUgreenCtx | null, flags: num
   const a_flags = M.u32(flags, 'cuGreenCtxStreamCreate', 'flags');
   const a_priority = M.i32(priority, 'cuGreenCtxStreamCreate', 'priority');
   const err = (f_cuGreenCtxStreamCreate ??= L.bind('cuGreenCtxStreamCreate'))(K.slot[0], a_greenCtx, a_flags, a_priority) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGreenCtxStreamCreate', [err, null]);
   return [err, K.U64[0] as H.CUstream];
 }
 
@@ -7364,7 +7571,7 @@ let f_cuGreenCtxGetId: KoffiFunction | undefined;
 export function cuGreenCtxGetId(greenCtx: H.CUgreenCtx | null): Res<[bigint]> {
   const a_greenCtx = M.handle(greenCtx, 'cuGreenCtxGetId', 'greenCtx');
   const err = (f_cuGreenCtxGetId ??= L.bind('cuGreenCtxGetId'))(a_greenCtx, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGreenCtxGetId', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -7380,7 +7587,7 @@ export function cuLogsRegisterCallback(callbackFunc: bigint | null, userData: Po
   const a_callbackFunc = M.handle(callbackFunc, 'cuLogsRegisterCallback', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cuLogsRegisterCallback', 'userData');
   const err = (f_cuLogsRegisterCallback ??= L.bind('cuLogsRegisterCallback'))(a_callbackFunc, a_userData, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLogsRegisterCallback', [err, null]);
   return [err, K.U64[0] as H.CUlogsCallbackHandle];
 }
 
@@ -7394,6 +7601,7 @@ let f_cuLogsUnregisterCallback: KoffiFunction | undefined;
 export function cuLogsUnregisterCallback(callback: H.CUlogsCallbackHandle | null): [E.CUresult] {
   const a_callback = M.handle(callback, 'cuLogsUnregisterCallback', 'callback');
   const err = (f_cuLogsUnregisterCallback ??= L.bind('cuLogsUnregisterCallback'))(a_callback) as E.CUresult;
+  if (err !== 0) return F.failed('cuLogsUnregisterCallback', [err]);
   return [err];
 }
 
@@ -7407,7 +7615,7 @@ let f_cuLogsCurrent: KoffiFunction | undefined;
 export function cuLogsCurrent(flags: number): Res<[number]> {
   const a_flags = M.u32(flags, 'cuLogsCurrent', 'flags');
   const err = (f_cuLogsCurrent ??= L.bind('cuLogsCurrent'))(K.slot[0], a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLogsCurrent', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -7426,7 +7634,7 @@ export function cuLogsDumpToFile(iterator: number, pathToFile: string, flags: nu
   const a_pathToFile = M.str(pathToFile, 'cuLogsDumpToFile', 'pathToFile');
   const a_flags = M.u32(flags, 'cuLogsDumpToFile', 'flags');
   const err = (f_cuLogsDumpToFile ??= L.bind('cuLogsDumpToFile'))(K.slot[0], a_pathToFile, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuLogsDumpToFile', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -7449,7 +7657,7 @@ export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: numb
   const a_flags = M.u32(flags, 'cuLogsDumpToMemory', 'flags');
   if (typeof a_buffer === 'object' && a_buffer !== null) M.checkExtent(a_buffer, a_size, 'cuLogsDumpToMemory', 'buffer', 'size');
   const err = (f_cuLogsDumpToMemory ??= L.bind('cuLogsDumpToMemory'))(K.slot[0], a_buffer, K.slot[1], a_flags) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuLogsDumpToMemory', [err, null, null]);
   return [err, K.U32[0], K.readSize(1)];
 }
 
@@ -7463,7 +7671,7 @@ let f_cuCheckpointProcessGetRestoreThreadId: KoffiFunction | undefined;
 export function cuCheckpointProcessGetRestoreThreadId(pid: number): Res<[number]> {
   const a_pid = M.i32(pid, 'cuCheckpointProcessGetRestoreThreadId', 'pid');
   const err = (f_cuCheckpointProcessGetRestoreThreadId ??= L.bind('cuCheckpointProcessGetRestoreThreadId'))(a_pid, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCheckpointProcessGetRestoreThreadId', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -7477,7 +7685,7 @@ let f_cuCheckpointProcessGetState: KoffiFunction | undefined;
 export function cuCheckpointProcessGetState(pid: number): Res<[E.CUprocessState]> {
   const a_pid = M.i32(pid, 'cuCheckpointProcessGetState', 'pid');
   const err = (f_cuCheckpointProcessGetState ??= L.bind('cuCheckpointProcessGetState'))(a_pid, K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCheckpointProcessGetState', [err, null]);
   return [err, K.I32[0] as E.CUprocessState];
 }
 
@@ -7492,7 +7700,7 @@ export function cuCheckpointProcessLock(pid: number): Res<[S.CUcheckpointLockArg
   const a_pid = M.i32(pid, 'cuCheckpointProcessLock', 'pid');
   const a_args = new S.CUcheckpointLockArgs_st();
   const err = (f_cuCheckpointProcessLock ??= L.bind('cuCheckpointProcessLock'))(a_pid, a_args._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCheckpointProcessLock', [err, null]);
   return [err, a_args];
 }
 
@@ -7507,7 +7715,7 @@ export function cuCheckpointProcessCheckpoint(pid: number): Res<[S.CUcheckpointC
   const a_pid = M.i32(pid, 'cuCheckpointProcessCheckpoint', 'pid');
   const a_args = new S.CUcheckpointCheckpointArgs_st();
   const err = (f_cuCheckpointProcessCheckpoint ??= L.bind('cuCheckpointProcessCheckpoint'))(a_pid, a_args._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCheckpointProcessCheckpoint', [err, null]);
   return [err, a_args];
 }
 
@@ -7522,7 +7730,7 @@ export function cuCheckpointProcessRestore(pid: number): Res<[S.CUcheckpointRest
   const a_pid = M.i32(pid, 'cuCheckpointProcessRestore', 'pid');
   const a_args = new S.CUcheckpointRestoreArgs_st();
   const err = (f_cuCheckpointProcessRestore ??= L.bind('cuCheckpointProcessRestore'))(a_pid, a_args._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCheckpointProcessRestore', [err, null]);
   return [err, a_args];
 }
 
@@ -7537,7 +7745,7 @@ export function cuCheckpointProcessUnlock(pid: number): Res<[S.CUcheckpointUnloc
   const a_pid = M.i32(pid, 'cuCheckpointProcessUnlock', 'pid');
   const a_args = new S.CUcheckpointUnlockArgs_st();
   const err = (f_cuCheckpointProcessUnlock ??= L.bind('cuCheckpointProcessUnlock'))(a_pid, a_args._u8) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuCheckpointProcessUnlock', [err, null]);
   return [err, a_args];
 }
 
@@ -7555,6 +7763,7 @@ export function cuProfilerInitialize(configFile: string, outputFile: string, out
   const a_outputFile = M.str(outputFile, 'cuProfilerInitialize', 'outputFile');
   const a_outputMode = M.i32(outputMode, 'cuProfilerInitialize', 'outputMode');
   const err = (f_cuProfilerInitialize ??= L.bind('cuProfilerInitialize'))(a_configFile, a_outputFile, a_outputMode) as E.CUresult;
+  if (err !== 0) return F.failed('cuProfilerInitialize', [err]);
   return [err];
 }
 
@@ -7566,6 +7775,7 @@ let f_cuProfilerStart: KoffiFunction | undefined;
 // CUresult cuProfilerStart(void) — cudaProfiler.h:182
 export function cuProfilerStart(): [E.CUresult] {
   const err = (f_cuProfilerStart ??= L.bind('cuProfilerStart'))() as E.CUresult;
+  if (err !== 0) return F.failed('cuProfilerStart', [err]);
   return [err];
 }
 
@@ -7577,6 +7787,7 @@ let f_cuProfilerStop: KoffiFunction | undefined;
 // CUresult cuProfilerStop(void) — cudaProfiler.h:205
 export function cuProfilerStop(): [E.CUresult] {
   const err = (f_cuProfilerStop ??= L.bind('cuProfilerStop'))() as E.CUresult;
+  if (err !== 0) return F.failed('cuProfilerStop', [err]);
   return [err];
 }
 
@@ -7592,7 +7803,7 @@ export function cuGraphicsGLRegisterBuffer(buffer: number, Flags: number): Res<[
   const a_buffer = M.u32(buffer, 'cuGraphicsGLRegisterBuffer', 'buffer');
   const a_Flags = M.u32(Flags, 'cuGraphicsGLRegisterBuffer', 'Flags');
   const err = (f_cuGraphicsGLRegisterBuffer ??= L.bind('cuGraphicsGLRegisterBuffer'))(K.slot[0], a_buffer, a_Flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphicsGLRegisterBuffer', [err, null]);
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 
@@ -7610,7 +7821,7 @@ export function cuGraphicsGLRegisterImage(image: number, target: number, Flags: 
   const a_target = M.u32(target, 'cuGraphicsGLRegisterImage', 'target');
   const a_Flags = M.u32(Flags, 'cuGraphicsGLRegisterImage', 'Flags');
   const err = (f_cuGraphicsGLRegisterImage ??= L.bind('cuGraphicsGLRegisterImage'))(K.slot[0], a_image, a_target, a_Flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphicsGLRegisterImage', [err, null]);
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 
@@ -7628,7 +7839,7 @@ export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDevice
   if (a_cudaDeviceCount < 0) M.rangeError('cuGLGetDevices', 'cudaDeviceCount', `must not be negative, got ${a_cudaDeviceCount}`);
   const a_pCudaDevices = a_cudaDeviceCount > 0 ? M.bytes(a_cudaDeviceCount * 4) : null;
   const err = (f_cuGLGetDevices ??= L.bind('cuGLGetDevices'))(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuGLGetDevices', [err, null, null]);
   return [err, K.U32[0], X.readArray(a_pCudaDevices, a_cudaDeviceCount, 4, (dv, at) => dv.getInt32(at, true))];
 }
 
@@ -7644,7 +7855,7 @@ export function cuGLCtxCreate(Flags: number, device: number): Res<[H.CUcontext]>
   const a_Flags = M.u32(Flags, 'cuGLCtxCreate', 'Flags');
   const a_device = M.i32(device, 'cuGLCtxCreate', 'device');
   const err = (f_cuGLCtxCreate ??= L.bind('cuGLCtxCreate'))(K.slot[0], a_Flags, a_device) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGLCtxCreate', [err, null]);
   return [err, K.U64[0] as H.CUcontext];
 }
 
@@ -7656,6 +7867,7 @@ let f_cuGLInit: KoffiFunction | undefined;
 // CUresult cuGLInit(void) — cudaGL.h:357
 export function cuGLInit(): [E.CUresult] {
   const err = (f_cuGLInit ??= L.bind('cuGLInit'))() as E.CUresult;
+  if (err !== 0) return F.failed('cuGLInit', [err]);
   return [err];
 }
 
@@ -7669,6 +7881,7 @@ let f_cuGLRegisterBufferObject: KoffiFunction | undefined;
 export function cuGLRegisterBufferObject(buffer: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLRegisterBufferObject', 'buffer');
   const err = (f_cuGLRegisterBufferObject ??= L.bind('cuGLRegisterBufferObject'))(a_buffer) as E.CUresult;
+  if (err !== 0) return F.failed('cuGLRegisterBufferObject', [err]);
   return [err];
 }
 
@@ -7682,7 +7895,7 @@ let f_cuGLMapBufferObject: KoffiFunction | undefined;
 export function cuGLMapBufferObject(buffer: number): Res<[bigint, number]> {
   const a_buffer = M.u32(buffer, 'cuGLMapBufferObject', 'buffer');
   const err = (f_cuGLMapBufferObject ??= L.bind('cuGLMapBufferObject'))(K.slot[0], K.slot[1], a_buffer) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuGLMapBufferObject', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -7696,6 +7909,7 @@ let f_cuGLUnmapBufferObject: KoffiFunction | undefined;
 export function cuGLUnmapBufferObject(buffer: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLUnmapBufferObject', 'buffer');
   const err = (f_cuGLUnmapBufferObject ??= L.bind('cuGLUnmapBufferObject'))(a_buffer) as E.CUresult;
+  if (err !== 0) return F.failed('cuGLUnmapBufferObject', [err]);
   return [err];
 }
 
@@ -7709,6 +7923,7 @@ let f_cuGLUnregisterBufferObject: KoffiFunction | undefined;
 export function cuGLUnregisterBufferObject(buffer: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLUnregisterBufferObject', 'buffer');
   const err = (f_cuGLUnregisterBufferObject ??= L.bind('cuGLUnregisterBufferObject'))(a_buffer) as E.CUresult;
+  if (err !== 0) return F.failed('cuGLUnregisterBufferObject', [err]);
   return [err];
 }
 
@@ -7724,6 +7939,7 @@ export function cuGLSetBufferObjectMapFlags(buffer: number, Flags: number): [E.C
   const a_buffer = M.u32(buffer, 'cuGLSetBufferObjectMapFlags', 'buffer');
   const a_Flags = M.u32(Flags, 'cuGLSetBufferObjectMapFlags', 'Flags');
   const err = (f_cuGLSetBufferObjectMapFlags ??= L.bind('cuGLSetBufferObjectMapFlags'))(a_buffer, a_Flags) as E.CUresult;
+  if (err !== 0) return F.failed('cuGLSetBufferObjectMapFlags', [err]);
   return [err];
 }
 
@@ -7739,7 +7955,7 @@ export function cuGLMapBufferObjectAsync(buffer: number, hStream: H.CUstream | n
   const a_buffer = M.u32(buffer, 'cuGLMapBufferObjectAsync', 'buffer');
   const a_hStream = M.handle(hStream, 'cuGLMapBufferObjectAsync', 'hStream');
   const err = (f_cuGLMapBufferObjectAsync ??= L.bind('cuGLMapBufferObjectAsync'))(K.slot[0], K.slot[1], a_buffer, a_hStream) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuGLMapBufferObjectAsync', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -7755,6 +7971,7 @@ export function cuGLUnmapBufferObjectAsync(buffer: number, hStream: H.CUstream |
   const a_buffer = M.u32(buffer, 'cuGLUnmapBufferObjectAsync', 'buffer');
   const a_hStream = M.handle(hStream, 'cuGLUnmapBufferObjectAsync', 'hStream');
   const err = (f_cuGLUnmapBufferObjectAsync ??= L.bind('cuGLUnmapBufferObjectAsync'))(a_buffer, a_hStream) as E.CUresult;
+  if (err !== 0) return F.failed('cuGLUnmapBufferObjectAsync', [err]);
   return [err];
 }
 
@@ -7770,7 +7987,7 @@ export function cuGraphicsEGLRegisterImage(image: Pointer, flags: number): Res<[
   const a_image = M.pointer(image, 'cuGraphicsEGLRegisterImage', 'image');
   const a_flags = M.u32(flags, 'cuGraphicsEGLRegisterImage', 'flags');
   const err = (f_cuGraphicsEGLRegisterImage ??= L.bind('cuGraphicsEGLRegisterImage'))(K.slot[0], a_image, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphicsEGLRegisterImage', [err, null]);
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 
@@ -7784,7 +8001,7 @@ let f_cuEGLStreamConsumerConnect: KoffiFunction | undefined;
 export function cuEGLStreamConsumerConnect(stream: Pointer): Res<[H.CUeglStreamConnection]> {
   const a_stream = M.pointer(stream, 'cuEGLStreamConsumerConnect', 'stream');
   const err = (f_cuEGLStreamConsumerConnect ??= L.bind('cuEGLStreamConsumerConnect'))(K.slot[0], a_stream) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuEGLStreamConsumerConnect', [err, null]);
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
@@ -7800,7 +8017,7 @@ export function cuEGLStreamConsumerConnectWithFlags(stream: Pointer, flags: numb
   const a_stream = M.pointer(stream, 'cuEGLStreamConsumerConnectWithFlags', 'stream');
   const a_flags = M.u32(flags, 'cuEGLStreamConsumerConnectWithFlags', 'flags');
   const err = (f_cuEGLStreamConsumerConnectWithFlags ??= L.bind('cuEGLStreamConsumerConnectWithFlags'))(K.slot[0], a_stream, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuEGLStreamConsumerConnectWithFlags', [err, null]);
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
@@ -7815,7 +8032,7 @@ export function cuEGLStreamConsumerDisconnect(conn: H.CUeglStreamConnection | nu
   const a_conn = M.handle(conn, 'cuEGLStreamConsumerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const err = (f_cuEGLStreamConsumerDisconnect ??= L.bind('cuEGLStreamConsumerDisconnect'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuEGLStreamConsumerDisconnect', [err, null]);
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
@@ -7838,7 +8055,7 @@ export function cuEGLStreamConsumerAcquireFrame(conn: H.CUeglStreamConnection | 
   K.U64[2] = a_pStream ?? 0n;
   const a_timeout = M.u32(timeout, 'cuEGLStreamConsumerAcquireFrame', 'timeout');
   const err = (f_cuEGLStreamConsumerAcquireFrame ??= L.bind('cuEGLStreamConsumerAcquireFrame'))(K.slot[0], K.slot[1], K.slot[2], a_timeout) as E.CUresult;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('cuEGLStreamConsumerAcquireFrame', [err, null, null, null]);
   return [err, K.U64[0] as H.CUeglStreamConnection, K.U64[1] as H.CUgraphicsResource, K.U64[2] as H.CUstream];
 }
 
@@ -7858,7 +8075,7 @@ export function cuEGLStreamConsumerReleaseFrame(conn: H.CUeglStreamConnection | 
   const a_pStream = M.handle(pStream, 'cuEGLStreamConsumerReleaseFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
   const err = (f_cuEGLStreamConsumerReleaseFrame ??= L.bind('cuEGLStreamConsumerReleaseFrame'))(K.slot[0], a_pCudaResource, K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuEGLStreamConsumerReleaseFrame', [err, null, null]);
   return [err, K.U64[0] as H.CUeglStreamConnection, K.U64[1] as H.CUstream];
 }
 
@@ -7876,7 +8093,7 @@ export function cuEGLStreamProducerConnect(stream: Pointer, width: number, heigh
   const a_width = M.i32(width, 'cuEGLStreamProducerConnect', 'width');
   const a_height = M.i32(height, 'cuEGLStreamProducerConnect', 'height');
   const err = (f_cuEGLStreamProducerConnect ??= L.bind('cuEGLStreamProducerConnect'))(K.slot[0], a_stream, a_width, a_height) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuEGLStreamProducerConnect', [err, null]);
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
@@ -7891,7 +8108,7 @@ export function cuEGLStreamProducerDisconnect(conn: H.CUeglStreamConnection | nu
   const a_conn = M.handle(conn, 'cuEGLStreamProducerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const err = (f_cuEGLStreamProducerDisconnect ??= L.bind('cuEGLStreamProducerDisconnect'))(K.slot[0]) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuEGLStreamProducerDisconnect', [err, null]);
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
@@ -7911,7 +8128,7 @@ export function cuEGLStreamProducerPresentFrame(conn: H.CUeglStreamConnection | 
   const a_pStream = M.handle(pStream, 'cuEGLStreamProducerPresentFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
   const err = (f_cuEGLStreamProducerPresentFrame ??= L.bind('cuEGLStreamProducerPresentFrame'))(K.slot[0], a_eglframe, K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cuEGLStreamProducerPresentFrame', [err, null, null]);
   return [err, K.U64[0] as H.CUeglStreamConnection, K.U64[1] as H.CUstream];
 }
 
@@ -7930,7 +8147,7 @@ export function cuEGLStreamProducerReturnFrame(conn: H.CUeglStreamConnection | n
   K.U64[1] = a_pStream ?? 0n;
   const a_eglframe = new S.CUeglFrame_st();
   const err = (f_cuEGLStreamProducerReturnFrame ??= L.bind('cuEGLStreamProducerReturnFrame'))(K.slot[0], a_eglframe._u8, K.slot[1]) as E.CUresult;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('cuEGLStreamProducerReturnFrame', [err, null, null, null]);
   return [err, K.U64[0] as H.CUeglStreamConnection, a_eglframe, K.U64[1] as H.CUstream];
 }
 
@@ -7949,7 +8166,7 @@ export function cuGraphicsResourceGetMappedEglFrame(resource: H.CUgraphicsResour
   const a_mipLevel = M.u32(mipLevel, 'cuGraphicsResourceGetMappedEglFrame', 'mipLevel');
   const a_eglFrame = new S.CUeglFrame_st();
   const err = (f_cuGraphicsResourceGetMappedEglFrame ??= L.bind('cuGraphicsResourceGetMappedEglFrame'))(a_eglFrame._u8, a_resource, a_index, a_mipLevel) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphicsResourceGetMappedEglFrame', [err, null]);
   return [err, a_eglFrame];
 }
 
@@ -7965,7 +8182,7 @@ export function cuEventCreateFromEGLSync(eglSync: Pointer, flags: number): Res<[
   const a_eglSync = M.pointer(eglSync, 'cuEventCreateFromEGLSync', 'eglSync');
   const a_flags = M.u32(flags, 'cuEventCreateFromEGLSync', 'flags');
   const err = (f_cuEventCreateFromEGLSync ??= L.bind('cuEventCreateFromEGLSync'))(K.slot[0], a_eglSync, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuEventCreateFromEGLSync', [err, null]);
   return [err, K.U64[0] as H.CUevent];
 }
 
@@ -7982,7 +8199,7 @@ export function cuVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | 
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cuVDPAUGetDevice', 'vdpGetProcAddress');
   if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUGetDevice', 'vdpGetProcAddress', 'must be VDPAU\'s VdpGetProcAddress, not NULL');
   const err = (f_cuVDPAUGetDevice ??= L.bind('cuVDPAUGetDevice'))(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuVDPAUGetDevice', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -8003,7 +8220,7 @@ export function cuVDPAUCtxCreate(flags: number, device: number, vdpDevice: numbe
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cuVDPAUCtxCreate', 'vdpGetProcAddress');
   if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUCtxCreate', 'vdpGetProcAddress', 'must be VDPAU\'s VdpGetProcAddress, not NULL');
   const err = (f_cuVDPAUCtxCreate ??= L.bind('cuVDPAUCtxCreate'))(K.slot[0], a_flags, a_device, a_vdpDevice, a_vdpGetProcAddress) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuVDPAUCtxCreate', [err, null]);
   return [err, K.U64[0] as H.CUcontext];
 }
 
@@ -8019,7 +8236,7 @@ export function cuGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: n
   const a_vdpSurface = M.u32(vdpSurface, 'cuGraphicsVDPAURegisterVideoSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cuGraphicsVDPAURegisterVideoSurface', 'flags');
   const err = (f_cuGraphicsVDPAURegisterVideoSurface ??= L.bind('cuGraphicsVDPAURegisterVideoSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphicsVDPAURegisterVideoSurface', [err, null]);
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 
@@ -8035,7 +8252,7 @@ export function cuGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: 
   const a_vdpSurface = M.u32(vdpSurface, 'cuGraphicsVDPAURegisterOutputSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cuGraphicsVDPAURegisterOutputSurface', 'flags');
   const err = (f_cuGraphicsVDPAURegisterOutputSurface ??= L.bind('cuGraphicsVDPAURegisterOutputSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cuGraphicsVDPAURegisterOutputSurface', [err, null]);
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 

@@ -62,6 +62,36 @@ export class CudaBindingsError extends Error {
   }
 }
 
+/**
+ * A facade call returned a failing status to a check helper (`cudart.checkCudaErrors`,
+ * `nvml.checkCudaErrors`, …). The message reads `CODE_NAME: explanation (in fn)`, e.g.
+ * `cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version (in cudaGetDeviceCount)`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   checkCudaErrors(cudart.cudaMalloc(2 ** 50));
+ * } catch (e) {
+ *   if (e instanceof StatusError && e.codeName === 'cudaErrorMemoryAllocation') console.log('too big');
+ *   else throw e;
+ * }
+ * ```
+ */
+export class StatusError extends CudaBindingsError {
+  /** The status as a number (a cudaError_t, CUresult, nvrtcResult, nvJitLinkResult, nvvmResult, nvFatbinResult, ncclResult_t or nvmlReturn_t). */
+  declare readonly code: number;
+  /** The status's C name, e.g. `'cudaErrorMemoryAllocation'` or `'NVML_ERROR_UNINITIALIZED'`. */
+  declare readonly codeName: string;
+  /** The C call that returned the status, e.g. `'cudaMalloc'`. */
+  declare readonly fn: string;
+
+  /** Makes the error; `explanation` is the library's text for the status (cudaGetErrorString's, nvmlErrorString's, …), `library` its label (`library` is set where it is one of the eight). */
+  constructor(code: number, codeName: string, fn: string, explanation: string, library: string) {
+    super(statusMessage(codeName, explanation, fn), { code, codeName, fn, library: isCudaLibrary(library) ? library : undefined });
+    this.name = 'StatusError';
+  }
+}
+
 /** The message of a failed status: `codeName: explanation (in fn)` (CudaError's, NvmlError's, NcclError's, …). */
 export function statusMessage(codeName: string, explanation: string, fn: string): string {
   return `${codeName}: ${explanation} (in ${fn})`;

@@ -1,7 +1,12 @@
 // The shape of every facade result, so that checking the status narrows the outputs.
 
-/** `null` in place of each output of `T`: what a failed call returns. */
-export type Nulls<T extends unknown[]> = { [K in keyof T]: null };
+/**
+ * Each output of `T`, or `null`: what a failed call's outputs are typed as. They are `null` when the
+ * call fails; typed as the outputs or null (not as null alone) so that cuda-python's check helper,
+ * written as `function check<T extends unknown[]>(r: readonly [cudaError_t, ...T]): T`, accepts
+ * every result: TypeScript infers its `T` from both branches of the union, and these are the wider.
+ */
+export type Nulls<T extends unknown[]> = { [K in keyof T]: T[K] | null };
 
 /**
  * A facade call's result: a success status (`Ok`) with every output, or another status (`Fail`)

@@ -10,6 +10,7 @@ import * as S from './structs.gen';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';
+import * as F from '../ffi/status';
 
 /** The statuses with which a call returns its outputs. */
 export type ncclResult_tOk = E.ncclResult_t.ncclSuccess | E.ncclResult_t.ncclInProgress;
@@ -30,7 +31,7 @@ let f_ncclMemAlloc: KoffiFunction | undefined;
 export function ncclMemAlloc(size: number | bigint): Res<[bigint]> {
   const a_size = M.size(size, 'ncclMemAlloc', 'size');
   const err = (f_ncclMemAlloc ??= L.bind('ncclMemAlloc'))(K.slot[0], a_size) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclMemAlloc', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -44,6 +45,7 @@ let f_ncclMemFree: KoffiFunction | undefined;
 export function ncclMemFree(ptr: Pointer): [E.ncclResult_t] {
   const a_ptr = M.pointer(ptr, 'ncclMemFree', 'ptr');
   const err = (f_ncclMemFree ??= L.bind('ncclMemFree'))(a_ptr) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclMemFree', [err]);
   return [err];
 }
 
@@ -55,7 +57,7 @@ let f_ncclGetVersion: KoffiFunction | undefined;
 // ncclResult_t ncclGetVersion(int * version) — nccl.h:151
 export function ncclGetVersion(): Res<[number]> {
   const err = (f_ncclGetVersion ??= L.bind('ncclGetVersion'))(K.slot[0]) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclGetVersion', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -68,7 +70,7 @@ let f_ncclGetUniqueId: KoffiFunction | undefined;
 export function ncclGetUniqueId(): Res<[S.ncclUniqueId]> {
   const a_uniqueId = new S.ncclUniqueId();
   const err = (f_ncclGetUniqueId ??= L.bind('ncclGetUniqueId'))(a_uniqueId._u8) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclGetUniqueId', [err, null]);
   return [err, a_uniqueId];
 }
 
@@ -88,7 +90,7 @@ export function ncclCommInitRankConfig(nranks: number, commId: S.ncclUniqueId | 
   const a_rank = M.i32(rank, 'ncclCommInitRankConfig', 'rank');
   const a_config = X.structArg(config, S.ncclConfig_v22800, 'ncclCommInitRankConfig', 'config');
   const err = (f_ncclCommInitRankConfig ??= L.bind('ncclCommInitRankConfig'))(K.slot[0], a_nranks, a_commId, a_rank, a_config) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommInitRankConfig', [err, null]);
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -106,7 +108,7 @@ export function ncclCommInitRank(nranks: number, commId: S.ncclUniqueId | S.nccl
   const a_commId = { bytes: X.byValue(commId, S.ncclUniqueId, 'ncclCommInitRank', 'commId')._u8 };
   const a_rank = M.i32(rank, 'ncclCommInitRank', 'rank');
   const err = (f_ncclCommInitRank ??= L.bind('ncclCommInitRank'))(K.slot[0], a_nranks, a_commId, a_rank) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommInitRank', [err, null]);
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -124,7 +126,7 @@ export function ncclCommInitAll(ndev: number, devlist: (number)[] | ArrayBufferV
   const a_comm = a_ndev > 0 ? M.bytes(a_ndev * 8) : null;
   const a_devlist = X.packArray(devlist, a_ndev, 4, 'ncclCommInitAll', 'devlist', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_ncclCommInitAll ??= L.bind('ncclCommInitAll'))(a_comm, a_ndev, a_devlist) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommInitAll', [err, null]);
   return [err, X.readArray(a_comm, a_ndev, 8, (dv, at) => dv.getBigUint64(at, true) as H.ncclComm_t)];
 }
 
@@ -138,6 +140,7 @@ let f_ncclCommFinalize: KoffiFunction | undefined;
 export function ncclCommFinalize(comm: H.ncclComm_t | null): [E.ncclResult_t] {
   const a_comm = M.handle(comm, 'ncclCommFinalize', 'comm');
   const err = (f_ncclCommFinalize ??= L.bind('ncclCommFinalize'))(a_comm) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclCommFinalize', [err]);
   return [err];
 }
 
@@ -151,6 +154,7 @@ let f_ncclCommDestroy: KoffiFunction | undefined;
 export function ncclCommDestroy(comm: H.ncclComm_t | null): [E.ncclResult_t] {
   const a_comm = M.handle(comm, 'ncclCommDestroy', 'comm');
   const err = (f_ncclCommDestroy ??= L.bind('ncclCommDestroy'))(a_comm) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclCommDestroy', [err]);
   return [err];
 }
 
@@ -164,6 +168,7 @@ let f_ncclCommAbort: KoffiFunction | undefined;
 export function ncclCommAbort(comm: H.ncclComm_t | null): [E.ncclResult_t] {
   const a_comm = M.handle(comm, 'ncclCommAbort', 'comm');
   const err = (f_ncclCommAbort ??= L.bind('ncclCommAbort'))(a_comm) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclCommAbort', [err]);
   return [err];
 }
 
@@ -179,6 +184,7 @@ export function ncclCommRevoke(comm: H.ncclComm_t | null, revokeFlags: number): 
   const a_comm = M.handle(comm, 'ncclCommRevoke', 'comm');
   const a_revokeFlags = M.i32(revokeFlags, 'ncclCommRevoke', 'revokeFlags');
   const err = (f_ncclCommRevoke ??= L.bind('ncclCommRevoke'))(a_comm, a_revokeFlags) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclCommRevoke', [err]);
   return [err];
 }
 
@@ -198,7 +204,7 @@ export function ncclCommSplit(comm: H.ncclComm_t | null, color: number, key: num
   const a_key = M.i32(key, 'ncclCommSplit', 'key');
   const a_config = X.structArg(config, S.ncclConfig_v22800, 'ncclCommSplit', 'config');
   const err = (f_ncclCommSplit ??= L.bind('ncclCommSplit'))(a_comm, a_color, a_key, K.slot[0], a_config) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommSplit', [err, null]);
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -221,7 +227,7 @@ export function ncclCommShrink(comm: H.ncclComm_t | null, excludeRanksList: (num
   if (a_excludeRanksCount < 0) M.rangeError('ncclCommShrink', 'excludeRanksCount', `must not be negative, got ${a_excludeRanksCount}`);
   const a_excludeRanksList = X.packArray(excludeRanksList, a_excludeRanksCount, 4, 'ncclCommShrink', 'excludeRanksList', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_ncclCommShrink ??= L.bind('ncclCommShrink'))(a_comm, a_excludeRanksList, a_excludeRanksCount, K.slot[0], a_config, a_shrinkFlags) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommShrink', [err, null]);
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -244,7 +250,7 @@ export function ncclCommInitRankScalable(nranks: number, myrank: number, nId: nu
   if (a_nId < 0) M.rangeError('ncclCommInitRankScalable', 'nId', `must not be negative, got ${a_nId}`);
   const a_commIds = X.packArray(commIds, a_nId, 128, 'ncclCommInitRankScalable', 'commIds', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.ncclUniqueId, n));
   const err = (f_ncclCommInitRankScalable ??= L.bind('ncclCommInitRankScalable'))(K.slot[0], a_nranks, a_myrank, a_nId, a_commIds, a_config) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommInitRankScalable', [err, null]);
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -284,7 +290,7 @@ let f_ncclCommGetAsyncError: KoffiFunction | undefined;
 export function ncclCommGetAsyncError(comm: H.ncclComm_t | null): Res<[E.ncclResult_t]> {
   const a_comm = M.handle(comm, 'ncclCommGetAsyncError', 'comm');
   const err = (f_ncclCommGetAsyncError ??= L.bind('ncclCommGetAsyncError'))(a_comm, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommGetAsyncError', [err, null]);
   return [err, K.I32[0] as E.ncclResult_t];
 }
 
@@ -298,7 +304,7 @@ let f_ncclCommCount: KoffiFunction | undefined;
 export function ncclCommCount(comm: H.ncclComm_t | null): Res<[number]> {
   const a_comm = M.handle(comm, 'ncclCommCount', 'comm');
   const err = (f_ncclCommCount ??= L.bind('ncclCommCount'))(a_comm, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommCount', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -312,7 +318,7 @@ let f_ncclCommCuDevice: KoffiFunction | undefined;
 export function ncclCommCuDevice(comm: H.ncclComm_t | null): Res<[number]> {
   const a_comm = M.handle(comm, 'ncclCommCuDevice', 'comm');
   const err = (f_ncclCommCuDevice ??= L.bind('ncclCommCuDevice'))(a_comm, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommCuDevice', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -326,7 +332,7 @@ let f_ncclCommUserRank: KoffiFunction | undefined;
 export function ncclCommUserRank(comm: H.ncclComm_t | null): Res<[number]> {
   const a_comm = M.handle(comm, 'ncclCommUserRank', 'comm');
   const err = (f_ncclCommUserRank ??= L.bind('ncclCommUserRank'))(a_comm, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommUserRank', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -345,7 +351,7 @@ export function ncclCommRegister(comm: H.ncclComm_t | null, buff: Pointer, size:
   const a_size = M.size(size, 'ncclCommRegister', 'size');
   if (typeof a_buff === 'object' && a_buff !== null) M.checkExtent(a_buff, a_size, 'ncclCommRegister', 'buff', 'size');
   const err = (f_ncclCommRegister ??= L.bind('ncclCommRegister'))(a_comm, a_buff, a_size, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommRegister', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -361,6 +367,7 @@ export function ncclCommDeregister(comm: H.ncclComm_t | null, handle: Pointer): 
   const a_comm = M.handle(comm, 'ncclCommDeregister', 'comm');
   const a_handle = M.pointer(handle, 'ncclCommDeregister', 'handle');
   const err = (f_ncclCommDeregister ??= L.bind('ncclCommDeregister'))(a_comm, a_handle) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclCommDeregister', [err]);
   return [err];
 }
 
@@ -381,7 +388,7 @@ export function ncclCommWindowRegister(comm: H.ncclComm_t | null, buff: Pointer,
   const a_winFlags = M.i32(winFlags, 'ncclCommWindowRegister', 'winFlags');
   if (typeof a_buff === 'object' && a_buff !== null) M.checkExtent(a_buff, a_size, 'ncclCommWindowRegister', 'buff', 'size');
   const err = (f_ncclCommWindowRegister ??= L.bind('ncclCommWindowRegister'))(a_comm, a_buff, a_size, K.slot[0], a_winFlags) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclCommWindowRegister', [err, null]);
   return [err, K.U64[0] as H.ncclWindow_t];
 }
 
@@ -397,6 +404,7 @@ export function ncclCommWindowDeregister(comm: H.ncclComm_t | null, win: H.ncclW
   const a_comm = M.handle(comm, 'ncclCommWindowDeregister', 'comm');
   const a_win = M.handle(win, 'ncclCommWindowDeregister', 'win');
   const err = (f_ncclCommWindowDeregister ??= L.bind('ncclCommWindowDeregister'))(a_comm, a_win) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclCommWindowDeregister', [err]);
   return [err];
 }
 
@@ -417,7 +425,7 @@ export function ncclRedOpCreatePreMulSum(scalar: Pointer, datatype: E.ncclDataTy
   const a_comm = M.handle(comm, 'ncclRedOpCreatePreMulSum', 'comm');
   if (typeof a_scalar === 'object' && a_scalar !== null) M.checkExtent(a_scalar, ncclTypeSize(a_datatype), 'ncclRedOpCreatePreMulSum', 'scalar', 'ncclTypeSize(datatype)');
   const err = (f_ncclRedOpCreatePreMulSum ??= L.bind('ncclRedOpCreatePreMulSum'))(K.slot[0], a_scalar, a_datatype, a_residence, a_comm) as E.ncclResult_t;
-  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return F.failed('ncclRedOpCreatePreMulSum', [err, null]);
   return [err, K.I32[0] as E.ncclRedOp_t];
 }
 
@@ -433,6 +441,7 @@ export function ncclRedOpDestroy(op: E.ncclRedOp_t, comm: H.ncclComm_t | null): 
   const a_op = M.i32(op, 'ncclRedOpDestroy', 'op');
   const a_comm = M.handle(comm, 'ncclRedOpDestroy', 'comm');
   const err = (f_ncclRedOpDestroy ??= L.bind('ncclRedOpDestroy'))(a_op, a_comm) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclRedOpDestroy', [err]);
   return [err];
 }
 
@@ -462,6 +471,7 @@ export function ncclReduce(sendbuff: Pointer, recvbuff: Pointer, count: number |
   if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclReduce', 'sendbuff', 'count * ncclTypeSize(datatype)');
   if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclReduce', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclReduce ??= L.bind('ncclReduce'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_op, a_root, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclReduce', [err]);
   return [err];
 }
 
@@ -486,6 +496,7 @@ export function ncclBcast(buff: Pointer, count: number | bigint, datatype: E.ncc
   const a_stream = M.handle(stream, 'ncclBcast', 'stream');
   if (typeof a_buff === 'object' && a_buff !== null) M.checkExtent(a_buff, a_count * ncclTypeSize(a_datatype), 'ncclBcast', 'buff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclBcast ??= L.bind('ncclBcast'))(a_buff, a_count, a_datatype, a_root, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclBcast', [err]);
   return [err];
 }
 
@@ -513,6 +524,7 @@ export function ncclBroadcast(sendbuff: Pointer, recvbuff: Pointer, count: numbe
   if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclBroadcast', 'sendbuff', 'count * ncclTypeSize(datatype)');
   if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclBroadcast', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclBroadcast ??= L.bind('ncclBroadcast'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_root, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclBroadcast', [err]);
   return [err];
 }
 
@@ -540,6 +552,7 @@ export function ncclAllReduce(sendbuff: Pointer, recvbuff: Pointer, count: numbe
   if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclAllReduce', 'sendbuff', 'count * ncclTypeSize(datatype)');
   if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclAllReduce', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclAllReduce ??= L.bind('ncclAllReduce'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_op, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclAllReduce', [err]);
   return [err];
 }
 
@@ -567,6 +580,7 @@ export function ncclReduceScatter(sendbuff: Pointer, recvbuff: Pointer, recvcoun
   if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_recvcount * ncclTypeSize(a_datatype), 'ncclReduceScatter', 'sendbuff', 'recvcount * ncclTypeSize(datatype)');
   if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_recvcount * ncclTypeSize(a_datatype), 'ncclReduceScatter', 'recvbuff', 'recvcount * ncclTypeSize(datatype)');
   const err = (f_ncclReduceScatter ??= L.bind('ncclReduceScatter'))(a_sendbuff, a_recvbuff, a_recvcount, a_datatype, a_op, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclReduceScatter', [err]);
   return [err];
 }
 
@@ -592,6 +606,7 @@ export function ncclAllGather(sendbuff: Pointer, recvbuff: Pointer, sendcount: n
   if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_sendcount * ncclTypeSize(a_datatype), 'ncclAllGather', 'sendbuff', 'sendcount * ncclTypeSize(datatype)');
   if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_sendcount * ncclTypeSize(a_datatype), 'ncclAllGather', 'recvbuff', 'sendcount * ncclTypeSize(datatype)');
   const err = (f_ncclAllGather ??= L.bind('ncclAllGather'))(a_sendbuff, a_recvbuff, a_sendcount, a_datatype, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclAllGather', [err]);
   return [err];
 }
 
@@ -617,6 +632,7 @@ export function ncclAlltoAll(sendbuff: Pointer, recvbuff: Pointer, count: number
   if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclAlltoAll', 'sendbuff', 'count * ncclTypeSize(datatype)');
   if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclAlltoAll', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclAlltoAll ??= L.bind('ncclAlltoAll'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclAlltoAll', [err]);
   return [err];
 }
 
@@ -644,6 +660,7 @@ export function ncclGather(sendbuff: Pointer, recvbuff: Pointer, count: number |
   if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclGather', 'sendbuff', 'count * ncclTypeSize(datatype)');
   if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclGather', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclGather ??= L.bind('ncclGather'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_root, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclGather', [err]);
   return [err];
 }
 
@@ -671,6 +688,7 @@ export function ncclScatter(sendbuff: Pointer, recvbuff: Pointer, count: number 
   if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclScatter', 'sendbuff', 'count * ncclTypeSize(datatype)');
   if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclScatter', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclScatter ??= L.bind('ncclScatter'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_root, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclScatter', [err]);
   return [err];
 }
 
@@ -695,6 +713,7 @@ export function ncclSend(sendbuff: Pointer, count: number | bigint, datatype: E.
   const a_stream = M.handle(stream, 'ncclSend', 'stream');
   if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclSend', 'sendbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclSend ??= L.bind('ncclSend'))(a_sendbuff, a_count, a_datatype, a_peer, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclSend', [err]);
   return [err];
 }
 
@@ -719,6 +738,7 @@ export function ncclRecv(recvbuff: Pointer, count: number | bigint, datatype: E.
   const a_stream = M.handle(stream, 'ncclRecv', 'stream');
   if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclRecv', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclRecv ??= L.bind('ncclRecv'))(a_recvbuff, a_count, a_datatype, a_peer, a_comm, a_stream) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclRecv', [err]);
   return [err];
 }
 
@@ -730,6 +750,7 @@ let f_ncclGroupStart: KoffiFunction | undefined;
 // ncclResult_t ncclGroupStart(void) — nccl.h:558
 export function ncclGroupStart(): [E.ncclResult_t] {
   const err = (f_ncclGroupStart ??= L.bind('ncclGroupStart'))() as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclGroupStart', [err]);
   return [err];
 }
 
@@ -741,6 +762,7 @@ let f_ncclGroupEnd: KoffiFunction | undefined;
 // ncclResult_t ncclGroupEnd(void) — nccl.h:568
 export function ncclGroupEnd(): [E.ncclResult_t] {
   const err = (f_ncclGroupEnd ??= L.bind('ncclGroupEnd'))() as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclGroupEnd', [err]);
   return [err];
 }
 
@@ -754,6 +776,7 @@ let f_ncclGroupSimulateEnd: KoffiFunction | undefined;
 export function ncclGroupSimulateEnd(simInfo: S.ncclSimInfo_v22200 | S.ncclSimInfo_v22200Init | null): [E.ncclResult_t] {
   const a_simInfo = X.structArg(simInfo, S.ncclSimInfo_v22200, 'ncclGroupSimulateEnd', 'simInfo');
   const err = (f_ncclGroupSimulateEnd ??= L.bind('ncclGroupSimulateEnd'))(a_simInfo) as E.ncclResult_t;
+  if (err !== 0) return F.failed('ncclGroupSimulateEnd', [err]);
   return [err];
 }
 

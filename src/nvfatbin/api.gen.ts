@@ -8,6 +8,7 @@ import * as X from '../ffi/struct-support';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';
+import * as F from '../ffi/status';
 
 /** The statuses with which a call returns its outputs. */
 export type nvFatbinResultOk = E.nvFatbinResult.NVFATBIN_SUCCESS;
@@ -41,7 +42,7 @@ export function nvFatbinCreate(options: string[] | null, optionsCount: number | 
   if (a_optionsCount < 0) M.rangeError('nvFatbinCreate', 'optionsCount', `must not be negative, got ${a_optionsCount}`);
   const a_options = X.packStrings(options, a_optionsCount, 'nvFatbinCreate', 'options', true);
   const err = (f_nvFatbinCreate ??= L.bind('nvFatbinCreate'))(K.slot[0], a_options, a_optionsCount) as E.nvFatbinResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvFatbinCreate', [err, null]);
   return [err, K.U64[0] as H.nvFatbinHandle];
 }
 
@@ -56,6 +57,7 @@ export function nvFatbinDestroy(handle_indirect: H.nvFatbinHandle | null): [E.nv
   const a_handle_indirect = M.handle(handle_indirect, 'nvFatbinDestroy', 'handle_indirect');
   K.U64[0] = a_handle_indirect ?? 0n;
   const err = (f_nvFatbinDestroy ??= L.bind('nvFatbinDestroy'))(K.slot[0]) as E.nvFatbinResult;
+  if (err !== 0) return F.failed('nvFatbinDestroy', [err]);
   return [err];
 }
 
@@ -80,6 +82,7 @@ export function nvFatbinAddPTX(handle: H.nvFatbinHandle | null, code: Pointer, s
   const a_optionsCmdLine = M.str(optionsCmdLine, 'nvFatbinAddPTX', 'optionsCmdLine');
   if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddPTX', 'code', 'size');
   const err = (f_nvFatbinAddPTX ??= L.bind('nvFatbinAddPTX'))(a_handle, a_code, a_size, a_arch, a_identifier, a_optionsCmdLine) as E.nvFatbinResult;
+  if (err !== 0) return F.failed('nvFatbinAddPTX', [err]);
   return [err];
 }
 
@@ -102,6 +105,7 @@ export function nvFatbinAddCubin(handle: H.nvFatbinHandle | null, code: Pointer,
   const a_identifier = M.str(identifier, 'nvFatbinAddCubin', 'identifier');
   if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddCubin', 'code', 'size');
   const err = (f_nvFatbinAddCubin ??= L.bind('nvFatbinAddCubin'))(a_handle, a_code, a_size, a_arch, a_identifier) as E.nvFatbinResult;
+  if (err !== 0) return F.failed('nvFatbinAddCubin', [err]);
   return [err];
 }
 
@@ -126,6 +130,7 @@ export function nvFatbinAddLTOIR(handle: H.nvFatbinHandle | null, code: Pointer,
   const a_optionsCmdLine = M.str(optionsCmdLine, 'nvFatbinAddLTOIR', 'optionsCmdLine');
   if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddLTOIR', 'code', 'size');
   const err = (f_nvFatbinAddLTOIR ??= L.bind('nvFatbinAddLTOIR'))(a_handle, a_code, a_size, a_arch, a_identifier, a_optionsCmdLine) as E.nvFatbinResult;
+  if (err !== 0) return F.failed('nvFatbinAddLTOIR', [err]);
   return [err];
 }
 
@@ -146,6 +151,7 @@ export function nvFatbinAddIndex(handle: H.nvFatbinHandle | null, code: Pointer,
   const a_identifier = M.str(identifier, 'nvFatbinAddIndex', 'identifier');
   if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddIndex', 'code', 'size');
   const err = (f_nvFatbinAddIndex ??= L.bind('nvFatbinAddIndex'))(a_handle, a_code, a_size, a_identifier) as E.nvFatbinResult;
+  if (err !== 0) return F.failed('nvFatbinAddIndex', [err]);
   return [err];
 }
 
@@ -164,6 +170,7 @@ export function nvFatbinAddReloc(handle: H.nvFatbinHandle | null, code: Pointer,
   const a_size = M.size(size, 'nvFatbinAddReloc', 'size');
   if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddReloc', 'code', 'size');
   const err = (f_nvFatbinAddReloc ??= L.bind('nvFatbinAddReloc'))(a_handle, a_code, a_size) as E.nvFatbinResult;
+  if (err !== 0) return F.failed('nvFatbinAddReloc', [err]);
   return [err];
 }
 
@@ -177,7 +184,7 @@ let f_nvFatbinSize: KoffiFunction | undefined;
 export function nvFatbinSize(handle: H.nvFatbinHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvFatbinSize', 'handle');
   const err = (f_nvFatbinSize ??= L.bind('nvFatbinSize'))(a_handle, K.slot[0]) as E.nvFatbinResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvFatbinSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -194,10 +201,10 @@ export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): R
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvFatbinGet', 'buffer');
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvFatbinSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
+  if (a_buffer === null) { const [e, n] = (nvFatbinSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return F.failed('nvFatbinGet', [e, null]); c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
   else X.needBytes(a_buffer, () => (nvFatbinSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvFatbinGet', 'buffer', 'nvFatbinSize');
   const err = (f_nvFatbinGet ??= L.bind('nvFatbinGet'))(a_handle, c_buffer ?? a_buffer) as E.nvFatbinResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvFatbinGet', [err, null]);
   return [err, o_buffer ?? X.hostBuffer(buffer)];
 }
 
@@ -209,7 +216,7 @@ let f_nvFatbinVersion: KoffiFunction | undefined;
 // nvFatbinResult nvFatbinVersion(unsigned int * major, unsigned int * minor) — nvFatbin.h:357
 export function nvFatbinVersion(): Res<[number, number]> {
   const err = (f_nvFatbinVersion ??= L.bind('nvFatbinVersion'))(K.slot[0], K.slot[1]) as E.nvFatbinResult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvFatbinVersion', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 

@@ -8,6 +8,7 @@ import * as X from '../ffi/struct-support';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';
+import * as F from '../ffi/status';
 
 /** The statuses with which a call returns its outputs. */
 export type nvJitLinkResultOk = E.nvJitLinkResult.NVJITLINK_SUCCESS;
@@ -28,7 +29,7 @@ export function nvJitLinkCreate(numOptions: number, options: string[] | null): R
   if (a_numOptions < 0) M.rangeError('nvJitLinkCreate', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packStrings(options, a_numOptions, 'nvJitLinkCreate', 'options', true);
   const err = (f_nvJitLinkCreate ??= L.bind('nvJitLinkCreate'))(K.slot[0], a_numOptions, a_options) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvJitLinkCreate', [err, null]);
   return [err, K.U64[0] as H.nvJitLinkHandle];
 }
 
@@ -43,6 +44,7 @@ export function nvJitLinkDestroy(handle: H.nvJitLinkHandle | null): [E.nvJitLink
   const a_handle = M.handle(handle, 'nvJitLinkDestroy', 'handle');
   K.U64[0] = a_handle ?? 0n;
   const err = (f_nvJitLinkDestroy ??= L.bind('nvJitLinkDestroy'))(K.slot[0]) as E.nvJitLinkResult;
+  if (err !== 0) return F.failed('nvJitLinkDestroy', [err]);
   return [err];
 }
 
@@ -65,6 +67,7 @@ export function nvJitLinkAddData(handle: H.nvJitLinkHandle | null, inputType: E.
   const a_name = M.str(name, 'nvJitLinkAddData', 'name');
   if (typeof a_data === 'object' && a_data !== null) M.checkExtent(a_data, a_size, 'nvJitLinkAddData', 'data', 'size');
   const err = (f_nvJitLinkAddData ??= L.bind('nvJitLinkAddData'))(a_handle, a_inputType, a_data, a_size, a_name) as E.nvJitLinkResult;
+  if (err !== 0) return F.failed('nvJitLinkAddData', [err]);
   return [err];
 }
 
@@ -82,6 +85,7 @@ export function nvJitLinkAddFile(handle: H.nvJitLinkHandle | null, inputType: E.
   const a_inputType = M.i32(inputType, 'nvJitLinkAddFile', 'inputType');
   const a_fileName = M.str(fileName, 'nvJitLinkAddFile', 'fileName');
   const err = (f_nvJitLinkAddFile ??= L.bind('nvJitLinkAddFile'))(a_handle, a_inputType, a_fileName) as E.nvJitLinkResult;
+  if (err !== 0) return F.failed('nvJitLinkAddFile', [err]);
   return [err];
 }
 
@@ -95,6 +99,7 @@ let f_nvJitLinkComplete: KoffiFunction | undefined;
 export function nvJitLinkComplete(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult] {
   const a_handle = M.handle(handle, 'nvJitLinkComplete', 'handle');
   const err = (f_nvJitLinkComplete ??= L.bind('nvJitLinkComplete'))(a_handle) as E.nvJitLinkResult;
+  if (err !== 0) return F.failed('nvJitLinkComplete', [err]);
   return [err];
 }
 
@@ -108,7 +113,7 @@ let f_nvJitLinkGetLinkedCubinSize: KoffiFunction | undefined;
 export function nvJitLinkGetLinkedCubinSize(handle: H.nvJitLinkHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedCubinSize', 'handle');
   const err = (f_nvJitLinkGetLinkedCubinSize ??= L.bind('nvJitLinkGetLinkedCubinSize'))(a_handle, K.slot[0]) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvJitLinkGetLinkedCubinSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -125,10 +130,10 @@ export function nvJitLinkGetLinkedCubin(handle: H.nvJitLinkHandle | null, cubin:
   const a_cubin = cubin === null ? null : M.pointer(cubin, 'nvJitLinkGetLinkedCubin', 'cubin');
   let o_cubin: Buffer | null = null;
   let c_cubin: Buffer | null = null;
-  if (a_cubin === null) { const [e, n] = (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_cubin = Buffer.alloc(Math.max(n, 1)); o_cubin = c_cubin.subarray(0, n); }
+  if (a_cubin === null) { const [e, n] = (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return F.failed('nvJitLinkGetLinkedCubin', [e, null]); c_cubin = Buffer.alloc(Math.max(n, 1)); o_cubin = c_cubin.subarray(0, n); }
   else X.needBytes(a_cubin, () => (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvJitLinkGetLinkedCubin', 'cubin', 'nvJitLinkGetLinkedCubinSize');
   const err = (f_nvJitLinkGetLinkedCubin ??= L.bind('nvJitLinkGetLinkedCubin'))(a_handle, c_cubin ?? a_cubin) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvJitLinkGetLinkedCubin', [err, null]);
   return [err, o_cubin ?? X.hostBuffer(cubin)];
 }
 
@@ -142,7 +147,7 @@ let f_nvJitLinkGetLinkedPtxSize: KoffiFunction | undefined;
 export function nvJitLinkGetLinkedPtxSize(handle: H.nvJitLinkHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedPtxSize', 'handle');
   const err = (f_nvJitLinkGetLinkedPtxSize ??= L.bind('nvJitLinkGetLinkedPtxSize'))(a_handle, K.slot[0]) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvJitLinkGetLinkedPtxSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -159,10 +164,10 @@ export function nvJitLinkGetLinkedPtx(handle: H.nvJitLinkHandle | null, ptx: Poi
   const a_ptx = ptx === null ? null : M.pointer(ptx, 'nvJitLinkGetLinkedPtx', 'ptx');
   let o_ptx: Buffer | null = null;
   let c_ptx: Buffer | null = null;
-  if (a_ptx === null) { const [e, n] = (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_ptx = Buffer.alloc(Math.max(n, 1)); o_ptx = c_ptx.subarray(0, n); }
+  if (a_ptx === null) { const [e, n] = (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return F.failed('nvJitLinkGetLinkedPtx', [e, null]); c_ptx = Buffer.alloc(Math.max(n, 1)); o_ptx = c_ptx.subarray(0, n); }
   else X.needBytes(a_ptx, () => (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvJitLinkGetLinkedPtx', 'ptx', 'nvJitLinkGetLinkedPtxSize');
   const err = (f_nvJitLinkGetLinkedPtx ??= L.bind('nvJitLinkGetLinkedPtx'))(a_handle, c_ptx ?? a_ptx) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvJitLinkGetLinkedPtx', [err, null]);
   return [err, o_ptx ?? X.hostBuffer(ptx)];
 }
 
@@ -176,7 +181,7 @@ let f_nvJitLinkGetErrorLogSize: KoffiFunction | undefined;
 export function nvJitLinkGetErrorLogSize(handle: H.nvJitLinkHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetErrorLogSize', 'handle');
   const err = (f_nvJitLinkGetErrorLogSize ??= L.bind('nvJitLinkGetErrorLogSize'))(a_handle, K.slot[0]) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvJitLinkGetErrorLogSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -193,10 +198,10 @@ export function nvJitLinkGetErrorLog(handle: H.nvJitLinkHandle | null, log: Poin
   const a_log = log === null ? null : M.pointer(log, 'nvJitLinkGetErrorLog', 'log');
   let o_log: Buffer | null = null;
   let c_log: Buffer | null = null;
-  if (a_log === null) { const [e, n] = (nvJitLinkGetErrorLogSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
+  if (a_log === null) { const [e, n] = (nvJitLinkGetErrorLogSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return F.failed('nvJitLinkGetErrorLog', [e, null]); c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
   else X.needBytes(a_log, () => (nvJitLinkGetErrorLogSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvJitLinkGetErrorLog', 'log', 'nvJitLinkGetErrorLogSize');
   const err = (f_nvJitLinkGetErrorLog ??= L.bind('nvJitLinkGetErrorLog'))(a_handle, c_log ?? a_log) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvJitLinkGetErrorLog', [err, null]);
   return [err, o_log ?? X.hostBuffer(log)];
 }
 
@@ -210,7 +215,7 @@ let f_nvJitLinkGetInfoLogSize: KoffiFunction | undefined;
 export function nvJitLinkGetInfoLogSize(handle: H.nvJitLinkHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetInfoLogSize', 'handle');
   const err = (f_nvJitLinkGetInfoLogSize ??= L.bind('nvJitLinkGetInfoLogSize'))(a_handle, K.slot[0]) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvJitLinkGetInfoLogSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -227,10 +232,10 @@ export function nvJitLinkGetInfoLog(handle: H.nvJitLinkHandle | null, log: Point
   const a_log = log === null ? null : M.pointer(log, 'nvJitLinkGetInfoLog', 'log');
   let o_log: Buffer | null = null;
   let c_log: Buffer | null = null;
-  if (a_log === null) { const [e, n] = (nvJitLinkGetInfoLogSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
+  if (a_log === null) { const [e, n] = (nvJitLinkGetInfoLogSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return F.failed('nvJitLinkGetInfoLog', [e, null]); c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
   else X.needBytes(a_log, () => (nvJitLinkGetInfoLogSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvJitLinkGetInfoLog', 'log', 'nvJitLinkGetInfoLogSize');
   const err = (f_nvJitLinkGetInfoLog ??= L.bind('nvJitLinkGetInfoLog'))(a_handle, c_log ?? a_log) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvJitLinkGetInfoLog', [err, null]);
   return [err, o_log ?? X.hostBuffer(log)];
 }
 
@@ -242,7 +247,7 @@ let f_nvJitLinkVersion: KoffiFunction | undefined;
 // nvJitLinkResult nvJitLinkVersion(unsigned int * major, unsigned int * minor) — nvJitLink.h:514
 export function nvJitLinkVersion(): Res<[number, number]> {
   const err = (f_nvJitLinkVersion ??= L.bind('nvJitLinkVersion'))(K.slot[0], K.slot[1]) as E.nvJitLinkResult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvJitLinkVersion', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 

@@ -9,6 +9,7 @@ import * as S from './structs.gen';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';
+import * as F from '../ffi/status';
 
 /** The statuses with which a call returns its outputs. */
 export type nvmlReturn_tOk = E.nvmlReturn_t.NVML_SUCCESS;
@@ -24,6 +25,7 @@ let f_nvmlInit: KoffiFunction | undefined;
 // nvmlReturn_t nvmlInit_v2(void) — nvml.h:3731
 export function nvmlInit(): [E.nvmlReturn_t] {
   const err = (f_nvmlInit ??= L.bind('nvmlInit'))() as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlInit', [err]);
   return [err];
 }
 
@@ -37,6 +39,7 @@ let f_nvmlInitWithFlags: KoffiFunction | undefined;
 export function nvmlInitWithFlags(flags: number): [E.nvmlReturn_t] {
   const a_flags = M.u32(flags, 'nvmlInitWithFlags', 'flags');
   const err = (f_nvmlInitWithFlags ??= L.bind('nvmlInitWithFlags'))(a_flags) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlInitWithFlags', [err]);
   return [err];
 }
 
@@ -48,6 +51,7 @@ let f_nvmlShutdown: KoffiFunction | undefined;
 // nvmlReturn_t nvmlShutdown(void) — nvml.h:3765
 export function nvmlShutdown(): [E.nvmlReturn_t] {
   const err = (f_nvmlShutdown ??= L.bind('nvmlShutdown'))() as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlShutdown', [err]);
   return [err];
 }
 
@@ -76,7 +80,7 @@ export function nvmlSystemGetDriverVersion(length: number): Res<[string]> {
   if (a_length < 1) M.rangeError('nvmlSystemGetDriverVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
   const err = (f_nvmlSystemGetDriverVersion ??= L.bind('nvmlSystemGetDriverVersion'))(a_version, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetDriverVersion', [err, null]);
   return [err, M.cString(a_version)];
 }
 
@@ -92,7 +96,7 @@ export function nvmlSystemGetNVMLVersion(length: number): Res<[string]> {
   if (a_length < 1) M.rangeError('nvmlSystemGetNVMLVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
   const err = (f_nvmlSystemGetNVMLVersion ??= L.bind('nvmlSystemGetNVMLVersion'))(a_version, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetNVMLVersion', [err, null]);
   return [err, M.cString(a_version)];
 }
 
@@ -104,7 +108,7 @@ let f_nvmlSystemGetCudaDriverVersion: KoffiFunction | undefined;
 // nvmlReturn_t nvmlSystemGetCudaDriverVersion(int * cudaDriverVersion) — nvml.h:3907
 export function nvmlSystemGetCudaDriverVersion(): Res<[number]> {
   const err = (f_nvmlSystemGetCudaDriverVersion ??= L.bind('nvmlSystemGetCudaDriverVersion'))(K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetCudaDriverVersion', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -116,7 +120,7 @@ let f_nvmlSystemGetCudaDriverVersion_v2: KoffiFunction | undefined;
 // nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int * cudaDriverVersion) — nvml.h:3924
 export function nvmlSystemGetCudaDriverVersion_v2(): Res<[number]> {
   const err = (f_nvmlSystemGetCudaDriverVersion_v2 ??= L.bind('nvmlSystemGetCudaDriverVersion_v2'))(K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetCudaDriverVersion_v2', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -134,7 +138,7 @@ export function nvmlSystemGetProcessName(pid: number, length: number): Res<[stri
   if (a_length < 1) M.rangeError('nvmlSystemGetProcessName', 'length', `must be at least 1, got ${a_length}`);
   const a_name = M.bytes(a_length);
   const err = (f_nvmlSystemGetProcessName ??= L.bind('nvmlSystemGetProcessName'))(a_pid, a_name, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetProcessName', [err, null]);
   return [err, M.cString(a_name)];
 }
 
@@ -151,8 +155,8 @@ export function nvmlSystemGetHicVersion(hwbcCount: number): Result<nvmlReturn_tO
   if (a_hwbcCount < 0) M.rangeError('nvmlSystemGetHicVersion', 'hwbcCount', `must not be negative, got ${a_hwbcCount}`);
   const a_hwbcEntries = a_hwbcCount > 0 ? M.bytes(a_hwbcCount * 36) : null;
   const err = (f_nvmlSystemGetHicVersion ??= L.bind('nvmlSystemGetHicVersion'))(K.slot[0], a_hwbcEntries) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlSystemGetHicVersion', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlSystemGetHicVersion', [err, null, null]);
   const n_hwbcCount = K.readSize(0);
   return [err, n_hwbcCount, X.readStructs(a_hwbcEntries, Math.min(a_hwbcCount, n_hwbcCount), S.nvmlHwbcEntry_st)];
 }
@@ -172,8 +176,8 @@ export function nvmlSystemGetTopologyGpuSet(cpuNumber: number, count: number): R
   if (a_count < 0) M.rangeError('nvmlSystemGetTopologyGpuSet', 'count', `must not be negative, got ${a_count}`);
   const a_deviceArray = a_count > 0 ? M.bytes(a_count * 8) : null;
   const err = (f_nvmlSystemGetTopologyGpuSet ??= L.bind('nvmlSystemGetTopologyGpuSet'))(a_cpuNumber, K.slot[0], a_deviceArray) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlSystemGetTopologyGpuSet', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlSystemGetTopologyGpuSet', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, n_count, X.readArray(a_deviceArray, Math.min(a_count, n_count), 8, (dv, at) => dv.getBigUint64(at, true) as H.nvmlDevice_t)];
 }
@@ -191,7 +195,7 @@ export function nvmlSystemGetDriverBranch(branchInfo: S.nvmlSystemDriverBranchIn
   const a_length = M.u32(length, 'nvmlSystemGetDriverBranch', 'length');
   if (a_length > S.nvmlSystemDriverBranchInfo_v1_t.layout.fields.branch.size) M.rangeError('nvmlSystemGetDriverBranch', 'length', `is ${a_length} but branchInfo.branch holds ${S.nvmlSystemDriverBranchInfo_v1_t.layout.fields.branch.size} bytes`);
   const err = (f_nvmlSystemGetDriverBranch ??= L.bind('nvmlSystemGetDriverBranch'))(a_branchInfo._u8, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetDriverBranch', [err, null]);
   return [err, a_branchInfo];
 }
 
@@ -203,7 +207,7 @@ let f_nvmlUnitGetCount: KoffiFunction | undefined;
 // nvmlReturn_t nvmlUnitGetCount(unsigned int * unitCount) — nvml.h:4048
 export function nvmlUnitGetCount(): Res<[number]> {
   const err = (f_nvmlUnitGetCount ??= L.bind('nvmlUnitGetCount'))(K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlUnitGetCount', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -217,7 +221,7 @@ let f_nvmlUnitGetHandleByIndex: KoffiFunction | undefined;
 export function nvmlUnitGetHandleByIndex(index: number): Res<[H.nvmlUnit_t]> {
   const a_index = M.u32(index, 'nvmlUnitGetHandleByIndex', 'index');
   const err = (f_nvmlUnitGetHandleByIndex ??= L.bind('nvmlUnitGetHandleByIndex'))(a_index, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlUnitGetHandleByIndex', [err, null]);
   return [err, K.U64[0] as H.nvmlUnit_t];
 }
 
@@ -233,7 +237,7 @@ export function nvmlUnitGetUnitInfo(unit: H.nvmlUnit_t | null, info?: S.nvmlUnit
   const a_unit = M.handle(unit, 'nvmlUnitGetUnitInfo', 'unit');
   const a_info = X.inoutStruct(info, S.nvmlUnitInfo_st, 'nvmlUnitGetUnitInfo', 'info');
   const err = (f_nvmlUnitGetUnitInfo ??= L.bind('nvmlUnitGetUnitInfo'))(a_unit, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlUnitGetUnitInfo', [err, null]);
   return [err, a_info];
 }
 
@@ -249,7 +253,7 @@ export function nvmlUnitGetLedState(unit: H.nvmlUnit_t | null, state?: S.nvmlLed
   const a_unit = M.handle(unit, 'nvmlUnitGetLedState', 'unit');
   const a_state = X.inoutStruct(state, S.nvmlLedState_st, 'nvmlUnitGetLedState', 'state');
   const err = (f_nvmlUnitGetLedState ??= L.bind('nvmlUnitGetLedState'))(a_unit, a_state._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlUnitGetLedState', [err, null]);
   return [err, a_state];
 }
 
@@ -265,7 +269,7 @@ export function nvmlUnitGetPsuInfo(unit: H.nvmlUnit_t | null, psu?: S.nvmlPSUInf
   const a_unit = M.handle(unit, 'nvmlUnitGetPsuInfo', 'unit');
   const a_psu = X.inoutStruct(psu, S.nvmlPSUInfo_st, 'nvmlUnitGetPsuInfo', 'psu');
   const err = (f_nvmlUnitGetPsuInfo ??= L.bind('nvmlUnitGetPsuInfo'))(a_unit, a_psu._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlUnitGetPsuInfo', [err, null]);
   return [err, a_psu];
 }
 
@@ -281,7 +285,7 @@ export function nvmlUnitGetTemperature(unit: H.nvmlUnit_t | null, type: number):
   const a_unit = M.handle(unit, 'nvmlUnitGetTemperature', 'unit');
   const a_type = M.u32(type, 'nvmlUnitGetTemperature', 'type');
   const err = (f_nvmlUnitGetTemperature ??= L.bind('nvmlUnitGetTemperature'))(a_unit, a_type, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlUnitGetTemperature', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -297,7 +301,7 @@ export function nvmlUnitGetFanSpeedInfo(unit: H.nvmlUnit_t | null, fanSpeeds?: S
   const a_unit = M.handle(unit, 'nvmlUnitGetFanSpeedInfo', 'unit');
   const a_fanSpeeds = X.inoutStruct(fanSpeeds, S.nvmlUnitFanSpeeds_st, 'nvmlUnitGetFanSpeedInfo', 'fanSpeeds');
   const err = (f_nvmlUnitGetFanSpeedInfo ??= L.bind('nvmlUnitGetFanSpeedInfo'))(a_unit, a_fanSpeeds._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlUnitGetFanSpeedInfo', [err, null]);
   return [err, a_fanSpeeds];
 }
 
@@ -316,8 +320,8 @@ export function nvmlUnitGetDevices(unit: H.nvmlUnit_t | null, deviceCount: numbe
   if (a_deviceCount < 0) M.rangeError('nvmlUnitGetDevices', 'deviceCount', `must not be negative, got ${a_deviceCount}`);
   const a_devices = a_deviceCount > 0 ? M.bytes(a_deviceCount * 8) : null;
   const err = (f_nvmlUnitGetDevices ??= L.bind('nvmlUnitGetDevices'))(a_unit, K.slot[0], a_devices) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlUnitGetDevices', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlUnitGetDevices', [err, null, null]);
   const n_deviceCount = K.readSize(0);
   return [err, n_deviceCount, X.readArray(a_devices, Math.min(a_deviceCount, n_deviceCount), 8, (dv, at) => dv.getBigUint64(at, true) as H.nvmlDevice_t)];
 }
@@ -330,7 +334,7 @@ let f_nvmlDeviceGetCount: KoffiFunction | undefined;
 // nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int * deviceCount) — nvml.h:4221
 export function nvmlDeviceGetCount(): Res<[number]> {
   const err = (f_nvmlDeviceGetCount ??= L.bind('nvmlDeviceGetCount'))(K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCount', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -346,7 +350,7 @@ export function nvmlDeviceGetAttributes(device: H.nvmlDevice_t | null, attribute
   const a_device = M.handle(device, 'nvmlDeviceGetAttributes', 'device');
   const a_attributes = X.inoutStruct(attributes, S.nvmlDeviceAttributes_st, 'nvmlDeviceGetAttributes', 'attributes');
   const err = (f_nvmlDeviceGetAttributes ??= L.bind('nvmlDeviceGetAttributes'))(a_device, a_attributes._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetAttributes', [err, null]);
   return [err, a_attributes];
 }
 
@@ -360,7 +364,7 @@ let f_nvmlDeviceGetHandleByIndex: KoffiFunction | undefined;
 export function nvmlDeviceGetHandleByIndex(index: number): Res<[H.nvmlDevice_t]> {
   const a_index = M.u32(index, 'nvmlDeviceGetHandleByIndex', 'index');
   const err = (f_nvmlDeviceGetHandleByIndex ??= L.bind('nvmlDeviceGetHandleByIndex'))(a_index, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetHandleByIndex', [err, null]);
   return [err, K.U64[0] as H.nvmlDevice_t];
 }
 
@@ -374,7 +378,7 @@ let f_nvmlDeviceGetHandleBySerial: KoffiFunction | undefined;
 export function nvmlDeviceGetHandleBySerial(serial: string): Res<[H.nvmlDevice_t]> {
   const a_serial = M.str(serial, 'nvmlDeviceGetHandleBySerial', 'serial');
   const err = (f_nvmlDeviceGetHandleBySerial ??= L.bind('nvmlDeviceGetHandleBySerial'))(a_serial, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetHandleBySerial', [err, null]);
   return [err, K.U64[0] as H.nvmlDevice_t];
 }
 
@@ -388,7 +392,7 @@ let f_nvmlDeviceGetHandleByUUID: KoffiFunction | undefined;
 export function nvmlDeviceGetHandleByUUID(uuid: string): Res<[H.nvmlDevice_t]> {
   const a_uuid = M.str(uuid, 'nvmlDeviceGetHandleByUUID', 'uuid');
   const err = (f_nvmlDeviceGetHandleByUUID ??= L.bind('nvmlDeviceGetHandleByUUID'))(a_uuid, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetHandleByUUID', [err, null]);
   return [err, K.U64[0] as H.nvmlDevice_t];
 }
 
@@ -402,7 +406,7 @@ let f_nvmlDeviceGetHandleByUUIDV: KoffiFunction | undefined;
 export function nvmlDeviceGetHandleByUUIDV(uuid: S.nvmlUUID_v1_t | S.nvmlUUID_v1_tInit | null): Res<[H.nvmlDevice_t]> {
   const a_uuid = X.structArg(uuid, S.nvmlUUID_v1_t, 'nvmlDeviceGetHandleByUUIDV', 'uuid');
   const err = (f_nvmlDeviceGetHandleByUUIDV ??= L.bind('nvmlDeviceGetHandleByUUIDV'))(a_uuid, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetHandleByUUIDV', [err, null]);
   return [err, K.U64[0] as H.nvmlDevice_t];
 }
 
@@ -416,7 +420,7 @@ let f_nvmlDeviceGetHandleByPciBusId: KoffiFunction | undefined;
 export function nvmlDeviceGetHandleByPciBusId(pciBusId: string): Res<[H.nvmlDevice_t]> {
   const a_pciBusId = M.str(pciBusId, 'nvmlDeviceGetHandleByPciBusId', 'pciBusId');
   const err = (f_nvmlDeviceGetHandleByPciBusId ??= L.bind('nvmlDeviceGetHandleByPciBusId'))(a_pciBusId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetHandleByPciBusId', [err, null]);
   return [err, K.U64[0] as H.nvmlDevice_t];
 }
 
@@ -434,7 +438,7 @@ export function nvmlDeviceGetName(device: H.nvmlDevice_t | null, length: number)
   if (a_length < 1) M.rangeError('nvmlDeviceGetName', 'length', `must be at least 1, got ${a_length}`);
   const a_name = M.bytes(a_length);
   const err = (f_nvmlDeviceGetName ??= L.bind('nvmlDeviceGetName'))(a_device, a_name, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetName', [err, null]);
   return [err, M.cString(a_name)];
 }
 
@@ -448,7 +452,7 @@ let f_nvmlDeviceGetBrand: KoffiFunction | undefined;
 export function nvmlDeviceGetBrand(device: H.nvmlDevice_t | null): Res<[E.nvmlBrandType_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBrand', 'device');
   const err = (f_nvmlDeviceGetBrand ??= L.bind('nvmlDeviceGetBrand'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetBrand', [err, null]);
   return [err, K.I32[0] as E.nvmlBrandType_t];
 }
 
@@ -462,7 +466,7 @@ let f_nvmlDeviceGetIndex: KoffiFunction | undefined;
 export function nvmlDeviceGetIndex(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetIndex', 'device');
   const err = (f_nvmlDeviceGetIndex ??= L.bind('nvmlDeviceGetIndex'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetIndex', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -480,7 +484,7 @@ export function nvmlDeviceGetSerial(device: H.nvmlDevice_t | null, length: numbe
   if (a_length < 1) M.rangeError('nvmlDeviceGetSerial', 'length', `must be at least 1, got ${a_length}`);
   const a_serial = M.bytes(a_length);
   const err = (f_nvmlDeviceGetSerial ??= L.bind('nvmlDeviceGetSerial'))(a_device, a_serial, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetSerial', [err, null]);
   return [err, M.cString(a_serial)];
 }
 
@@ -494,7 +498,7 @@ let f_nvmlDeviceGetModuleId: KoffiFunction | undefined;
 export function nvmlDeviceGetModuleId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetModuleId', 'device');
   const err = (f_nvmlDeviceGetModuleId ??= L.bind('nvmlDeviceGetModuleId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetModuleId', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -510,7 +514,7 @@ export function nvmlDeviceGetC2cModeInfoV(device: H.nvmlDevice_t | null, c2cMode
   const a_device = M.handle(device, 'nvmlDeviceGetC2cModeInfoV', 'device');
   const a_c2cModeInfo = X.inoutStruct(c2cModeInfo, S.nvmlC2cModeInfo_v1_t, 'nvmlDeviceGetC2cModeInfoV', 'c2cModeInfo');
   const err = (f_nvmlDeviceGetC2cModeInfoV ??= L.bind('nvmlDeviceGetC2cModeInfoV'))(a_device, a_c2cModeInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetC2cModeInfoV', [err, null]);
   return [err, a_c2cModeInfo];
 }
 
@@ -530,7 +534,7 @@ export function nvmlDeviceGetMemoryAffinity(device: H.nvmlDevice_t | null, nodeS
   if (a_nodeSetSize < 0) M.rangeError('nvmlDeviceGetMemoryAffinity', 'nodeSetSize', `must not be negative, got ${a_nodeSetSize}`);
   const a_nodeSet = a_nodeSetSize > 0 ? M.bytes(a_nodeSetSize * 8) : null;
   const err = (f_nvmlDeviceGetMemoryAffinity ??= L.bind('nvmlDeviceGetMemoryAffinity'))(a_device, a_nodeSetSize, a_nodeSet, a_scope) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMemoryAffinity', [err, null]);
   return [err, X.readArray(a_nodeSet, a_nodeSetSize, 8, (dv, at) => dv.getBigUint64(at, true))];
 }
 
@@ -550,7 +554,7 @@ export function nvmlDeviceGetCpuAffinityWithinScope(device: H.nvmlDevice_t | nul
   if (a_cpuSetSize < 0) M.rangeError('nvmlDeviceGetCpuAffinityWithinScope', 'cpuSetSize', `must not be negative, got ${a_cpuSetSize}`);
   const a_cpuSet = a_cpuSetSize > 0 ? M.bytes(a_cpuSetSize * 8) : null;
   const err = (f_nvmlDeviceGetCpuAffinityWithinScope ??= L.bind('nvmlDeviceGetCpuAffinityWithinScope'))(a_device, a_cpuSetSize, a_cpuSet, a_scope) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCpuAffinityWithinScope', [err, null]);
   return [err, X.readArray(a_cpuSet, a_cpuSetSize, 8, (dv, at) => dv.getBigUint64(at, true))];
 }
 
@@ -568,7 +572,7 @@ export function nvmlDeviceGetCpuAffinity(device: H.nvmlDevice_t | null, cpuSetSi
   if (a_cpuSetSize < 0) M.rangeError('nvmlDeviceGetCpuAffinity', 'cpuSetSize', `must not be negative, got ${a_cpuSetSize}`);
   const a_cpuSet = a_cpuSetSize > 0 ? M.bytes(a_cpuSetSize * 8) : null;
   const err = (f_nvmlDeviceGetCpuAffinity ??= L.bind('nvmlDeviceGetCpuAffinity'))(a_device, a_cpuSetSize, a_cpuSet) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCpuAffinity', [err, null]);
   return [err, X.readArray(a_cpuSet, a_cpuSetSize, 8, (dv, at) => dv.getBigUint64(at, true))];
 }
 
@@ -582,6 +586,7 @@ let f_nvmlDeviceSetCpuAffinity: KoffiFunction | undefined;
 export function nvmlDeviceSetCpuAffinity(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetCpuAffinity', 'device');
   const err = (f_nvmlDeviceSetCpuAffinity ??= L.bind('nvmlDeviceSetCpuAffinity'))(a_device) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetCpuAffinity', [err]);
   return [err];
 }
 
@@ -595,6 +600,7 @@ let f_nvmlDeviceClearCpuAffinity: KoffiFunction | undefined;
 export function nvmlDeviceClearCpuAffinity(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceClearCpuAffinity', 'device');
   const err = (f_nvmlDeviceClearCpuAffinity ??= L.bind('nvmlDeviceClearCpuAffinity'))(a_device) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceClearCpuAffinity', [err]);
   return [err];
 }
 
@@ -608,7 +614,7 @@ let f_nvmlDeviceGetNumaNodeId: KoffiFunction | undefined;
 export function nvmlDeviceGetNumaNodeId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNumaNodeId', 'device');
   const err = (f_nvmlDeviceGetNumaNodeId ??= L.bind('nvmlDeviceGetNumaNodeId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNumaNodeId', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -624,7 +630,7 @@ export function nvmlDeviceGetAddressingMode(device: H.nvmlDevice_t | null, mode?
   const a_device = M.handle(device, 'nvmlDeviceGetAddressingMode', 'device');
   const a_mode = X.inoutStruct(mode, S.nvmlDeviceAddressingMode_v1_t, 'nvmlDeviceGetAddressingMode', 'mode');
   const err = (f_nvmlDeviceGetAddressingMode ??= L.bind('nvmlDeviceGetAddressingMode'))(a_device, a_mode._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetAddressingMode', [err, null]);
   return [err, a_mode];
 }
 
@@ -640,7 +646,7 @@ export function nvmlDeviceGetRepairStatus(device: H.nvmlDevice_t | null, repairS
   const a_device = M.handle(device, 'nvmlDeviceGetRepairStatus', 'device');
   const a_repairStatus = X.inoutStruct(repairStatus, S.nvmlRepairStatus_v1_t, 'nvmlDeviceGetRepairStatus', 'repairStatus');
   const err = (f_nvmlDeviceGetRepairStatus ??= L.bind('nvmlDeviceGetRepairStatus'))(a_device, a_repairStatus._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetRepairStatus', [err, null]);
   return [err, a_repairStatus];
 }
 
@@ -656,7 +662,7 @@ export function nvmlDeviceGetTopologyCommonAncestor(device1: H.nvmlDevice_t | nu
   const a_device1 = M.handle(device1, 'nvmlDeviceGetTopologyCommonAncestor', 'device1');
   const a_device2 = M.handle(device2, 'nvmlDeviceGetTopologyCommonAncestor', 'device2');
   const err = (f_nvmlDeviceGetTopologyCommonAncestor ??= L.bind('nvmlDeviceGetTopologyCommonAncestor'))(a_device1, a_device2, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetTopologyCommonAncestor', [err, null]);
   return [err, K.I32[0] as E.nvmlGpuTopologyLevel_t];
 }
 
@@ -677,8 +683,8 @@ export function nvmlDeviceGetTopologyNearestGpus(device: H.nvmlDevice_t | null, 
   if (a_count < 0) M.rangeError('nvmlDeviceGetTopologyNearestGpus', 'count', `must not be negative, got ${a_count}`);
   const a_deviceArray = a_count > 0 ? M.bytes(a_count * 8) : null;
   const err = (f_nvmlDeviceGetTopologyNearestGpus ??= L.bind('nvmlDeviceGetTopologyNearestGpus'))(a_device, a_level, K.slot[0], a_deviceArray) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetTopologyNearestGpus', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetTopologyNearestGpus', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, n_count, X.readArray(a_deviceArray, Math.min(a_count, n_count), 8, (dv, at) => dv.getBigUint64(at, true) as H.nvmlDevice_t)];
 }
@@ -697,7 +703,7 @@ export function nvmlDeviceGetP2PStatus(device1: H.nvmlDevice_t | null, device2: 
   const a_device2 = M.handle(device2, 'nvmlDeviceGetP2PStatus', 'device2');
   const a_p2pIndex = M.i32(p2pIndex, 'nvmlDeviceGetP2PStatus', 'p2pIndex');
   const err = (f_nvmlDeviceGetP2PStatus ??= L.bind('nvmlDeviceGetP2PStatus'))(a_device1, a_device2, a_p2pIndex, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetP2PStatus', [err, null]);
   return [err, K.I32[0] as E.nvmlGpuP2PStatus_t];
 }
 
@@ -715,7 +721,7 @@ export function nvmlDeviceGetUUID(device: H.nvmlDevice_t | null, length: number)
   if (a_length < 1) M.rangeError('nvmlDeviceGetUUID', 'length', `must be at least 1, got ${a_length}`);
   const a_uuid = M.bytes(a_length);
   const err = (f_nvmlDeviceGetUUID ??= L.bind('nvmlDeviceGetUUID'))(a_device, a_uuid, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetUUID', [err, null]);
   return [err, M.cString(a_uuid)];
 }
 
@@ -729,7 +735,7 @@ let f_nvmlDeviceGetMinorNumber: KoffiFunction | undefined;
 export function nvmlDeviceGetMinorNumber(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMinorNumber', 'device');
   const err = (f_nvmlDeviceGetMinorNumber ??= L.bind('nvmlDeviceGetMinorNumber'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMinorNumber', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -747,7 +753,7 @@ export function nvmlDeviceGetBoardPartNumber(device: H.nvmlDevice_t | null, leng
   if (a_length < 1) M.rangeError('nvmlDeviceGetBoardPartNumber', 'length', `must be at least 1, got ${a_length}`);
   const a_partNumber = M.bytes(a_length);
   const err = (f_nvmlDeviceGetBoardPartNumber ??= L.bind('nvmlDeviceGetBoardPartNumber'))(a_device, a_partNumber, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetBoardPartNumber', [err, null]);
   return [err, M.cString(a_partNumber)];
 }
 
@@ -767,7 +773,7 @@ export function nvmlDeviceGetInforomVersion(device: H.nvmlDevice_t | null, objec
   if (a_length < 1) M.rangeError('nvmlDeviceGetInforomVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
   const err = (f_nvmlDeviceGetInforomVersion ??= L.bind('nvmlDeviceGetInforomVersion'))(a_device, a_object, a_version, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetInforomVersion', [err, null]);
   return [err, M.cString(a_version)];
 }
 
@@ -785,7 +791,7 @@ export function nvmlDeviceGetInforomImageVersion(device: H.nvmlDevice_t | null, 
   if (a_length < 1) M.rangeError('nvmlDeviceGetInforomImageVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
   const err = (f_nvmlDeviceGetInforomImageVersion ??= L.bind('nvmlDeviceGetInforomImageVersion'))(a_device, a_version, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetInforomImageVersion', [err, null]);
   return [err, M.cString(a_version)];
 }
 
@@ -799,7 +805,7 @@ let f_nvmlDeviceGetInforomConfigurationChecksum: KoffiFunction | undefined;
 export function nvmlDeviceGetInforomConfigurationChecksum(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomConfigurationChecksum', 'device');
   const err = (f_nvmlDeviceGetInforomConfigurationChecksum ??= L.bind('nvmlDeviceGetInforomConfigurationChecksum'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetInforomConfigurationChecksum', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -813,6 +819,7 @@ let f_nvmlDeviceValidateInforom: KoffiFunction | undefined;
 export function nvmlDeviceValidateInforom(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceValidateInforom', 'device');
   const err = (f_nvmlDeviceValidateInforom ??= L.bind('nvmlDeviceValidateInforom'))(a_device) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceValidateInforom', [err]);
   return [err];
 }
 
@@ -826,7 +833,7 @@ let f_nvmlDeviceGetLastBBXFlushTime: KoffiFunction | undefined;
 export function nvmlDeviceGetLastBBXFlushTime(device: H.nvmlDevice_t | null): Res<[bigint, bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetLastBBXFlushTime', 'device');
   const err = (f_nvmlDeviceGetLastBBXFlushTime ??= L.bind('nvmlDeviceGetLastBBXFlushTime'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetLastBBXFlushTime', [err, null, null]);
   return [err, K.U64[0], K.U64[1]];
 }
 
@@ -840,7 +847,7 @@ let f_nvmlDeviceGetDisplayMode: KoffiFunction | undefined;
 export function nvmlDeviceGetDisplayMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDisplayMode', 'device');
   const err = (f_nvmlDeviceGetDisplayMode ??= L.bind('nvmlDeviceGetDisplayMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDisplayMode', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -854,7 +861,7 @@ let f_nvmlDeviceGetDisplayActive: KoffiFunction | undefined;
 export function nvmlDeviceGetDisplayActive(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDisplayActive', 'device');
   const err = (f_nvmlDeviceGetDisplayActive ??= L.bind('nvmlDeviceGetDisplayActive'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDisplayActive', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -868,7 +875,7 @@ let f_nvmlDeviceGetPersistenceMode: KoffiFunction | undefined;
 export function nvmlDeviceGetPersistenceMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPersistenceMode', 'device');
   const err = (f_nvmlDeviceGetPersistenceMode ??= L.bind('nvmlDeviceGetPersistenceMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPersistenceMode', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -884,7 +891,7 @@ export function nvmlDeviceGetPciInfoExt(device: H.nvmlDevice_t | null, pci?: S.n
   const a_device = M.handle(device, 'nvmlDeviceGetPciInfoExt', 'device');
   const a_pci = X.inoutStruct(pci, S.nvmlPciInfoExt_v1_t, 'nvmlDeviceGetPciInfoExt', 'pci');
   const err = (f_nvmlDeviceGetPciInfoExt ??= L.bind('nvmlDeviceGetPciInfoExt'))(a_device, a_pci._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPciInfoExt', [err, null]);
   return [err, a_pci];
 }
 
@@ -900,7 +907,7 @@ export function nvmlDeviceGetPciInfo(device: H.nvmlDevice_t | null, pci?: S.nvml
   const a_device = M.handle(device, 'nvmlDeviceGetPciInfo', 'device');
   const a_pci = X.inoutStruct(pci, S.nvmlPciInfo_st, 'nvmlDeviceGetPciInfo', 'pci');
   const err = (f_nvmlDeviceGetPciInfo ??= L.bind('nvmlDeviceGetPciInfo'))(a_device, a_pci._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPciInfo', [err, null]);
   return [err, a_pci];
 }
 
@@ -914,7 +921,7 @@ let f_nvmlDeviceGetMaxPcieLinkGeneration: KoffiFunction | undefined;
 export function nvmlDeviceGetMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxPcieLinkGeneration', 'device');
   const err = (f_nvmlDeviceGetMaxPcieLinkGeneration ??= L.bind('nvmlDeviceGetMaxPcieLinkGeneration'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMaxPcieLinkGeneration', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -928,7 +935,7 @@ let f_nvmlDeviceGetGpuMaxPcieLinkGeneration: KoffiFunction | undefined;
 export function nvmlDeviceGetGpuMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuMaxPcieLinkGeneration', 'device');
   const err = (f_nvmlDeviceGetGpuMaxPcieLinkGeneration ??= L.bind('nvmlDeviceGetGpuMaxPcieLinkGeneration'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuMaxPcieLinkGeneration', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -942,7 +949,7 @@ let f_nvmlDeviceGetMaxPcieLinkWidth: KoffiFunction | undefined;
 export function nvmlDeviceGetMaxPcieLinkWidth(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxPcieLinkWidth', 'device');
   const err = (f_nvmlDeviceGetMaxPcieLinkWidth ??= L.bind('nvmlDeviceGetMaxPcieLinkWidth'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMaxPcieLinkWidth', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -956,7 +963,7 @@ let f_nvmlDeviceGetCurrPcieLinkGeneration: KoffiFunction | undefined;
 export function nvmlDeviceGetCurrPcieLinkGeneration(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrPcieLinkGeneration', 'device');
   const err = (f_nvmlDeviceGetCurrPcieLinkGeneration ??= L.bind('nvmlDeviceGetCurrPcieLinkGeneration'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCurrPcieLinkGeneration', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -970,7 +977,7 @@ let f_nvmlDeviceGetCurrPcieLinkWidth: KoffiFunction | undefined;
 export function nvmlDeviceGetCurrPcieLinkWidth(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrPcieLinkWidth', 'device');
   const err = (f_nvmlDeviceGetCurrPcieLinkWidth ??= L.bind('nvmlDeviceGetCurrPcieLinkWidth'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCurrPcieLinkWidth', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -986,7 +993,7 @@ export function nvmlDeviceGetPcieThroughput(device: H.nvmlDevice_t | null, count
   const a_device = M.handle(device, 'nvmlDeviceGetPcieThroughput', 'device');
   const a_counter = M.i32(counter, 'nvmlDeviceGetPcieThroughput', 'counter');
   const err = (f_nvmlDeviceGetPcieThroughput ??= L.bind('nvmlDeviceGetPcieThroughput'))(a_device, a_counter, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPcieThroughput', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1000,7 +1007,7 @@ let f_nvmlDeviceGetPcieReplayCounter: KoffiFunction | undefined;
 export function nvmlDeviceGetPcieReplayCounter(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieReplayCounter', 'device');
   const err = (f_nvmlDeviceGetPcieReplayCounter ??= L.bind('nvmlDeviceGetPcieReplayCounter'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPcieReplayCounter', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1016,7 +1023,7 @@ export function nvmlDeviceGetClockInfo(device: H.nvmlDevice_t | null, type: E.nv
   const a_device = M.handle(device, 'nvmlDeviceGetClockInfo', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetClockInfo', 'type');
   const err = (f_nvmlDeviceGetClockInfo ??= L.bind('nvmlDeviceGetClockInfo'))(a_device, a_type, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetClockInfo', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1032,7 +1039,7 @@ export function nvmlDeviceGetMaxClockInfo(device: H.nvmlDevice_t | null, type: E
   const a_device = M.handle(device, 'nvmlDeviceGetMaxClockInfo', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetMaxClockInfo', 'type');
   const err = (f_nvmlDeviceGetMaxClockInfo ??= L.bind('nvmlDeviceGetMaxClockInfo'))(a_device, a_type, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMaxClockInfo', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1046,7 +1053,7 @@ let f_nvmlDeviceGetGpcClkVfOffset: KoffiFunction | undefined;
 export function nvmlDeviceGetGpcClkVfOffset(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpcClkVfOffset', 'device');
   const err = (f_nvmlDeviceGetGpcClkVfOffset ??= L.bind('nvmlDeviceGetGpcClkVfOffset'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpcClkVfOffset', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -1062,7 +1069,7 @@ export function nvmlDeviceGetApplicationsClock(device: H.nvmlDevice_t | null, cl
   const a_device = M.handle(device, 'nvmlDeviceGetApplicationsClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetApplicationsClock', 'clockType');
   const err = (f_nvmlDeviceGetApplicationsClock ??= L.bind('nvmlDeviceGetApplicationsClock'))(a_device, a_clockType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetApplicationsClock', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1078,7 +1085,7 @@ export function nvmlDeviceGetDefaultApplicationsClock(device: H.nvmlDevice_t | n
   const a_device = M.handle(device, 'nvmlDeviceGetDefaultApplicationsClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetDefaultApplicationsClock', 'clockType');
   const err = (f_nvmlDeviceGetDefaultApplicationsClock ??= L.bind('nvmlDeviceGetDefaultApplicationsClock'))(a_device, a_clockType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDefaultApplicationsClock', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1096,7 +1103,7 @@ export function nvmlDeviceGetClock(device: H.nvmlDevice_t | null, clockType: E.n
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetClock', 'clockType');
   const a_clockId = M.i32(clockId, 'nvmlDeviceGetClock', 'clockId');
   const err = (f_nvmlDeviceGetClock ??= L.bind('nvmlDeviceGetClock'))(a_device, a_clockType, a_clockId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetClock', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1112,7 +1119,7 @@ export function nvmlDeviceGetMaxCustomerBoostClock(device: H.nvmlDevice_t | null
   const a_device = M.handle(device, 'nvmlDeviceGetMaxCustomerBoostClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetMaxCustomerBoostClock', 'clockType');
   const err = (f_nvmlDeviceGetMaxCustomerBoostClock ??= L.bind('nvmlDeviceGetMaxCustomerBoostClock'))(a_device, a_clockType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMaxCustomerBoostClock', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1131,8 +1138,8 @@ export function nvmlDeviceGetSupportedMemoryClocks(device: H.nvmlDevice_t | null
   if (a_count < 0) M.rangeError('nvmlDeviceGetSupportedMemoryClocks', 'count', `must not be negative, got ${a_count}`);
   const a_clocksMHz = a_count > 0 ? M.bytes(a_count * 4) : null;
   const err = (f_nvmlDeviceGetSupportedMemoryClocks ??= L.bind('nvmlDeviceGetSupportedMemoryClocks'))(a_device, K.slot[0], a_clocksMHz) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetSupportedMemoryClocks', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetSupportedMemoryClocks', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, n_count, X.readArray(a_clocksMHz, Math.min(a_count, n_count), 4, (dv, at) => dv.getUint32(at, true))];
 }
@@ -1154,8 +1161,8 @@ export function nvmlDeviceGetSupportedGraphicsClocks(device: H.nvmlDevice_t | nu
   if (a_count < 0) M.rangeError('nvmlDeviceGetSupportedGraphicsClocks', 'count', `must not be negative, got ${a_count}`);
   const a_clocksMHz = a_count > 0 ? M.bytes(a_count * 4) : null;
   const err = (f_nvmlDeviceGetSupportedGraphicsClocks ??= L.bind('nvmlDeviceGetSupportedGraphicsClocks'))(a_device, a_memoryClockMHz, K.slot[0], a_clocksMHz) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetSupportedGraphicsClocks', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetSupportedGraphicsClocks', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, n_count, X.readArray(a_clocksMHz, Math.min(a_count, n_count), 4, (dv, at) => dv.getUint32(at, true))];
 }
@@ -1170,7 +1177,7 @@ let f_nvmlDeviceGetAutoBoostedClocksEnabled: KoffiFunction | undefined;
 export function nvmlDeviceGetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t, E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAutoBoostedClocksEnabled', 'device');
   const err = (f_nvmlDeviceGetAutoBoostedClocksEnabled ??= L.bind('nvmlDeviceGetAutoBoostedClocksEnabled'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetAutoBoostedClocksEnabled', [err, null, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t, K.I32[2] as E.nvmlEnableState_t];
 }
 
@@ -1184,7 +1191,7 @@ let f_nvmlDeviceGetFanSpeed: KoffiFunction | undefined;
 export function nvmlDeviceGetFanSpeed(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeed', 'device');
   const err = (f_nvmlDeviceGetFanSpeed ??= L.bind('nvmlDeviceGetFanSpeed'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetFanSpeed', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1200,7 +1207,7 @@ export function nvmlDeviceGetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: num
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeed_v2', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceGetFanSpeed_v2', 'fan');
   const err = (f_nvmlDeviceGetFanSpeed_v2 ??= L.bind('nvmlDeviceGetFanSpeed_v2'))(a_device, a_fan, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetFanSpeed_v2', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1216,7 +1223,7 @@ export function nvmlDeviceGetFanSpeedRPM(device: H.nvmlDevice_t | null, fanSpeed
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeedRPM', 'device');
   const a_fanSpeed = X.inoutStruct(fanSpeed, S.nvmlFanSpeedInfo_v1_t, 'nvmlDeviceGetFanSpeedRPM', 'fanSpeed');
   const err = (f_nvmlDeviceGetFanSpeedRPM ??= L.bind('nvmlDeviceGetFanSpeedRPM'))(a_device, a_fanSpeed._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetFanSpeedRPM', [err, null]);
   return [err, a_fanSpeed];
 }
 
@@ -1232,7 +1239,7 @@ export function nvmlDeviceGetTargetFanSpeed(device: H.nvmlDevice_t | null, fan: 
   const a_device = M.handle(device, 'nvmlDeviceGetTargetFanSpeed', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceGetTargetFanSpeed', 'fan');
   const err = (f_nvmlDeviceGetTargetFanSpeed ??= L.bind('nvmlDeviceGetTargetFanSpeed'))(a_device, a_fan, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetTargetFanSpeed', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1246,7 +1253,7 @@ let f_nvmlDeviceGetMinMaxFanSpeed: KoffiFunction | undefined;
 export function nvmlDeviceGetMinMaxFanSpeed(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMinMaxFanSpeed', 'device');
   const err = (f_nvmlDeviceGetMinMaxFanSpeed ??= L.bind('nvmlDeviceGetMinMaxFanSpeed'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMinMaxFanSpeed', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -1262,7 +1269,7 @@ export function nvmlDeviceGetFanControlPolicy_v2(device: H.nvmlDevice_t | null, 
   const a_device = M.handle(device, 'nvmlDeviceGetFanControlPolicy_v2', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceGetFanControlPolicy_v2', 'fan');
   const err = (f_nvmlDeviceGetFanControlPolicy_v2 ??= L.bind('nvmlDeviceGetFanControlPolicy_v2'))(a_device, a_fan, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetFanControlPolicy_v2', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1276,7 +1283,7 @@ let f_nvmlDeviceGetNumFans: KoffiFunction | undefined;
 export function nvmlDeviceGetNumFans(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNumFans', 'device');
   const err = (f_nvmlDeviceGetNumFans ??= L.bind('nvmlDeviceGetNumFans'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNumFans', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1292,7 +1299,7 @@ export function nvmlDeviceGetTemperature(device: H.nvmlDevice_t | null, sensorTy
   const a_device = M.handle(device, 'nvmlDeviceGetTemperature', 'device');
   const a_sensorType = M.i32(sensorType, 'nvmlDeviceGetTemperature', 'sensorType');
   const err = (f_nvmlDeviceGetTemperature ??= L.bind('nvmlDeviceGetTemperature'))(a_device, a_sensorType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetTemperature', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1308,7 +1315,7 @@ export function nvmlDeviceGetCoolerInfo(device: H.nvmlDevice_t | null, coolerInf
   const a_device = M.handle(device, 'nvmlDeviceGetCoolerInfo', 'device');
   const a_coolerInfo = X.inoutStruct(coolerInfo, S.nvmlCoolerInfo_v1_t, 'nvmlDeviceGetCoolerInfo', 'coolerInfo');
   const err = (f_nvmlDeviceGetCoolerInfo ??= L.bind('nvmlDeviceGetCoolerInfo'))(a_device, a_coolerInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCoolerInfo', [err, null]);
   return [err, a_coolerInfo];
 }
 
@@ -1324,7 +1331,7 @@ export function nvmlDeviceGetTemperatureV(device: H.nvmlDevice_t | null, tempera
   const a_device = M.handle(device, 'nvmlDeviceGetTemperatureV', 'device');
   const a_temperature = X.inoutStruct(temperature, S.nvmlTemperature_v1_t, 'nvmlDeviceGetTemperatureV', 'temperature');
   const err = (f_nvmlDeviceGetTemperatureV ??= L.bind('nvmlDeviceGetTemperatureV'))(a_device, a_temperature._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetTemperatureV', [err, null]);
   return [err, a_temperature];
 }
 
@@ -1340,7 +1347,7 @@ export function nvmlDeviceGetTemperatureThreshold(device: H.nvmlDevice_t | null,
   const a_device = M.handle(device, 'nvmlDeviceGetTemperatureThreshold', 'device');
   const a_thresholdType = M.i32(thresholdType, 'nvmlDeviceGetTemperatureThreshold', 'thresholdType');
   const err = (f_nvmlDeviceGetTemperatureThreshold ??= L.bind('nvmlDeviceGetTemperatureThreshold'))(a_device, a_thresholdType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetTemperatureThreshold', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1356,7 +1363,7 @@ export function nvmlDeviceGetMarginTemperature(device: H.nvmlDevice_t | null, ma
   const a_device = M.handle(device, 'nvmlDeviceGetMarginTemperature', 'device');
   const a_marginTempInfo = X.inoutStruct(marginTempInfo, S.nvmlMarginTemperature_v1_t, 'nvmlDeviceGetMarginTemperature', 'marginTempInfo');
   const err = (f_nvmlDeviceGetMarginTemperature ??= L.bind('nvmlDeviceGetMarginTemperature'))(a_device, a_marginTempInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMarginTemperature', [err, null]);
   return [err, a_marginTempInfo];
 }
 
@@ -1374,7 +1381,7 @@ export function nvmlDeviceGetThermalSettings(device: H.nvmlDevice_t | null, sens
   const a_sensorIndex = M.u32(sensorIndex, 'nvmlDeviceGetThermalSettings', 'sensorIndex');
   const a_pThermalSettings = X.inoutStruct(pThermalSettings, S.nvmlGpuThermalSettings_t, 'nvmlDeviceGetThermalSettings', 'pThermalSettings');
   const err = (f_nvmlDeviceGetThermalSettings ??= L.bind('nvmlDeviceGetThermalSettings'))(a_device, a_sensorIndex, a_pThermalSettings._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetThermalSettings', [err, null]);
   return [err, a_pThermalSettings];
 }
 
@@ -1388,7 +1395,7 @@ let f_nvmlDeviceGetPerformanceState: KoffiFunction | undefined;
 export function nvmlDeviceGetPerformanceState(device: H.nvmlDevice_t | null): Res<[E.nvmlPstates_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPerformanceState', 'device');
   const err = (f_nvmlDeviceGetPerformanceState ??= L.bind('nvmlDeviceGetPerformanceState'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPerformanceState', [err, null]);
   return [err, K.I32[0] as E.nvmlPstates_t];
 }
 
@@ -1402,7 +1409,7 @@ let f_nvmlDeviceGetCurrentClocksEventReasons: KoffiFunction | undefined;
 export function nvmlDeviceGetCurrentClocksEventReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClocksEventReasons', 'device');
   const err = (f_nvmlDeviceGetCurrentClocksEventReasons ??= L.bind('nvmlDeviceGetCurrentClocksEventReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCurrentClocksEventReasons', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1416,7 +1423,7 @@ let f_nvmlDeviceGetCurrentClocksThrottleReasons: KoffiFunction | undefined;
 export function nvmlDeviceGetCurrentClocksThrottleReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClocksThrottleReasons', 'device');
   const err = (f_nvmlDeviceGetCurrentClocksThrottleReasons ??= L.bind('nvmlDeviceGetCurrentClocksThrottleReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCurrentClocksThrottleReasons', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1430,7 +1437,7 @@ let f_nvmlDeviceGetSupportedClocksEventReasons: KoffiFunction | undefined;
 export function nvmlDeviceGetSupportedClocksEventReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedClocksEventReasons', 'device');
   const err = (f_nvmlDeviceGetSupportedClocksEventReasons ??= L.bind('nvmlDeviceGetSupportedClocksEventReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetSupportedClocksEventReasons', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1444,7 +1451,7 @@ let f_nvmlDeviceGetSupportedClocksThrottleReasons: KoffiFunction | undefined;
 export function nvmlDeviceGetSupportedClocksThrottleReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedClocksThrottleReasons', 'device');
   const err = (f_nvmlDeviceGetSupportedClocksThrottleReasons ??= L.bind('nvmlDeviceGetSupportedClocksThrottleReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetSupportedClocksThrottleReasons', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1458,7 +1465,7 @@ let f_nvmlDeviceGetPowerState: KoffiFunction | undefined;
 export function nvmlDeviceGetPowerState(device: H.nvmlDevice_t | null): Res<[E.nvmlPstates_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerState', 'device');
   const err = (f_nvmlDeviceGetPowerState ??= L.bind('nvmlDeviceGetPowerState'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPowerState', [err, null]);
   return [err, K.I32[0] as E.nvmlPstates_t];
 }
 
@@ -1474,7 +1481,7 @@ export function nvmlDeviceGetDynamicPstatesInfo(device: H.nvmlDevice_t | null, p
   const a_device = M.handle(device, 'nvmlDeviceGetDynamicPstatesInfo', 'device');
   const a_pDynamicPstatesInfo = X.inoutStruct(pDynamicPstatesInfo, S.nvmlGpuDynamicPstatesInfo_st, 'nvmlDeviceGetDynamicPstatesInfo', 'pDynamicPstatesInfo');
   const err = (f_nvmlDeviceGetDynamicPstatesInfo ??= L.bind('nvmlDeviceGetDynamicPstatesInfo'))(a_device, a_pDynamicPstatesInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDynamicPstatesInfo', [err, null]);
   return [err, a_pDynamicPstatesInfo];
 }
 
@@ -1488,7 +1495,7 @@ let f_nvmlDeviceGetMemClkVfOffset: KoffiFunction | undefined;
 export function nvmlDeviceGetMemClkVfOffset(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemClkVfOffset', 'device');
   const err = (f_nvmlDeviceGetMemClkVfOffset ??= L.bind('nvmlDeviceGetMemClkVfOffset'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMemClkVfOffset', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -1506,7 +1513,7 @@ export function nvmlDeviceGetMinMaxClockOfPState(device: H.nvmlDevice_t | null, 
   const a_type = M.i32(type, 'nvmlDeviceGetMinMaxClockOfPState', 'type');
   const a_pstate = M.i32(pstate, 'nvmlDeviceGetMinMaxClockOfPState', 'pstate');
   const err = (f_nvmlDeviceGetMinMaxClockOfPState ??= L.bind('nvmlDeviceGetMinMaxClockOfPState'))(a_device, a_type, a_pstate, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMinMaxClockOfPState', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -1525,6 +1532,7 @@ export function nvmlDeviceGetSupportedPerformanceStates(device: H.nvmlDevice_t |
   const a_size = M.u32(size, 'nvmlDeviceGetSupportedPerformanceStates', 'size');
   if (typeof a_pstates === 'object' && a_pstates !== null) M.checkExtent(a_pstates, a_size, 'nvmlDeviceGetSupportedPerformanceStates', 'pstates', 'size');
   const err = (f_nvmlDeviceGetSupportedPerformanceStates ??= L.bind('nvmlDeviceGetSupportedPerformanceStates'))(a_device, a_pstates, a_size) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceGetSupportedPerformanceStates', [err]);
   return [err];
 }
 
@@ -1538,7 +1546,7 @@ let f_nvmlDeviceGetGpcClkMinMaxVfOffset: KoffiFunction | undefined;
 export function nvmlDeviceGetGpcClkMinMaxVfOffset(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpcClkMinMaxVfOffset', 'device');
   const err = (f_nvmlDeviceGetGpcClkMinMaxVfOffset ??= L.bind('nvmlDeviceGetGpcClkMinMaxVfOffset'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpcClkMinMaxVfOffset', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -1552,7 +1560,7 @@ let f_nvmlDeviceGetMemClkMinMaxVfOffset: KoffiFunction | undefined;
 export function nvmlDeviceGetMemClkMinMaxVfOffset(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemClkMinMaxVfOffset', 'device');
   const err = (f_nvmlDeviceGetMemClkMinMaxVfOffset ??= L.bind('nvmlDeviceGetMemClkMinMaxVfOffset'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMemClkMinMaxVfOffset', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -1568,7 +1576,7 @@ export function nvmlDeviceGetClockOffsets(device: H.nvmlDevice_t | null, info?: 
   const a_device = M.handle(device, 'nvmlDeviceGetClockOffsets', 'device');
   const a_info = X.inoutStruct(info, S.nvmlClockOffset_v1_t, 'nvmlDeviceGetClockOffsets', 'info');
   const err = (f_nvmlDeviceGetClockOffsets ??= L.bind('nvmlDeviceGetClockOffsets'))(a_device, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetClockOffsets', [err, null]);
   return [err, a_info];
 }
 
@@ -1584,7 +1592,7 @@ export function nvmlDeviceSetClockOffsets(device: H.nvmlDevice_t | null, info?: 
   const a_device = M.handle(device, 'nvmlDeviceSetClockOffsets', 'device');
   const a_info = X.inoutStruct(info, S.nvmlClockOffset_v1_t, 'nvmlDeviceSetClockOffsets', 'info');
   const err = (f_nvmlDeviceSetClockOffsets ??= L.bind('nvmlDeviceSetClockOffsets'))(a_device, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetClockOffsets', [err, null]);
   return [err, a_info];
 }
 
@@ -1600,7 +1608,7 @@ export function nvmlDeviceGetPerformanceModes(device: H.nvmlDevice_t | null, per
   const a_device = M.handle(device, 'nvmlDeviceGetPerformanceModes', 'device');
   const a_perfModes = X.inoutStruct(perfModes, S.nvmlDevicePerfModes_v1_t, 'nvmlDeviceGetPerformanceModes', 'perfModes');
   const err = (f_nvmlDeviceGetPerformanceModes ??= L.bind('nvmlDeviceGetPerformanceModes'))(a_device, a_perfModes._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPerformanceModes', [err, null]);
   return [err, a_perfModes];
 }
 
@@ -1616,7 +1624,7 @@ export function nvmlDeviceGetCurrentClockFreqs(device: H.nvmlDevice_t | null, cu
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClockFreqs', 'device');
   const a_currentClockFreqs = X.inoutStruct(currentClockFreqs, S.nvmlDeviceCurrentClockFreqs_v1_t, 'nvmlDeviceGetCurrentClockFreqs', 'currentClockFreqs');
   const err = (f_nvmlDeviceGetCurrentClockFreqs ??= L.bind('nvmlDeviceGetCurrentClockFreqs'))(a_device, a_currentClockFreqs._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCurrentClockFreqs', [err, null]);
   return [err, a_currentClockFreqs];
 }
 
@@ -1630,7 +1638,7 @@ let f_nvmlDeviceGetPowerManagementMode: KoffiFunction | undefined;
 export function nvmlDeviceGetPowerManagementMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementMode', 'device');
   const err = (f_nvmlDeviceGetPowerManagementMode ??= L.bind('nvmlDeviceGetPowerManagementMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPowerManagementMode', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -1644,7 +1652,7 @@ let f_nvmlDeviceGetPowerManagementLimit: KoffiFunction | undefined;
 export function nvmlDeviceGetPowerManagementLimit(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementLimit', 'device');
   const err = (f_nvmlDeviceGetPowerManagementLimit ??= L.bind('nvmlDeviceGetPowerManagementLimit'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPowerManagementLimit', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1658,7 +1666,7 @@ let f_nvmlDeviceGetPowerManagementLimitConstraints: KoffiFunction | undefined;
 export function nvmlDeviceGetPowerManagementLimitConstraints(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementLimitConstraints', 'device');
   const err = (f_nvmlDeviceGetPowerManagementLimitConstraints ??= L.bind('nvmlDeviceGetPowerManagementLimitConstraints'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPowerManagementLimitConstraints', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -1672,7 +1680,7 @@ let f_nvmlDeviceGetPowerManagementDefaultLimit: KoffiFunction | undefined;
 export function nvmlDeviceGetPowerManagementDefaultLimit(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementDefaultLimit', 'device');
   const err = (f_nvmlDeviceGetPowerManagementDefaultLimit ??= L.bind('nvmlDeviceGetPowerManagementDefaultLimit'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPowerManagementDefaultLimit', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1686,7 +1694,7 @@ let f_nvmlDeviceGetPowerUsage: KoffiFunction | undefined;
 export function nvmlDeviceGetPowerUsage(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerUsage', 'device');
   const err = (f_nvmlDeviceGetPowerUsage ??= L.bind('nvmlDeviceGetPowerUsage'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPowerUsage', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1702,7 +1710,7 @@ export function nvmlDeviceGetPowerMizerMode_v1(device: H.nvmlDevice_t | null, po
   const a_device = M.handle(device, 'nvmlDeviceGetPowerMizerMode_v1', 'device');
   const a_powerMizerMode = X.inoutStruct(powerMizerMode, S.nvmlDevicePowerMizerModes_v1_t, 'nvmlDeviceGetPowerMizerMode_v1', 'powerMizerMode');
   const err = (f_nvmlDeviceGetPowerMizerMode_v1 ??= L.bind('nvmlDeviceGetPowerMizerMode_v1'))(a_device, a_powerMizerMode._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPowerMizerMode_v1', [err, null]);
   return [err, a_powerMizerMode];
 }
 
@@ -1718,7 +1726,7 @@ export function nvmlDeviceSetPowerMizerMode_v1(device: H.nvmlDevice_t | null, po
   const a_device = M.handle(device, 'nvmlDeviceSetPowerMizerMode_v1', 'device');
   const a_powerMizerMode = X.inoutStruct(powerMizerMode, S.nvmlDevicePowerMizerModes_v1_t, 'nvmlDeviceSetPowerMizerMode_v1', 'powerMizerMode');
   const err = (f_nvmlDeviceSetPowerMizerMode_v1 ??= L.bind('nvmlDeviceSetPowerMizerMode_v1'))(a_device, a_powerMizerMode._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetPowerMizerMode_v1', [err, null]);
   return [err, a_powerMizerMode];
 }
 
@@ -1732,7 +1740,7 @@ let f_nvmlDeviceGetTotalEnergyConsumption: KoffiFunction | undefined;
 export function nvmlDeviceGetTotalEnergyConsumption(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTotalEnergyConsumption', 'device');
   const err = (f_nvmlDeviceGetTotalEnergyConsumption ??= L.bind('nvmlDeviceGetTotalEnergyConsumption'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetTotalEnergyConsumption', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1746,7 +1754,7 @@ let f_nvmlDeviceGetEnforcedPowerLimit: KoffiFunction | undefined;
 export function nvmlDeviceGetEnforcedPowerLimit(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEnforcedPowerLimit', 'device');
   const err = (f_nvmlDeviceGetEnforcedPowerLimit ??= L.bind('nvmlDeviceGetEnforcedPowerLimit'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetEnforcedPowerLimit', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1760,7 +1768,7 @@ let f_nvmlDeviceGetGpuOperationMode: KoffiFunction | undefined;
 export function nvmlDeviceGetGpuOperationMode(device: H.nvmlDevice_t | null): Res<[E.nvmlGpuOperationMode_t, E.nvmlGpuOperationMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuOperationMode', 'device');
   const err = (f_nvmlDeviceGetGpuOperationMode ??= L.bind('nvmlDeviceGetGpuOperationMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuOperationMode', [err, null, null]);
   return [err, K.I32[0] as E.nvmlGpuOperationMode_t, K.I32[2] as E.nvmlGpuOperationMode_t];
 }
 
@@ -1776,7 +1784,7 @@ export function nvmlDeviceGetMemoryInfo(device: H.nvmlDevice_t | null, memory?: 
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryInfo', 'device');
   const a_memory = X.inoutStruct(memory, S.nvmlMemory_st, 'nvmlDeviceGetMemoryInfo', 'memory');
   const err = (f_nvmlDeviceGetMemoryInfo ??= L.bind('nvmlDeviceGetMemoryInfo'))(a_device, a_memory._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMemoryInfo', [err, null]);
   return [err, a_memory];
 }
 
@@ -1792,7 +1800,7 @@ export function nvmlDeviceGetMemoryInfo_v2(device: H.nvmlDevice_t | null, memory
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryInfo_v2', 'device');
   const a_memory = X.inoutStruct(memory, S.nvmlMemory_v2_st, 'nvmlDeviceGetMemoryInfo_v2', 'memory');
   const err = (f_nvmlDeviceGetMemoryInfo_v2 ??= L.bind('nvmlDeviceGetMemoryInfo_v2'))(a_device, a_memory._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMemoryInfo_v2', [err, null]);
   return [err, a_memory];
 }
 
@@ -1806,7 +1814,7 @@ let f_nvmlDeviceGetComputeMode: KoffiFunction | undefined;
 export function nvmlDeviceGetComputeMode(device: H.nvmlDevice_t | null): Res<[E.nvmlComputeMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeMode', 'device');
   const err = (f_nvmlDeviceGetComputeMode ??= L.bind('nvmlDeviceGetComputeMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetComputeMode', [err, null]);
   return [err, K.I32[0] as E.nvmlComputeMode_t];
 }
 
@@ -1820,7 +1828,7 @@ let f_nvmlDeviceGetCudaComputeCapability: KoffiFunction | undefined;
 export function nvmlDeviceGetCudaComputeCapability(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCudaComputeCapability', 'device');
   const err = (f_nvmlDeviceGetCudaComputeCapability ??= L.bind('nvmlDeviceGetCudaComputeCapability'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCudaComputeCapability', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -1838,7 +1846,7 @@ export function nvmlDeviceGetDramEncryptionMode(device: H.nvmlDevice_t | null, c
   const a_current = X.inoutStruct(current, S.nvmlDramEncryptionInfo_v1_t, 'nvmlDeviceGetDramEncryptionMode', 'current');
   const a_pending = X.inoutStruct(pending, S.nvmlDramEncryptionInfo_v1_t, 'nvmlDeviceGetDramEncryptionMode', 'pending');
   const err = (f_nvmlDeviceGetDramEncryptionMode ??= L.bind('nvmlDeviceGetDramEncryptionMode'))(a_device, a_current._u8, a_pending._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDramEncryptionMode', [err, null, null]);
   return [err, a_current, a_pending];
 }
 
@@ -1854,6 +1862,7 @@ export function nvmlDeviceSetDramEncryptionMode(device: H.nvmlDevice_t | null, d
   const a_device = M.handle(device, 'nvmlDeviceSetDramEncryptionMode', 'device');
   const a_dramEncryption = X.structArg(dramEncryption, S.nvmlDramEncryptionInfo_v1_t, 'nvmlDeviceSetDramEncryptionMode', 'dramEncryption');
   const err = (f_nvmlDeviceSetDramEncryptionMode ??= L.bind('nvmlDeviceSetDramEncryptionMode'))(a_device, a_dramEncryption) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetDramEncryptionMode', [err]);
   return [err];
 }
 
@@ -1867,7 +1876,7 @@ let f_nvmlDeviceGetEccMode: KoffiFunction | undefined;
 export function nvmlDeviceGetEccMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t, E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEccMode', 'device');
   const err = (f_nvmlDeviceGetEccMode ??= L.bind('nvmlDeviceGetEccMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetEccMode', [err, null, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t, K.I32[2] as E.nvmlEnableState_t];
 }
 
@@ -1881,7 +1890,7 @@ let f_nvmlDeviceGetDefaultEccMode: KoffiFunction | undefined;
 export function nvmlDeviceGetDefaultEccMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDefaultEccMode', 'device');
   const err = (f_nvmlDeviceGetDefaultEccMode ??= L.bind('nvmlDeviceGetDefaultEccMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDefaultEccMode', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -1895,7 +1904,7 @@ let f_nvmlDeviceGetBoardId: KoffiFunction | undefined;
 export function nvmlDeviceGetBoardId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBoardId', 'device');
   const err = (f_nvmlDeviceGetBoardId ??= L.bind('nvmlDeviceGetBoardId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetBoardId', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1909,7 +1918,7 @@ let f_nvmlDeviceGetMultiGpuBoard: KoffiFunction | undefined;
 export function nvmlDeviceGetMultiGpuBoard(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMultiGpuBoard', 'device');
   const err = (f_nvmlDeviceGetMultiGpuBoard ??= L.bind('nvmlDeviceGetMultiGpuBoard'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMultiGpuBoard', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1927,7 +1936,7 @@ export function nvmlDeviceGetTotalEccErrors(device: H.nvmlDevice_t | null, error
   const a_errorType = M.i32(errorType, 'nvmlDeviceGetTotalEccErrors', 'errorType');
   const a_counterType = M.i32(counterType, 'nvmlDeviceGetTotalEccErrors', 'counterType');
   const err = (f_nvmlDeviceGetTotalEccErrors ??= L.bind('nvmlDeviceGetTotalEccErrors'))(a_device, a_errorType, a_counterType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetTotalEccErrors', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1947,7 +1956,7 @@ export function nvmlDeviceGetDetailedEccErrors(device: H.nvmlDevice_t | null, er
   const a_counterType = M.i32(counterType, 'nvmlDeviceGetDetailedEccErrors', 'counterType');
   const a_eccCounts = X.inoutStruct(eccCounts, S.nvmlEccErrorCounts_st, 'nvmlDeviceGetDetailedEccErrors', 'eccCounts');
   const err = (f_nvmlDeviceGetDetailedEccErrors ??= L.bind('nvmlDeviceGetDetailedEccErrors'))(a_device, a_errorType, a_counterType, a_eccCounts._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDetailedEccErrors', [err, null]);
   return [err, a_eccCounts];
 }
 
@@ -1967,7 +1976,7 @@ export function nvmlDeviceGetMemoryErrorCounter(device: H.nvmlDevice_t | null, e
   const a_counterType = M.i32(counterType, 'nvmlDeviceGetMemoryErrorCounter', 'counterType');
   const a_locationType = M.i32(locationType, 'nvmlDeviceGetMemoryErrorCounter', 'locationType');
   const err = (f_nvmlDeviceGetMemoryErrorCounter ??= L.bind('nvmlDeviceGetMemoryErrorCounter'))(a_device, a_errorType, a_counterType, a_locationType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMemoryErrorCounter', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1983,7 +1992,7 @@ export function nvmlDeviceGetUtilizationRates(device: H.nvmlDevice_t | null, uti
   const a_device = M.handle(device, 'nvmlDeviceGetUtilizationRates', 'device');
   const a_utilization = X.inoutStruct(utilization, S.nvmlUtilization_st, 'nvmlDeviceGetUtilizationRates', 'utilization');
   const err = (f_nvmlDeviceGetUtilizationRates ??= L.bind('nvmlDeviceGetUtilizationRates'))(a_device, a_utilization._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetUtilizationRates', [err, null]);
   return [err, a_utilization];
 }
 
@@ -1997,7 +2006,7 @@ let f_nvmlDeviceGetEncoderUtilization: KoffiFunction | undefined;
 export function nvmlDeviceGetEncoderUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderUtilization', 'device');
   const err = (f_nvmlDeviceGetEncoderUtilization ??= L.bind('nvmlDeviceGetEncoderUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetEncoderUtilization', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -2013,7 +2022,7 @@ export function nvmlDeviceGetEncoderCapacity(device: H.nvmlDevice_t | null, enco
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderCapacity', 'device');
   const a_encoderQueryType = M.i32(encoderQueryType, 'nvmlDeviceGetEncoderCapacity', 'encoderQueryType');
   const err = (f_nvmlDeviceGetEncoderCapacity ??= L.bind('nvmlDeviceGetEncoderCapacity'))(a_device, a_encoderQueryType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetEncoderCapacity', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2027,7 +2036,7 @@ let f_nvmlDeviceGetEncoderStats: KoffiFunction | undefined;
 export function nvmlDeviceGetEncoderStats(device: H.nvmlDevice_t | null): Res<[number, number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderStats', 'device');
   const err = (f_nvmlDeviceGetEncoderStats ??= L.bind('nvmlDeviceGetEncoderStats'))(a_device, K.slot[0], K.slot[1], K.slot[2]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetEncoderStats', [err, null, null, null]);
   return [err, K.U32[0], K.U32[2], K.U32[4]];
 }
 
@@ -2046,8 +2055,8 @@ export function nvmlDeviceGetEncoderSessions(device: H.nvmlDevice_t | null, sess
   if (a_sessionCount < 0) M.rangeError('nvmlDeviceGetEncoderSessions', 'sessionCount', `must not be negative, got ${a_sessionCount}`);
   const a_sessionInfos = a_sessionCount > 0 ? M.bytes(a_sessionCount * 32) : null;
   const err = (f_nvmlDeviceGetEncoderSessions ??= L.bind('nvmlDeviceGetEncoderSessions'))(a_device, K.slot[0], a_sessionInfos) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetEncoderSessions', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetEncoderSessions', [err, null, null]);
   const n_sessionCount = K.readSize(0);
   return [err, n_sessionCount, X.readStructs(a_sessionInfos, Math.min(a_sessionCount, n_sessionCount), S.nvmlEncoderSessionInfo_st)];
 }
@@ -2062,7 +2071,7 @@ let f_nvmlDeviceGetDecoderUtilization: KoffiFunction | undefined;
 export function nvmlDeviceGetDecoderUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDecoderUtilization', 'device');
   const err = (f_nvmlDeviceGetDecoderUtilization ??= L.bind('nvmlDeviceGetDecoderUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDecoderUtilization', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -2076,7 +2085,7 @@ let f_nvmlDeviceGetJpgUtilization: KoffiFunction | undefined;
 export function nvmlDeviceGetJpgUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetJpgUtilization', 'device');
   const err = (f_nvmlDeviceGetJpgUtilization ??= L.bind('nvmlDeviceGetJpgUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetJpgUtilization', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -2090,7 +2099,7 @@ let f_nvmlDeviceGetOfaUtilization: KoffiFunction | undefined;
 export function nvmlDeviceGetOfaUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetOfaUtilization', 'device');
   const err = (f_nvmlDeviceGetOfaUtilization ??= L.bind('nvmlDeviceGetOfaUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetOfaUtilization', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -2106,7 +2115,7 @@ export function nvmlDeviceGetFBCStats(device: H.nvmlDevice_t | null, fbcStats?: 
   const a_device = M.handle(device, 'nvmlDeviceGetFBCStats', 'device');
   const a_fbcStats = X.inoutStruct(fbcStats, S.nvmlFBCStats_st, 'nvmlDeviceGetFBCStats', 'fbcStats');
   const err = (f_nvmlDeviceGetFBCStats ??= L.bind('nvmlDeviceGetFBCStats'))(a_device, a_fbcStats._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetFBCStats', [err, null]);
   return [err, a_fbcStats];
 }
 
@@ -2125,8 +2134,8 @@ export function nvmlDeviceGetFBCSessions(device: H.nvmlDevice_t | null, sessionC
   if (a_sessionCount < 0) M.rangeError('nvmlDeviceGetFBCSessions', 'sessionCount', `must not be negative, got ${a_sessionCount}`);
   const a_sessionInfo = a_sessionCount > 0 ? M.bytes(a_sessionCount * 48) : null;
   const err = (f_nvmlDeviceGetFBCSessions ??= L.bind('nvmlDeviceGetFBCSessions'))(a_device, K.slot[0], a_sessionInfo) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetFBCSessions', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetFBCSessions', [err, null, null]);
   const n_sessionCount = K.readSize(0);
   return [err, n_sessionCount, X.readStructs(a_sessionInfo, Math.min(a_sessionCount, n_sessionCount), S.nvmlFBCSessionInfo_st)];
 }
@@ -2141,7 +2150,7 @@ let f_nvmlDeviceGetDriverModel: KoffiFunction | undefined;
 export function nvmlDeviceGetDriverModel(device: H.nvmlDevice_t | null): Res<[E.nvmlDriverModel_t, E.nvmlDriverModel_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDriverModel', 'device');
   const err = (f_nvmlDeviceGetDriverModel ??= L.bind('nvmlDeviceGetDriverModel'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDriverModel', [err, null, null]);
   return [err, K.I32[0] as E.nvmlDriverModel_t, K.I32[2] as E.nvmlDriverModel_t];
 }
 
@@ -2159,7 +2168,7 @@ export function nvmlDeviceGetVbiosVersion(device: H.nvmlDevice_t | null, length:
   if (a_length < 1) M.rangeError('nvmlDeviceGetVbiosVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
   const err = (f_nvmlDeviceGetVbiosVersion ??= L.bind('nvmlDeviceGetVbiosVersion'))(a_device, a_version, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVbiosVersion', [err, null]);
   return [err, M.cString(a_version)];
 }
 
@@ -2175,7 +2184,7 @@ export function nvmlDeviceGetBridgeChipInfo(device: H.nvmlDevice_t | null, bridg
   const a_device = M.handle(device, 'nvmlDeviceGetBridgeChipInfo', 'device');
   const a_bridgeHierarchy = X.inoutStruct(bridgeHierarchy, S.nvmlBridgeChipHierarchy_st, 'nvmlDeviceGetBridgeChipInfo', 'bridgeHierarchy');
   const err = (f_nvmlDeviceGetBridgeChipInfo ??= L.bind('nvmlDeviceGetBridgeChipInfo'))(a_device, a_bridgeHierarchy._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetBridgeChipInfo', [err, null]);
   return [err, a_bridgeHierarchy];
 }
 
@@ -2194,8 +2203,8 @@ export function nvmlDeviceGetComputeRunningProcesses(device: H.nvmlDevice_t | nu
   if (a_infoCount < 0) M.rangeError('nvmlDeviceGetComputeRunningProcesses', 'infoCount', `must not be negative, got ${a_infoCount}`);
   const a_infos = a_infoCount > 0 ? M.bytes(a_infoCount * 24) : null;
   const err = (f_nvmlDeviceGetComputeRunningProcesses ??= L.bind('nvmlDeviceGetComputeRunningProcesses'))(a_device, K.slot[0], a_infos) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetComputeRunningProcesses', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetComputeRunningProcesses', [err, null, null]);
   const n_infoCount = K.readSize(0);
   return [err, n_infoCount, X.readStructs(a_infos, Math.min(a_infoCount, n_infoCount), S.nvmlProcessInfo_v2_st)];
 }
@@ -2215,8 +2224,8 @@ export function nvmlDeviceGetGraphicsRunningProcesses(device: H.nvmlDevice_t | n
   if (a_infoCount < 0) M.rangeError('nvmlDeviceGetGraphicsRunningProcesses', 'infoCount', `must not be negative, got ${a_infoCount}`);
   const a_infos = a_infoCount > 0 ? M.bytes(a_infoCount * 24) : null;
   const err = (f_nvmlDeviceGetGraphicsRunningProcesses ??= L.bind('nvmlDeviceGetGraphicsRunningProcesses'))(a_device, K.slot[0], a_infos) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetGraphicsRunningProcesses', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetGraphicsRunningProcesses', [err, null, null]);
   const n_infoCount = K.readSize(0);
   return [err, n_infoCount, X.readStructs(a_infos, Math.min(a_infoCount, n_infoCount), S.nvmlProcessInfo_v2_st)];
 }
@@ -2236,8 +2245,8 @@ export function nvmlDeviceGetMPSComputeRunningProcesses(device: H.nvmlDevice_t |
   if (a_infoCount < 0) M.rangeError('nvmlDeviceGetMPSComputeRunningProcesses', 'infoCount', `must not be negative, got ${a_infoCount}`);
   const a_infos = a_infoCount > 0 ? M.bytes(a_infoCount * 24) : null;
   const err = (f_nvmlDeviceGetMPSComputeRunningProcesses ??= L.bind('nvmlDeviceGetMPSComputeRunningProcesses'))(a_device, K.slot[0], a_infos) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetMPSComputeRunningProcesses', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetMPSComputeRunningProcesses', [err, null, null]);
   const n_infoCount = K.readSize(0);
   return [err, n_infoCount, X.readStructs(a_infos, Math.min(a_infoCount, n_infoCount), S.nvmlProcessInfo_v2_st)];
 }
@@ -2254,7 +2263,7 @@ export function nvmlDeviceGetRunningProcessDetailList(device: H.nvmlDevice_t | n
   const a_device = M.handle(device, 'nvmlDeviceGetRunningProcessDetailList', 'device');
   const a_plist = X.inoutStruct(plist, S.nvmlProcessDetailList_v1_t, 'nvmlDeviceGetRunningProcessDetailList', 'plist');
   const err = (f_nvmlDeviceGetRunningProcessDetailList ??= L.bind('nvmlDeviceGetRunningProcessDetailList'))(a_device, a_plist._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetRunningProcessDetailList', [err, null]);
   return [err, a_plist];
 }
 
@@ -2270,7 +2279,7 @@ export function nvmlDeviceOnSameBoard(device1: H.nvmlDevice_t | null, device2: H
   const a_device1 = M.handle(device1, 'nvmlDeviceOnSameBoard', 'device1');
   const a_device2 = M.handle(device2, 'nvmlDeviceOnSameBoard', 'device2');
   const err = (f_nvmlDeviceOnSameBoard ??= L.bind('nvmlDeviceOnSameBoard'))(a_device1, a_device2, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceOnSameBoard', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -2286,7 +2295,7 @@ export function nvmlDeviceGetAPIRestriction(device: H.nvmlDevice_t | null, apiTy
   const a_device = M.handle(device, 'nvmlDeviceGetAPIRestriction', 'device');
   const a_apiType = M.i32(apiType, 'nvmlDeviceGetAPIRestriction', 'apiType');
   const err = (f_nvmlDeviceGetAPIRestriction ??= L.bind('nvmlDeviceGetAPIRestriction'))(a_device, a_apiType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetAPIRestriction', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -2309,8 +2318,8 @@ export function nvmlDeviceGetSamples(device: H.nvmlDevice_t | null, type: E.nvml
   if (a_sampleCount < 0) M.rangeError('nvmlDeviceGetSamples', 'sampleCount', `must not be negative, got ${a_sampleCount}`);
   const a_samples = a_sampleCount > 0 ? M.bytes(a_sampleCount * 16) : null;
   const err = (f_nvmlDeviceGetSamples ??= L.bind('nvmlDeviceGetSamples'))(a_device, a_type, a_lastSeenTimeStamp, K.slot[0], K.slot[1], a_samples) as E.nvmlReturn_t;
-  if (err === 7) return [err, null, K.readSize(1), null];
-  if (err !== 0) return [err, null, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetSamples', [err, null, K.readSize(1), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetSamples', [err, null, null, null]);
   const n_sampleCount = K.readSize(1);
   return [err, K.I32[0] as E.nvmlValueType_t, n_sampleCount, X.readStructs(a_samples, Math.min(a_sampleCount, n_sampleCount), S.nvmlSample_st)];
 }
@@ -2327,7 +2336,7 @@ export function nvmlDeviceGetBAR1MemoryInfo(device: H.nvmlDevice_t | null, bar1M
   const a_device = M.handle(device, 'nvmlDeviceGetBAR1MemoryInfo', 'device');
   const a_bar1Memory = X.inoutStruct(bar1Memory, S.nvmlBAR1Memory_st, 'nvmlDeviceGetBAR1MemoryInfo', 'bar1Memory');
   const err = (f_nvmlDeviceGetBAR1MemoryInfo ??= L.bind('nvmlDeviceGetBAR1MemoryInfo'))(a_device, a_bar1Memory._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetBAR1MemoryInfo', [err, null]);
   return [err, a_bar1Memory];
 }
 
@@ -2345,7 +2354,7 @@ export function nvmlDeviceGetViolationStatus(device: H.nvmlDevice_t | null, perf
   const a_perfPolicyType = M.i32(perfPolicyType, 'nvmlDeviceGetViolationStatus', 'perfPolicyType');
   const a_violTime = X.inoutStruct(violTime, S.nvmlViolationTime_st, 'nvmlDeviceGetViolationStatus', 'violTime');
   const err = (f_nvmlDeviceGetViolationStatus ??= L.bind('nvmlDeviceGetViolationStatus'))(a_device, a_perfPolicyType, a_violTime._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetViolationStatus', [err, null]);
   return [err, a_violTime];
 }
 
@@ -2359,7 +2368,7 @@ let f_nvmlDeviceGetIrqNum: KoffiFunction | undefined;
 export function nvmlDeviceGetIrqNum(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetIrqNum', 'device');
   const err = (f_nvmlDeviceGetIrqNum ??= L.bind('nvmlDeviceGetIrqNum'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetIrqNum', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2373,7 +2382,7 @@ let f_nvmlDeviceGetNumGpuCores: KoffiFunction | undefined;
 export function nvmlDeviceGetNumGpuCores(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNumGpuCores', 'device');
   const err = (f_nvmlDeviceGetNumGpuCores ??= L.bind('nvmlDeviceGetNumGpuCores'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNumGpuCores', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2387,7 +2396,7 @@ let f_nvmlDeviceGetPowerSource: KoffiFunction | undefined;
 export function nvmlDeviceGetPowerSource(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerSource', 'device');
   const err = (f_nvmlDeviceGetPowerSource ??= L.bind('nvmlDeviceGetPowerSource'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPowerSource', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2401,7 +2410,7 @@ let f_nvmlDeviceGetMemoryBusWidth: KoffiFunction | undefined;
 export function nvmlDeviceGetMemoryBusWidth(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryBusWidth', 'device');
   const err = (f_nvmlDeviceGetMemoryBusWidth ??= L.bind('nvmlDeviceGetMemoryBusWidth'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMemoryBusWidth', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2415,7 +2424,7 @@ let f_nvmlDeviceGetPcieLinkMaxSpeed: KoffiFunction | undefined;
 export function nvmlDeviceGetPcieLinkMaxSpeed(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieLinkMaxSpeed', 'device');
   const err = (f_nvmlDeviceGetPcieLinkMaxSpeed ??= L.bind('nvmlDeviceGetPcieLinkMaxSpeed'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPcieLinkMaxSpeed', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2429,7 +2438,7 @@ let f_nvmlDeviceGetPcieSpeed: KoffiFunction | undefined;
 export function nvmlDeviceGetPcieSpeed(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieSpeed', 'device');
   const err = (f_nvmlDeviceGetPcieSpeed ??= L.bind('nvmlDeviceGetPcieSpeed'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPcieSpeed', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2443,7 +2452,7 @@ let f_nvmlDeviceGetAdaptiveClockInfoStatus: KoffiFunction | undefined;
 export function nvmlDeviceGetAdaptiveClockInfoStatus(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAdaptiveClockInfoStatus', 'device');
   const err = (f_nvmlDeviceGetAdaptiveClockInfoStatus ??= L.bind('nvmlDeviceGetAdaptiveClockInfoStatus'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetAdaptiveClockInfoStatus', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2457,7 +2466,7 @@ let f_nvmlDeviceGetBusType: KoffiFunction | undefined;
 export function nvmlDeviceGetBusType(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBusType', 'device');
   const err = (f_nvmlDeviceGetBusType ??= L.bind('nvmlDeviceGetBusType'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetBusType', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2473,7 +2482,7 @@ export function nvmlDeviceGetGpuFabricInfo(device: H.nvmlDevice_t | null, gpuFab
   const a_device = M.handle(device, 'nvmlDeviceGetGpuFabricInfo', 'device');
   const a_gpuFabricInfo = X.inoutStruct(gpuFabricInfo, S.nvmlGpuFabricInfo_t, 'nvmlDeviceGetGpuFabricInfo', 'gpuFabricInfo');
   const err = (f_nvmlDeviceGetGpuFabricInfo ??= L.bind('nvmlDeviceGetGpuFabricInfo'))(a_device, a_gpuFabricInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuFabricInfo', [err, null]);
   return [err, a_gpuFabricInfo];
 }
 
@@ -2489,7 +2498,7 @@ export function nvmlDeviceGetGpuFabricInfoV(device: H.nvmlDevice_t | null, gpuFa
   const a_device = M.handle(device, 'nvmlDeviceGetGpuFabricInfoV', 'device');
   const a_gpuFabricInfo = X.inoutStruct(gpuFabricInfo, S.nvmlGpuFabricInfo_v3_t, 'nvmlDeviceGetGpuFabricInfoV', 'gpuFabricInfo');
   const err = (f_nvmlDeviceGetGpuFabricInfoV ??= L.bind('nvmlDeviceGetGpuFabricInfoV'))(a_device, a_gpuFabricInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuFabricInfoV', [err, null]);
   return [err, a_gpuFabricInfo];
 }
 
@@ -2503,7 +2512,7 @@ let f_nvmlSystemGetConfComputeCapabilities: KoffiFunction | undefined;
 export function nvmlSystemGetConfComputeCapabilities(capabilities?: S.nvmlConfComputeSystemCaps_st | S.nvmlConfComputeSystemCaps_stInit | null): Res<[S.nvmlConfComputeSystemCaps_st]> {
   const a_capabilities = X.inoutStruct(capabilities, S.nvmlConfComputeSystemCaps_st, 'nvmlSystemGetConfComputeCapabilities', 'capabilities');
   const err = (f_nvmlSystemGetConfComputeCapabilities ??= L.bind('nvmlSystemGetConfComputeCapabilities'))(a_capabilities._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetConfComputeCapabilities', [err, null]);
   return [err, a_capabilities];
 }
 
@@ -2517,7 +2526,7 @@ let f_nvmlSystemGetConfComputeState: KoffiFunction | undefined;
 export function nvmlSystemGetConfComputeState(state?: S.nvmlConfComputeSystemState_st | S.nvmlConfComputeSystemState_stInit | null): Res<[S.nvmlConfComputeSystemState_st]> {
   const a_state = X.inoutStruct(state, S.nvmlConfComputeSystemState_st, 'nvmlSystemGetConfComputeState', 'state');
   const err = (f_nvmlSystemGetConfComputeState ??= L.bind('nvmlSystemGetConfComputeState'))(a_state._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetConfComputeState', [err, null]);
   return [err, a_state];
 }
 
@@ -2533,7 +2542,7 @@ export function nvmlDeviceGetConfComputeMemSizeInfo(device: H.nvmlDevice_t | nul
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeMemSizeInfo', 'device');
   const a_memInfo = X.inoutStruct(memInfo, S.nvmlConfComputeMemSizeInfo_st, 'nvmlDeviceGetConfComputeMemSizeInfo', 'memInfo');
   const err = (f_nvmlDeviceGetConfComputeMemSizeInfo ??= L.bind('nvmlDeviceGetConfComputeMemSizeInfo'))(a_device, a_memInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetConfComputeMemSizeInfo', [err, null]);
   return [err, a_memInfo];
 }
 
@@ -2545,7 +2554,7 @@ let f_nvmlSystemGetConfComputeGpusReadyState: KoffiFunction | undefined;
 // nvmlReturn_t nvmlSystemGetConfComputeGpusReadyState(unsigned int * isAcceptingWork) — nvml.h:7503
 export function nvmlSystemGetConfComputeGpusReadyState(): Res<[number]> {
   const err = (f_nvmlSystemGetConfComputeGpusReadyState ??= L.bind('nvmlSystemGetConfComputeGpusReadyState'))(K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetConfComputeGpusReadyState', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2561,7 +2570,7 @@ export function nvmlDeviceGetConfComputeProtectedMemoryUsage(device: H.nvmlDevic
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeProtectedMemoryUsage', 'device');
   const a_memory = X.inoutStruct(memory, S.nvmlMemory_st, 'nvmlDeviceGetConfComputeProtectedMemoryUsage', 'memory');
   const err = (f_nvmlDeviceGetConfComputeProtectedMemoryUsage ??= L.bind('nvmlDeviceGetConfComputeProtectedMemoryUsage'))(a_device, a_memory._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetConfComputeProtectedMemoryUsage', [err, null]);
   return [err, a_memory];
 }
 
@@ -2577,7 +2586,7 @@ export function nvmlDeviceGetConfComputeGpuCertificate(device: H.nvmlDevice_t | 
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeGpuCertificate', 'device');
   const a_gpuCert = X.inoutStruct(gpuCert, S.nvmlConfComputeGpuCertificate_st, 'nvmlDeviceGetConfComputeGpuCertificate', 'gpuCert');
   const err = (f_nvmlDeviceGetConfComputeGpuCertificate ??= L.bind('nvmlDeviceGetConfComputeGpuCertificate'))(a_device, a_gpuCert._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetConfComputeGpuCertificate', [err, null]);
   return [err, a_gpuCert];
 }
 
@@ -2593,7 +2602,7 @@ export function nvmlDeviceGetConfComputeGpuAttestationReport(device: H.nvmlDevic
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeGpuAttestationReport', 'device');
   const a_gpuAtstReport = X.inoutStruct(gpuAtstReport, S.nvmlConfComputeGpuAttestationReport_st, 'nvmlDeviceGetConfComputeGpuAttestationReport', 'gpuAtstReport');
   const err = (f_nvmlDeviceGetConfComputeGpuAttestationReport ??= L.bind('nvmlDeviceGetConfComputeGpuAttestationReport'))(a_device, a_gpuAtstReport._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetConfComputeGpuAttestationReport', [err, null]);
   return [err, a_gpuAtstReport];
 }
 
@@ -2607,7 +2616,7 @@ let f_nvmlSystemGetConfComputeKeyRotationThresholdInfo: KoffiFunction | undefine
 export function nvmlSystemGetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeGetKeyRotationThresholdInfo_st | S.nvmlConfComputeGetKeyRotationThresholdInfo_stInit | null): Res<[S.nvmlConfComputeGetKeyRotationThresholdInfo_st]> {
   const a_pKeyRotationThrInfo = X.inoutStruct(pKeyRotationThrInfo, S.nvmlConfComputeGetKeyRotationThresholdInfo_st, 'nvmlSystemGetConfComputeKeyRotationThresholdInfo', 'pKeyRotationThrInfo');
   const err = (f_nvmlSystemGetConfComputeKeyRotationThresholdInfo ??= L.bind('nvmlSystemGetConfComputeKeyRotationThresholdInfo'))(a_pKeyRotationThrInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetConfComputeKeyRotationThresholdInfo', [err, null]);
   return [err, a_pKeyRotationThrInfo];
 }
 
@@ -2623,6 +2632,7 @@ export function nvmlDeviceSetConfComputeUnprotectedMemSize(device: H.nvmlDevice_
   const a_device = M.handle(device, 'nvmlDeviceSetConfComputeUnprotectedMemSize', 'device');
   const a_sizeKiB = M.u64(sizeKiB, 'nvmlDeviceSetConfComputeUnprotectedMemSize', 'sizeKiB');
   const err = (f_nvmlDeviceSetConfComputeUnprotectedMemSize ??= L.bind('nvmlDeviceSetConfComputeUnprotectedMemSize'))(a_device, a_sizeKiB) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetConfComputeUnprotectedMemSize', [err]);
   return [err];
 }
 
@@ -2636,6 +2646,7 @@ let f_nvmlSystemSetConfComputeGpusReadyState: KoffiFunction | undefined;
 export function nvmlSystemSetConfComputeGpusReadyState(isAcceptingWork: number): [E.nvmlReturn_t] {
   const a_isAcceptingWork = M.u32(isAcceptingWork, 'nvmlSystemSetConfComputeGpusReadyState', 'isAcceptingWork');
   const err = (f_nvmlSystemSetConfComputeGpusReadyState ??= L.bind('nvmlSystemSetConfComputeGpusReadyState'))(a_isAcceptingWork) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlSystemSetConfComputeGpusReadyState', [err]);
   return [err];
 }
 
@@ -2649,7 +2660,7 @@ let f_nvmlSystemSetConfComputeKeyRotationThresholdInfo: KoffiFunction | undefine
 export function nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeSetKeyRotationThresholdInfo_st | S.nvmlConfComputeSetKeyRotationThresholdInfo_stInit | null): Res<[S.nvmlConfComputeSetKeyRotationThresholdInfo_st]> {
   const a_pKeyRotationThrInfo = X.inoutStruct(pKeyRotationThrInfo, S.nvmlConfComputeSetKeyRotationThresholdInfo_st, 'nvmlSystemSetConfComputeKeyRotationThresholdInfo', 'pKeyRotationThrInfo');
   const err = (f_nvmlSystemSetConfComputeKeyRotationThresholdInfo ??= L.bind('nvmlSystemSetConfComputeKeyRotationThresholdInfo'))(a_pKeyRotationThrInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemSetConfComputeKeyRotationThresholdInfo', [err, null]);
   return [err, a_pKeyRotationThrInfo];
 }
 
@@ -2663,7 +2674,7 @@ let f_nvmlSystemGetConfComputeSettings: KoffiFunction | undefined;
 export function nvmlSystemGetConfComputeSettings(settings?: S.nvmlSystemConfComputeSettings_v1_t | S.nvmlSystemConfComputeSettings_v1_tInit | null): Res<[S.nvmlSystemConfComputeSettings_v1_t]> {
   const a_settings = X.inoutStruct(settings, S.nvmlSystemConfComputeSettings_v1_t, 'nvmlSystemGetConfComputeSettings', 'settings');
   const err = (f_nvmlSystemGetConfComputeSettings ??= L.bind('nvmlSystemGetConfComputeSettings'))(a_settings._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetConfComputeSettings', [err, null]);
   return [err, a_settings];
 }
 
@@ -2678,7 +2689,7 @@ export function nvmlDeviceGetGspFirmwareVersion(device: H.nvmlDevice_t | null): 
   const a_device = M.handle(device, 'nvmlDeviceGetGspFirmwareVersion', 'device');
   const a_version = M.bytes(64);
   const err = (f_nvmlDeviceGetGspFirmwareVersion ??= L.bind('nvmlDeviceGetGspFirmwareVersion'))(a_device, a_version) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGspFirmwareVersion', [err, null]);
   return [err, M.cString(a_version)];
 }
 
@@ -2692,7 +2703,7 @@ let f_nvmlDeviceGetGspFirmwareMode: KoffiFunction | undefined;
 export function nvmlDeviceGetGspFirmwareMode(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGspFirmwareMode', 'device');
   const err = (f_nvmlDeviceGetGspFirmwareMode ??= L.bind('nvmlDeviceGetGspFirmwareMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGspFirmwareMode', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -2708,7 +2719,7 @@ export function nvmlDeviceGetSramEccErrorStatus(device: H.nvmlDevice_t | null, s
   const a_device = M.handle(device, 'nvmlDeviceGetSramEccErrorStatus', 'device');
   const a_status = X.inoutStruct(status, S.nvmlEccSramErrorStatus_v1_t, 'nvmlDeviceGetSramEccErrorStatus', 'status');
   const err = (f_nvmlDeviceGetSramEccErrorStatus ??= L.bind('nvmlDeviceGetSramEccErrorStatus'))(a_device, a_status._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetSramEccErrorStatus', [err, null]);
   return [err, a_status];
 }
 
@@ -2724,7 +2735,7 @@ export function nvmlDeviceSetPowerManagementLimit_v2(device: H.nvmlDevice_t | nu
   const a_device = M.handle(device, 'nvmlDeviceSetPowerManagementLimit_v2', 'device');
   const a_powerValue = X.inoutStruct(powerValue, S.nvmlPowerValue_v2_t, 'nvmlDeviceSetPowerManagementLimit_v2', 'powerValue');
   const err = (f_nvmlDeviceSetPowerManagementLimit_v2 ??= L.bind('nvmlDeviceSetPowerManagementLimit_v2'))(a_device, a_powerValue._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetPowerManagementLimit_v2', [err, null]);
   return [err, a_powerValue];
 }
 
@@ -2738,7 +2749,7 @@ let f_nvmlDeviceGetAccountingMode: KoffiFunction | undefined;
 export function nvmlDeviceGetAccountingMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingMode', 'device');
   const err = (f_nvmlDeviceGetAccountingMode ??= L.bind('nvmlDeviceGetAccountingMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetAccountingMode', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -2756,7 +2767,7 @@ export function nvmlDeviceGetAccountingStats(device: H.nvmlDevice_t | null, pid:
   const a_pid = M.u32(pid, 'nvmlDeviceGetAccountingStats', 'pid');
   const a_stats = X.inoutStruct(stats, S.nvmlAccountingStats_st, 'nvmlDeviceGetAccountingStats', 'stats');
   const err = (f_nvmlDeviceGetAccountingStats ??= L.bind('nvmlDeviceGetAccountingStats'))(a_device, a_pid, a_stats._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetAccountingStats', [err, null]);
   return [err, a_stats];
 }
 
@@ -2775,8 +2786,8 @@ export function nvmlDeviceGetAccountingPids(device: H.nvmlDevice_t | null, count
   if (a_count < 0) M.rangeError('nvmlDeviceGetAccountingPids', 'count', `must not be negative, got ${a_count}`);
   const a_pids = a_count > 0 ? M.bytes(a_count * 4) : null;
   const err = (f_nvmlDeviceGetAccountingPids ??= L.bind('nvmlDeviceGetAccountingPids'))(a_device, K.slot[0], a_pids) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetAccountingPids', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetAccountingPids', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, n_count, X.readArray(a_pids, Math.min(a_count, n_count), 4, (dv, at) => dv.getUint32(at, true))];
 }
@@ -2791,7 +2802,7 @@ let f_nvmlDeviceGetAccountingBufferSize: KoffiFunction | undefined;
 export function nvmlDeviceGetAccountingBufferSize(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingBufferSize', 'device');
   const err = (f_nvmlDeviceGetAccountingBufferSize ??= L.bind('nvmlDeviceGetAccountingBufferSize'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetAccountingBufferSize', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2812,8 +2823,8 @@ export function nvmlDeviceGetRetiredPages(device: H.nvmlDevice_t | null, cause: 
   if (a_pageCount < 0) M.rangeError('nvmlDeviceGetRetiredPages', 'pageCount', `must not be negative, got ${a_pageCount}`);
   const a_addresses = a_pageCount > 0 ? M.bytes(a_pageCount * 8) : null;
   const err = (f_nvmlDeviceGetRetiredPages ??= L.bind('nvmlDeviceGetRetiredPages'))(a_device, a_cause, K.slot[0], a_addresses) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetRetiredPages', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetRetiredPages', [err, null, null]);
   const n_pageCount = K.readSize(0);
   return [err, n_pageCount, X.readArray(a_addresses, Math.min(a_pageCount, n_pageCount), 8, (dv, at) => dv.getBigUint64(at, true))];
 }
@@ -2836,8 +2847,8 @@ export function nvmlDeviceGetRetiredPages_v2(device: H.nvmlDevice_t | null, caus
   const a_addresses = a_pageCount > 0 ? M.bytes(a_pageCount * 8) : null;
   const a_timestamps = a_pageCount > 0 ? M.bytes(a_pageCount * 8) : null;
   const err = (f_nvmlDeviceGetRetiredPages_v2 ??= L.bind('nvmlDeviceGetRetiredPages_v2'))(a_device, a_cause, K.slot[0], a_addresses, a_timestamps) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null, null];
-  if (err !== 0) return [err, null, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetRetiredPages_v2', [err, K.readSize(0), null, null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetRetiredPages_v2', [err, null, null, null]);
   const n_pageCount = K.readSize(0);
   return [err, n_pageCount, X.readArray(a_addresses, Math.min(a_pageCount, n_pageCount), 8, (dv, at) => dv.getBigUint64(at, true)), X.readArray(a_timestamps, Math.min(a_pageCount, n_pageCount), 8, (dv, at) => dv.getBigUint64(at, true))];
 }
@@ -2852,7 +2863,7 @@ let f_nvmlDeviceGetRetiredPagesPendingStatus: KoffiFunction | undefined;
 export function nvmlDeviceGetRetiredPagesPendingStatus(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPagesPendingStatus', 'device');
   const err = (f_nvmlDeviceGetRetiredPagesPendingStatus ??= L.bind('nvmlDeviceGetRetiredPagesPendingStatus'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetRetiredPagesPendingStatus', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -2866,7 +2877,7 @@ let f_nvmlDeviceGetRemappedRows: KoffiFunction | undefined;
 export function nvmlDeviceGetRemappedRows(device: H.nvmlDevice_t | null): Res<[number, number, number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRemappedRows', 'device');
   const err = (f_nvmlDeviceGetRemappedRows ??= L.bind('nvmlDeviceGetRemappedRows'))(a_device, K.slot[0], K.slot[1], K.slot[2], K.slot[3]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetRemappedRows', [err, null, null, null, null]);
   return [err, K.U32[0], K.U32[2], K.U32[4], K.U32[6]];
 }
 
@@ -2882,7 +2893,7 @@ export function nvmlDeviceGetRowRemapperHistogram(device: H.nvmlDevice_t | null,
   const a_device = M.handle(device, 'nvmlDeviceGetRowRemapperHistogram', 'device');
   const a_values = X.inoutStruct(values, S.nvmlRowRemapperHistogramValues_st, 'nvmlDeviceGetRowRemapperHistogram', 'values');
   const err = (f_nvmlDeviceGetRowRemapperHistogram ??= L.bind('nvmlDeviceGetRowRemapperHistogram'))(a_device, a_values._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetRowRemapperHistogram', [err, null]);
   return [err, a_values];
 }
 
@@ -2896,7 +2907,7 @@ let f_nvmlDeviceGetArchitecture: KoffiFunction | undefined;
 export function nvmlDeviceGetArchitecture(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetArchitecture', 'device');
   const err = (f_nvmlDeviceGetArchitecture ??= L.bind('nvmlDeviceGetArchitecture'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetArchitecture', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -2912,7 +2923,7 @@ export function nvmlDeviceGetClkMonStatus(device: H.nvmlDevice_t | null, status?
   const a_device = M.handle(device, 'nvmlDeviceGetClkMonStatus', 'device');
   const a_status = X.inoutStruct(status, S.nvmlClkMonStatus_status, 'nvmlDeviceGetClkMonStatus', 'status');
   const err = (f_nvmlDeviceGetClkMonStatus ??= L.bind('nvmlDeviceGetClkMonStatus'))(a_device, a_status._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetClkMonStatus', [err, null]);
   return [err, a_status];
 }
 
@@ -2933,8 +2944,8 @@ export function nvmlDeviceGetProcessUtilization(device: H.nvmlDevice_t | null, p
   if (a_processSamplesCount < 0) M.rangeError('nvmlDeviceGetProcessUtilization', 'processSamplesCount', `must not be negative, got ${a_processSamplesCount}`);
   const a_utilization = a_processSamplesCount > 0 ? M.bytes(a_processSamplesCount * 32) : null;
   const err = (f_nvmlDeviceGetProcessUtilization ??= L.bind('nvmlDeviceGetProcessUtilization'))(a_device, a_utilization, K.slot[0], a_lastSeenTimeStamp) as E.nvmlReturn_t;
-  if (err === 7) return [err, null, K.readSize(0)];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetProcessUtilization', [err, null, K.readSize(0)]);
+  if (err !== 0) return F.failed('nvmlDeviceGetProcessUtilization', [err, null, null]);
   const n_processSamplesCount = K.readSize(0);
   return [err, X.readStructs(a_utilization, Math.min(a_processSamplesCount, n_processSamplesCount), S.nvmlProcessUtilizationSample_st), n_processSamplesCount];
 }
@@ -2951,7 +2962,7 @@ export function nvmlDeviceGetProcessesUtilizationInfo(device: H.nvmlDevice_t | n
   const a_device = M.handle(device, 'nvmlDeviceGetProcessesUtilizationInfo', 'device');
   const a_procesesUtilInfo = X.inoutStruct(procesesUtilInfo, S.nvmlProcessesUtilizationInfo_v1_t, 'nvmlDeviceGetProcessesUtilizationInfo', 'procesesUtilInfo');
   const err = (f_nvmlDeviceGetProcessesUtilizationInfo ??= L.bind('nvmlDeviceGetProcessesUtilizationInfo'))(a_device, a_procesesUtilInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetProcessesUtilizationInfo', [err, null]);
   return [err, a_procesesUtilInfo];
 }
 
@@ -2967,7 +2978,7 @@ export function nvmlDeviceGetPlatformInfo(device: H.nvmlDevice_t | null, platfor
   const a_device = M.handle(device, 'nvmlDeviceGetPlatformInfo', 'device');
   const a_platformInfo = X.inoutStruct(platformInfo, S.nvmlPlatformInfo_v2_t, 'nvmlDeviceGetPlatformInfo', 'platformInfo');
   const err = (f_nvmlDeviceGetPlatformInfo ??= L.bind('nvmlDeviceGetPlatformInfo'))(a_device, a_platformInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPlatformInfo', [err, null]);
   return [err, a_platformInfo];
 }
 
@@ -2983,7 +2994,7 @@ export function nvmlDeviceGetPdi(device: H.nvmlDevice_t | null, pdi?: S.nvmlPdi_
   const a_device = M.handle(device, 'nvmlDeviceGetPdi', 'device');
   const a_pdi = X.inoutStruct(pdi, S.nvmlPdi_v1_t, 'nvmlDeviceGetPdi', 'pdi');
   const err = (f_nvmlDeviceGetPdi ??= L.bind('nvmlDeviceGetPdi'))(a_device, a_pdi._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPdi', [err, null]);
   return [err, a_pdi];
 }
 
@@ -2999,7 +3010,7 @@ export function nvmlDeviceSetHostname_v1(device: H.nvmlDevice_t | null, hostname
   const a_device = M.handle(device, 'nvmlDeviceSetHostname_v1', 'device');
   const a_hostname = X.inoutStruct(hostname, S.nvmlHostname_v1_t, 'nvmlDeviceSetHostname_v1', 'hostname');
   const err = (f_nvmlDeviceSetHostname_v1 ??= L.bind('nvmlDeviceSetHostname_v1'))(a_device, a_hostname._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetHostname_v1', [err, null]);
   return [err, a_hostname];
 }
 
@@ -3015,7 +3026,7 @@ export function nvmlDeviceGetHostname_v1(device: H.nvmlDevice_t | null, hostname
   const a_device = M.handle(device, 'nvmlDeviceGetHostname_v1', 'device');
   const a_hostname = X.inoutStruct(hostname, S.nvmlHostname_v1_t, 'nvmlDeviceGetHostname_v1', 'hostname');
   const err = (f_nvmlDeviceGetHostname_v1 ??= L.bind('nvmlDeviceGetHostname_v1'))(a_device, a_hostname._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetHostname_v1', [err, null]);
   return [err, a_hostname];
 }
 
@@ -3031,6 +3042,7 @@ export function nvmlUnitSetLedState(unit: H.nvmlUnit_t | null, color: E.nvmlLedC
   const a_unit = M.handle(unit, 'nvmlUnitSetLedState', 'unit');
   const a_color = M.i32(color, 'nvmlUnitSetLedState', 'color');
   const err = (f_nvmlUnitSetLedState ??= L.bind('nvmlUnitSetLedState'))(a_unit, a_color) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlUnitSetLedState', [err]);
   return [err];
 }
 
@@ -3046,6 +3058,7 @@ export function nvmlDeviceSetPersistenceMode(device: H.nvmlDevice_t | null, mode
   const a_device = M.handle(device, 'nvmlDeviceSetPersistenceMode', 'device');
   const a_mode = M.i32(mode, 'nvmlDeviceSetPersistenceMode', 'mode');
   const err = (f_nvmlDeviceSetPersistenceMode ??= L.bind('nvmlDeviceSetPersistenceMode'))(a_device, a_mode) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetPersistenceMode', [err]);
   return [err];
 }
 
@@ -3061,6 +3074,7 @@ export function nvmlDeviceSetComputeMode(device: H.nvmlDevice_t | null, mode: E.
   const a_device = M.handle(device, 'nvmlDeviceSetComputeMode', 'device');
   const a_mode = M.i32(mode, 'nvmlDeviceSetComputeMode', 'mode');
   const err = (f_nvmlDeviceSetComputeMode ??= L.bind('nvmlDeviceSetComputeMode'))(a_device, a_mode) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetComputeMode', [err]);
   return [err];
 }
 
@@ -3076,6 +3090,7 @@ export function nvmlDeviceSetEccMode(device: H.nvmlDevice_t | null, ecc: E.nvmlE
   const a_device = M.handle(device, 'nvmlDeviceSetEccMode', 'device');
   const a_ecc = M.i32(ecc, 'nvmlDeviceSetEccMode', 'ecc');
   const err = (f_nvmlDeviceSetEccMode ??= L.bind('nvmlDeviceSetEccMode'))(a_device, a_ecc) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetEccMode', [err]);
   return [err];
 }
 
@@ -3091,6 +3106,7 @@ export function nvmlDeviceClearEccErrorCounts(device: H.nvmlDevice_t | null, cou
   const a_device = M.handle(device, 'nvmlDeviceClearEccErrorCounts', 'device');
   const a_counterType = M.i32(counterType, 'nvmlDeviceClearEccErrorCounts', 'counterType');
   const err = (f_nvmlDeviceClearEccErrorCounts ??= L.bind('nvmlDeviceClearEccErrorCounts'))(a_device, a_counterType) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceClearEccErrorCounts', [err]);
   return [err];
 }
 
@@ -3108,6 +3124,7 @@ export function nvmlDeviceSetDriverModel(device: H.nvmlDevice_t | null, driverMo
   const a_driverModel = M.i32(driverModel, 'nvmlDeviceSetDriverModel', 'driverModel');
   const a_flags = M.u32(flags, 'nvmlDeviceSetDriverModel', 'flags');
   const err = (f_nvmlDeviceSetDriverModel ??= L.bind('nvmlDeviceSetDriverModel'))(a_device, a_driverModel, a_flags) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetDriverModel', [err]);
   return [err];
 }
 
@@ -3125,6 +3142,7 @@ export function nvmlDeviceSetGpuLockedClocks(device: H.nvmlDevice_t | null, minG
   const a_minGpuClockMHz = M.u32(minGpuClockMHz, 'nvmlDeviceSetGpuLockedClocks', 'minGpuClockMHz');
   const a_maxGpuClockMHz = M.u32(maxGpuClockMHz, 'nvmlDeviceSetGpuLockedClocks', 'maxGpuClockMHz');
   const err = (f_nvmlDeviceSetGpuLockedClocks ??= L.bind('nvmlDeviceSetGpuLockedClocks'))(a_device, a_minGpuClockMHz, a_maxGpuClockMHz) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetGpuLockedClocks', [err]);
   return [err];
 }
 
@@ -3138,6 +3156,7 @@ let f_nvmlDeviceResetGpuLockedClocks: KoffiFunction | undefined;
 export function nvmlDeviceResetGpuLockedClocks(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceResetGpuLockedClocks', 'device');
   const err = (f_nvmlDeviceResetGpuLockedClocks ??= L.bind('nvmlDeviceResetGpuLockedClocks'))(a_device) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceResetGpuLockedClocks', [err]);
   return [err];
 }
 
@@ -3155,6 +3174,7 @@ export function nvmlDeviceSetMemoryLockedClocks(device: H.nvmlDevice_t | null, m
   const a_minMemClockMHz = M.u32(minMemClockMHz, 'nvmlDeviceSetMemoryLockedClocks', 'minMemClockMHz');
   const a_maxMemClockMHz = M.u32(maxMemClockMHz, 'nvmlDeviceSetMemoryLockedClocks', 'maxMemClockMHz');
   const err = (f_nvmlDeviceSetMemoryLockedClocks ??= L.bind('nvmlDeviceSetMemoryLockedClocks'))(a_device, a_minMemClockMHz, a_maxMemClockMHz) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetMemoryLockedClocks', [err]);
   return [err];
 }
 
@@ -3168,6 +3188,7 @@ let f_nvmlDeviceResetMemoryLockedClocks: KoffiFunction | undefined;
 export function nvmlDeviceResetMemoryLockedClocks(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceResetMemoryLockedClocks', 'device');
   const err = (f_nvmlDeviceResetMemoryLockedClocks ??= L.bind('nvmlDeviceResetMemoryLockedClocks'))(a_device) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceResetMemoryLockedClocks', [err]);
   return [err];
 }
 
@@ -3185,6 +3206,7 @@ export function nvmlDeviceSetApplicationsClocks(device: H.nvmlDevice_t | null, m
   const a_memClockMHz = M.u32(memClockMHz, 'nvmlDeviceSetApplicationsClocks', 'memClockMHz');
   const a_graphicsClockMHz = M.u32(graphicsClockMHz, 'nvmlDeviceSetApplicationsClocks', 'graphicsClockMHz');
   const err = (f_nvmlDeviceSetApplicationsClocks ??= L.bind('nvmlDeviceSetApplicationsClocks'))(a_device, a_memClockMHz, a_graphicsClockMHz) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetApplicationsClocks', [err]);
   return [err];
 }
 
@@ -3198,6 +3220,7 @@ let f_nvmlDeviceResetApplicationsClocks: KoffiFunction | undefined;
 export function nvmlDeviceResetApplicationsClocks(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceResetApplicationsClocks', 'device');
   const err = (f_nvmlDeviceResetApplicationsClocks ??= L.bind('nvmlDeviceResetApplicationsClocks'))(a_device) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceResetApplicationsClocks', [err]);
   return [err];
 }
 
@@ -3213,6 +3236,7 @@ export function nvmlDeviceSetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | n
   const a_device = M.handle(device, 'nvmlDeviceSetAutoBoostedClocksEnabled', 'device');
   const a_enabled = M.i32(enabled, 'nvmlDeviceSetAutoBoostedClocksEnabled', 'enabled');
   const err = (f_nvmlDeviceSetAutoBoostedClocksEnabled ??= L.bind('nvmlDeviceSetAutoBoostedClocksEnabled'))(a_device, a_enabled) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetAutoBoostedClocksEnabled', [err]);
   return [err];
 }
 
@@ -3230,6 +3254,7 @@ export function nvmlDeviceSetDefaultAutoBoostedClocksEnabled(device: H.nvmlDevic
   const a_enabled = M.i32(enabled, 'nvmlDeviceSetDefaultAutoBoostedClocksEnabled', 'enabled');
   const a_flags = M.u32(flags, 'nvmlDeviceSetDefaultAutoBoostedClocksEnabled', 'flags');
   const err = (f_nvmlDeviceSetDefaultAutoBoostedClocksEnabled ??= L.bind('nvmlDeviceSetDefaultAutoBoostedClocksEnabled'))(a_device, a_enabled, a_flags) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetDefaultAutoBoostedClocksEnabled', [err]);
   return [err];
 }
 
@@ -3245,6 +3270,7 @@ export function nvmlDeviceSetDefaultFanSpeed_v2(device: H.nvmlDevice_t | null, f
   const a_device = M.handle(device, 'nvmlDeviceSetDefaultFanSpeed_v2', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceSetDefaultFanSpeed_v2', 'fan');
   const err = (f_nvmlDeviceSetDefaultFanSpeed_v2 ??= L.bind('nvmlDeviceSetDefaultFanSpeed_v2'))(a_device, a_fan) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetDefaultFanSpeed_v2', [err]);
   return [err];
 }
 
@@ -3262,6 +3288,7 @@ export function nvmlDeviceSetFanControlPolicy(device: H.nvmlDevice_t | null, fan
   const a_fan = M.u32(fan, 'nvmlDeviceSetFanControlPolicy', 'fan');
   const a_policy = M.u32(policy, 'nvmlDeviceSetFanControlPolicy', 'policy');
   const err = (f_nvmlDeviceSetFanControlPolicy ??= L.bind('nvmlDeviceSetFanControlPolicy'))(a_device, a_fan, a_policy) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetFanControlPolicy', [err]);
   return [err];
 }
 
@@ -3280,7 +3307,7 @@ export function nvmlDeviceSetTemperatureThreshold(device: H.nvmlDevice_t | null,
   const a_temp = M.i32(temp, 'nvmlDeviceSetTemperatureThreshold', 'temp');
   K.I32[0] = a_temp;
   const err = (f_nvmlDeviceSetTemperatureThreshold ??= L.bind('nvmlDeviceSetTemperatureThreshold'))(a_device, a_thresholdType, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetTemperatureThreshold', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -3296,6 +3323,7 @@ export function nvmlDeviceSetPowerManagementLimit(device: H.nvmlDevice_t | null,
   const a_device = M.handle(device, 'nvmlDeviceSetPowerManagementLimit', 'device');
   const a_limit = M.u32(limit, 'nvmlDeviceSetPowerManagementLimit', 'limit');
   const err = (f_nvmlDeviceSetPowerManagementLimit ??= L.bind('nvmlDeviceSetPowerManagementLimit'))(a_device, a_limit) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetPowerManagementLimit', [err]);
   return [err];
 }
 
@@ -3311,6 +3339,7 @@ export function nvmlDeviceSetGpuOperationMode(device: H.nvmlDevice_t | null, mod
   const a_device = M.handle(device, 'nvmlDeviceSetGpuOperationMode', 'device');
   const a_mode = M.i32(mode, 'nvmlDeviceSetGpuOperationMode', 'mode');
   const err = (f_nvmlDeviceSetGpuOperationMode ??= L.bind('nvmlDeviceSetGpuOperationMode'))(a_device, a_mode) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetGpuOperationMode', [err]);
   return [err];
 }
 
@@ -3328,6 +3357,7 @@ export function nvmlDeviceSetAPIRestriction(device: H.nvmlDevice_t | null, apiTy
   const a_apiType = M.i32(apiType, 'nvmlDeviceSetAPIRestriction', 'apiType');
   const a_isRestricted = M.i32(isRestricted, 'nvmlDeviceSetAPIRestriction', 'isRestricted');
   const err = (f_nvmlDeviceSetAPIRestriction ??= L.bind('nvmlDeviceSetAPIRestriction'))(a_device, a_apiType, a_isRestricted) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetAPIRestriction', [err]);
   return [err];
 }
 
@@ -3345,6 +3375,7 @@ export function nvmlDeviceSetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: num
   const a_fan = M.u32(fan, 'nvmlDeviceSetFanSpeed_v2', 'fan');
   const a_speed = M.u32(speed, 'nvmlDeviceSetFanSpeed_v2', 'speed');
   const err = (f_nvmlDeviceSetFanSpeed_v2 ??= L.bind('nvmlDeviceSetFanSpeed_v2'))(a_device, a_fan, a_speed) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetFanSpeed_v2', [err]);
   return [err];
 }
 
@@ -3360,6 +3391,7 @@ export function nvmlDeviceSetGpcClkVfOffset(device: H.nvmlDevice_t | null, offse
   const a_device = M.handle(device, 'nvmlDeviceSetGpcClkVfOffset', 'device');
   const a_offset = M.i32(offset, 'nvmlDeviceSetGpcClkVfOffset', 'offset');
   const err = (f_nvmlDeviceSetGpcClkVfOffset ??= L.bind('nvmlDeviceSetGpcClkVfOffset'))(a_device, a_offset) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetGpcClkVfOffset', [err]);
   return [err];
 }
 
@@ -3375,6 +3407,7 @@ export function nvmlDeviceSetMemClkVfOffset(device: H.nvmlDevice_t | null, offse
   const a_device = M.handle(device, 'nvmlDeviceSetMemClkVfOffset', 'device');
   const a_offset = M.i32(offset, 'nvmlDeviceSetMemClkVfOffset', 'offset');
   const err = (f_nvmlDeviceSetMemClkVfOffset ??= L.bind('nvmlDeviceSetMemClkVfOffset'))(a_device, a_offset) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetMemClkVfOffset', [err]);
   return [err];
 }
 
@@ -3390,6 +3423,7 @@ export function nvmlDeviceSetAccountingMode(device: H.nvmlDevice_t | null, mode:
   const a_device = M.handle(device, 'nvmlDeviceSetAccountingMode', 'device');
   const a_mode = M.i32(mode, 'nvmlDeviceSetAccountingMode', 'mode');
   const err = (f_nvmlDeviceSetAccountingMode ??= L.bind('nvmlDeviceSetAccountingMode'))(a_device, a_mode) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetAccountingMode', [err]);
   return [err];
 }
 
@@ -3403,6 +3437,7 @@ let f_nvmlDeviceClearAccountingPids: KoffiFunction | undefined;
 export function nvmlDeviceClearAccountingPids(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceClearAccountingPids', 'device');
   const err = (f_nvmlDeviceClearAccountingPids ??= L.bind('nvmlDeviceClearAccountingPids'))(a_device) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceClearAccountingPids', [err]);
   return [err];
 }
 
@@ -3418,7 +3453,7 @@ export function nvmlDeviceGetNvLinkState(device: H.nvmlDevice_t | null, link: nu
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkState', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkState', 'link');
   const err = (f_nvmlDeviceGetNvLinkState ??= L.bind('nvmlDeviceGetNvLinkState'))(a_device, a_link, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvLinkState', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -3434,7 +3469,7 @@ export function nvmlDeviceGetNvLinkVersion(device: H.nvmlDevice_t | null, link: 
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkVersion', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkVersion', 'link');
   const err = (f_nvmlDeviceGetNvLinkVersion ??= L.bind('nvmlDeviceGetNvLinkVersion'))(a_device, a_link, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvLinkVersion', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -3452,7 +3487,7 @@ export function nvmlDeviceGetNvLinkCapability(device: H.nvmlDevice_t | null, lin
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkCapability', 'link');
   const a_capability = M.i32(capability, 'nvmlDeviceGetNvLinkCapability', 'capability');
   const err = (f_nvmlDeviceGetNvLinkCapability ??= L.bind('nvmlDeviceGetNvLinkCapability'))(a_device, a_link, a_capability, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvLinkCapability', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -3470,7 +3505,7 @@ export function nvmlDeviceGetNvLinkRemotePciInfo(device: H.nvmlDevice_t | null, 
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkRemotePciInfo', 'link');
   const a_pci = X.inoutStruct(pci, S.nvmlPciInfo_st, 'nvmlDeviceGetNvLinkRemotePciInfo', 'pci');
   const err = (f_nvmlDeviceGetNvLinkRemotePciInfo ??= L.bind('nvmlDeviceGetNvLinkRemotePciInfo'))(a_device, a_link, a_pci._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvLinkRemotePciInfo', [err, null]);
   return [err, a_pci];
 }
 
@@ -3488,7 +3523,7 @@ export function nvmlDeviceGetNvLinkErrorCounter(device: H.nvmlDevice_t | null, l
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkErrorCounter', 'link');
   const a_counter = M.i32(counter, 'nvmlDeviceGetNvLinkErrorCounter', 'counter');
   const err = (f_nvmlDeviceGetNvLinkErrorCounter ??= L.bind('nvmlDeviceGetNvLinkErrorCounter'))(a_device, a_link, a_counter, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvLinkErrorCounter', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -3504,6 +3539,7 @@ export function nvmlDeviceResetNvLinkErrorCounters(device: H.nvmlDevice_t | null
   const a_device = M.handle(device, 'nvmlDeviceResetNvLinkErrorCounters', 'device');
   const a_link = M.u32(link, 'nvmlDeviceResetNvLinkErrorCounters', 'link');
   const err = (f_nvmlDeviceResetNvLinkErrorCounters ??= L.bind('nvmlDeviceResetNvLinkErrorCounters'))(a_device, a_link) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceResetNvLinkErrorCounters', [err]);
   return [err];
 }
 
@@ -3525,7 +3561,7 @@ export function nvmlDeviceSetNvLinkUtilizationControl(device: H.nvmlDevice_t | n
   const a_control = X.inoutStruct(control, S.nvmlNvLinkUtilizationControl_st, 'nvmlDeviceSetNvLinkUtilizationControl', 'control');
   const a_reset = M.u32(reset, 'nvmlDeviceSetNvLinkUtilizationControl', 'reset');
   const err = (f_nvmlDeviceSetNvLinkUtilizationControl ??= L.bind('nvmlDeviceSetNvLinkUtilizationControl'))(a_device, a_link, a_counter, a_control._u8, a_reset) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetNvLinkUtilizationControl', [err, null]);
   return [err, a_control];
 }
 
@@ -3545,7 +3581,7 @@ export function nvmlDeviceGetNvLinkUtilizationControl(device: H.nvmlDevice_t | n
   const a_counter = M.u32(counter, 'nvmlDeviceGetNvLinkUtilizationControl', 'counter');
   const a_control = X.inoutStruct(control, S.nvmlNvLinkUtilizationControl_st, 'nvmlDeviceGetNvLinkUtilizationControl', 'control');
   const err = (f_nvmlDeviceGetNvLinkUtilizationControl ??= L.bind('nvmlDeviceGetNvLinkUtilizationControl'))(a_device, a_link, a_counter, a_control._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvLinkUtilizationControl', [err, null]);
   return [err, a_control];
 }
 
@@ -3563,7 +3599,7 @@ export function nvmlDeviceGetNvLinkUtilizationCounter(device: H.nvmlDevice_t | n
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkUtilizationCounter', 'link');
   const a_counter = M.u32(counter, 'nvmlDeviceGetNvLinkUtilizationCounter', 'counter');
   const err = (f_nvmlDeviceGetNvLinkUtilizationCounter ??= L.bind('nvmlDeviceGetNvLinkUtilizationCounter'))(a_device, a_link, a_counter, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvLinkUtilizationCounter', [err, null, null]);
   return [err, K.U64[0], K.U64[1]];
 }
 
@@ -3583,6 +3619,7 @@ export function nvmlDeviceFreezeNvLinkUtilizationCounter(device: H.nvmlDevice_t 
   const a_counter = M.u32(counter, 'nvmlDeviceFreezeNvLinkUtilizationCounter', 'counter');
   const a_freeze = M.i32(freeze, 'nvmlDeviceFreezeNvLinkUtilizationCounter', 'freeze');
   const err = (f_nvmlDeviceFreezeNvLinkUtilizationCounter ??= L.bind('nvmlDeviceFreezeNvLinkUtilizationCounter'))(a_device, a_link, a_counter, a_freeze) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceFreezeNvLinkUtilizationCounter', [err]);
   return [err];
 }
 
@@ -3600,6 +3637,7 @@ export function nvmlDeviceResetNvLinkUtilizationCounter(device: H.nvmlDevice_t |
   const a_link = M.u32(link, 'nvmlDeviceResetNvLinkUtilizationCounter', 'link');
   const a_counter = M.u32(counter, 'nvmlDeviceResetNvLinkUtilizationCounter', 'counter');
   const err = (f_nvmlDeviceResetNvLinkUtilizationCounter ??= L.bind('nvmlDeviceResetNvLinkUtilizationCounter'))(a_device, a_link, a_counter) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceResetNvLinkUtilizationCounter', [err]);
   return [err];
 }
 
@@ -3615,7 +3653,7 @@ export function nvmlDeviceGetNvLinkRemoteDeviceType(device: H.nvmlDevice_t | nul
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkRemoteDeviceType', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkRemoteDeviceType', 'link');
   const err = (f_nvmlDeviceGetNvLinkRemoteDeviceType ??= L.bind('nvmlDeviceGetNvLinkRemoteDeviceType'))(a_device, a_link, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvLinkRemoteDeviceType', [err, null]);
   return [err, K.I32[0] as E.nvmlIntNvLinkDeviceType_t];
 }
 
@@ -3631,7 +3669,7 @@ export function nvmlDeviceSetNvLinkDeviceLowPowerThreshold(device: H.nvmlDevice_
   const a_device = M.handle(device, 'nvmlDeviceSetNvLinkDeviceLowPowerThreshold', 'device');
   const a_info = X.inoutStruct(info, S.nvmlNvLinkPowerThres_st, 'nvmlDeviceSetNvLinkDeviceLowPowerThreshold', 'info');
   const err = (f_nvmlDeviceSetNvLinkDeviceLowPowerThreshold ??= L.bind('nvmlDeviceSetNvLinkDeviceLowPowerThreshold'))(a_device, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetNvLinkDeviceLowPowerThreshold', [err, null]);
   return [err, a_info];
 }
 
@@ -3645,6 +3683,7 @@ let f_nvmlSystemSetNvlinkBwMode: KoffiFunction | undefined;
 export function nvmlSystemSetNvlinkBwMode(nvlinkBwMode: number): [E.nvmlReturn_t] {
   const a_nvlinkBwMode = M.u32(nvlinkBwMode, 'nvmlSystemSetNvlinkBwMode', 'nvlinkBwMode');
   const err = (f_nvmlSystemSetNvlinkBwMode ??= L.bind('nvmlSystemSetNvlinkBwMode'))(a_nvlinkBwMode) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlSystemSetNvlinkBwMode', [err]);
   return [err];
 }
 
@@ -3656,7 +3695,7 @@ let f_nvmlSystemGetNvlinkBwMode: KoffiFunction | undefined;
 // nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int * nvlinkBwMode) — nvml.h:9316
 export function nvmlSystemGetNvlinkBwMode(): Res<[number]> {
   const err = (f_nvmlSystemGetNvlinkBwMode ??= L.bind('nvmlSystemGetNvlinkBwMode'))(K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemGetNvlinkBwMode', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -3672,7 +3711,7 @@ export function nvmlDeviceGetNvlinkSupportedBwModes(device: H.nvmlDevice_t | nul
   const a_device = M.handle(device, 'nvmlDeviceGetNvlinkSupportedBwModes', 'device');
   const a_supportedBwMode = X.inoutStruct(supportedBwMode, S.nvmlNvlinkSupportedBwModes_v1_t, 'nvmlDeviceGetNvlinkSupportedBwModes', 'supportedBwMode');
   const err = (f_nvmlDeviceGetNvlinkSupportedBwModes ??= L.bind('nvmlDeviceGetNvlinkSupportedBwModes'))(a_device, a_supportedBwMode._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvlinkSupportedBwModes', [err, null]);
   return [err, a_supportedBwMode];
 }
 
@@ -3688,7 +3727,7 @@ export function nvmlDeviceGetNvlinkBwMode(device: H.nvmlDevice_t | null, getBwMo
   const a_device = M.handle(device, 'nvmlDeviceGetNvlinkBwMode', 'device');
   const a_getBwMode = X.inoutStruct(getBwMode, S.nvmlNvlinkGetBwMode_v1_t, 'nvmlDeviceGetNvlinkBwMode', 'getBwMode');
   const err = (f_nvmlDeviceGetNvlinkBwMode ??= L.bind('nvmlDeviceGetNvlinkBwMode'))(a_device, a_getBwMode._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvlinkBwMode', [err, null]);
   return [err, a_getBwMode];
 }
 
@@ -3704,7 +3743,7 @@ export function nvmlDeviceSetNvlinkBwMode(device: H.nvmlDevice_t | null, setBwMo
   const a_device = M.handle(device, 'nvmlDeviceSetNvlinkBwMode', 'device');
   const a_setBwMode = X.inoutStruct(setBwMode, S.nvmlNvlinkSetBwMode_v1_t, 'nvmlDeviceSetNvlinkBwMode', 'setBwMode');
   const err = (f_nvmlDeviceSetNvlinkBwMode ??= L.bind('nvmlDeviceSetNvlinkBwMode'))(a_device, a_setBwMode._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetNvlinkBwMode', [err, null]);
   return [err, a_setBwMode];
 }
 
@@ -3720,7 +3759,7 @@ export function nvmlDeviceGetNvLinkInfo(device: H.nvmlDevice_t | null, info?: S.
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkInfo', 'device');
   const a_info = X.inoutStruct(info, S.nvmlNvLinkInfo_v2_t, 'nvmlDeviceGetNvLinkInfo', 'info');
   const err = (f_nvmlDeviceGetNvLinkInfo ??= L.bind('nvmlDeviceGetNvLinkInfo'))(a_device, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetNvLinkInfo', [err, null]);
   return [err, a_info];
 }
 
@@ -3732,7 +3771,7 @@ let f_nvmlEventSetCreate: KoffiFunction | undefined;
 // nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t * set) — nvml.h:9412
 export function nvmlEventSetCreate(): Res<[H.nvmlEventSet_t]> {
   const err = (f_nvmlEventSetCreate ??= L.bind('nvmlEventSetCreate'))(K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlEventSetCreate', [err, null]);
   return [err, K.U64[0] as H.nvmlEventSet_t];
 }
 
@@ -3750,6 +3789,7 @@ export function nvmlDeviceRegisterEvents(device: H.nvmlDevice_t | null, eventTyp
   const a_eventTypes = M.u64(eventTypes, 'nvmlDeviceRegisterEvents', 'eventTypes');
   const a_set = M.handle(set, 'nvmlDeviceRegisterEvents', 'set');
   const err = (f_nvmlDeviceRegisterEvents ??= L.bind('nvmlDeviceRegisterEvents'))(a_device, a_eventTypes, a_set) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceRegisterEvents', [err]);
   return [err];
 }
 
@@ -3763,7 +3803,7 @@ let f_nvmlDeviceGetSupportedEventTypes: KoffiFunction | undefined;
 export function nvmlDeviceGetSupportedEventTypes(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedEventTypes', 'device');
   const err = (f_nvmlDeviceGetSupportedEventTypes ??= L.bind('nvmlDeviceGetSupportedEventTypes'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetSupportedEventTypes', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -3781,7 +3821,7 @@ export function nvmlEventSetWait(set: H.nvmlEventSet_t | null, data: S.nvmlEvent
   const a_data = X.inoutStruct(data, S.nvmlEventData_st, 'nvmlEventSetWait', 'data');
   const a_timeoutms = M.u32(timeoutms, 'nvmlEventSetWait', 'timeoutms');
   const err = (f_nvmlEventSetWait ??= L.bind('nvmlEventSetWait'))(a_set, a_data._u8, a_timeoutms) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlEventSetWait', [err, null]);
   return [err, a_data];
 }
 
@@ -3795,6 +3835,7 @@ let f_nvmlEventSetFree: KoffiFunction | undefined;
 export function nvmlEventSetFree(set: H.nvmlEventSet_t | null): [E.nvmlReturn_t] {
   const a_set = M.handle(set, 'nvmlEventSetFree', 'set');
   const err = (f_nvmlEventSetFree ??= L.bind('nvmlEventSetFree'))(a_set) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlEventSetFree', [err]);
   return [err];
 }
 
@@ -3808,7 +3849,7 @@ let f_nvmlSystemEventSetCreate: KoffiFunction | undefined;
 export function nvmlSystemEventSetCreate(request?: S.nvmlSystemEventSetCreateRequest_v1_t | S.nvmlSystemEventSetCreateRequest_v1_tInit | null): Res<[S.nvmlSystemEventSetCreateRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetCreateRequest_v1_t, 'nvmlSystemEventSetCreate', 'request');
   const err = (f_nvmlSystemEventSetCreate ??= L.bind('nvmlSystemEventSetCreate'))(a_request._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemEventSetCreate', [err, null]);
   return [err, a_request];
 }
 
@@ -3822,7 +3863,7 @@ let f_nvmlSystemEventSetFree: KoffiFunction | undefined;
 export function nvmlSystemEventSetFree(request?: S.nvmlSystemEventSetFreeRequest_v1_t | S.nvmlSystemEventSetFreeRequest_v1_tInit | null): Res<[S.nvmlSystemEventSetFreeRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetFreeRequest_v1_t, 'nvmlSystemEventSetFree', 'request');
   const err = (f_nvmlSystemEventSetFree ??= L.bind('nvmlSystemEventSetFree'))(a_request._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemEventSetFree', [err, null]);
   return [err, a_request];
 }
 
@@ -3836,7 +3877,7 @@ let f_nvmlSystemRegisterEvents: KoffiFunction | undefined;
 export function nvmlSystemRegisterEvents(request?: S.nvmlSystemRegisterEventRequest_v1_t | S.nvmlSystemRegisterEventRequest_v1_tInit | null): Res<[S.nvmlSystemRegisterEventRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemRegisterEventRequest_v1_t, 'nvmlSystemRegisterEvents', 'request');
   const err = (f_nvmlSystemRegisterEvents ??= L.bind('nvmlSystemRegisterEvents'))(a_request._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemRegisterEvents', [err, null]);
   return [err, a_request];
 }
 
@@ -3850,7 +3891,7 @@ let f_nvmlSystemEventSetWait: KoffiFunction | undefined;
 export function nvmlSystemEventSetWait(request?: S.nvmlSystemEventSetWaitRequest_v1_t | S.nvmlSystemEventSetWaitRequest_v1_tInit | null): Res<[S.nvmlSystemEventSetWaitRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetWaitRequest_v1_t, 'nvmlSystemEventSetWait', 'request');
   const err = (f_nvmlSystemEventSetWait ??= L.bind('nvmlSystemEventSetWait'))(a_request._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSystemEventSetWait', [err, null]);
   return [err, a_request];
 }
 
@@ -3866,7 +3907,7 @@ export function nvmlDeviceModifyDrainState(pciInfo: S.nvmlPciInfo_st | S.nvmlPci
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceModifyDrainState', 'pciInfo');
   const a_newState = M.i32(newState, 'nvmlDeviceModifyDrainState', 'newState');
   const err = (f_nvmlDeviceModifyDrainState ??= L.bind('nvmlDeviceModifyDrainState'))(a_pciInfo._u8, a_newState) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceModifyDrainState', [err, null]);
   return [err, a_pciInfo];
 }
 
@@ -3880,7 +3921,7 @@ let f_nvmlDeviceQueryDrainState: KoffiFunction | undefined;
 export function nvmlDeviceQueryDrainState(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st, E.nvmlEnableState_t]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceQueryDrainState', 'pciInfo');
   const err = (f_nvmlDeviceQueryDrainState ??= L.bind('nvmlDeviceQueryDrainState'))(a_pciInfo._u8, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceQueryDrainState', [err, null, null]);
   return [err, a_pciInfo, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -3898,7 +3939,7 @@ export function nvmlDeviceRemoveGpu(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_st
   const a_gpuState = M.i32(gpuState, 'nvmlDeviceRemoveGpu', 'gpuState');
   const a_linkState = M.i32(linkState, 'nvmlDeviceRemoveGpu', 'linkState');
   const err = (f_nvmlDeviceRemoveGpu ??= L.bind('nvmlDeviceRemoveGpu'))(a_pciInfo._u8, a_gpuState, a_linkState) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceRemoveGpu', [err, null]);
   return [err, a_pciInfo];
 }
 
@@ -3912,7 +3953,7 @@ let f_nvmlDeviceDiscoverGpus: KoffiFunction | undefined;
 export function nvmlDeviceDiscoverGpus(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceDiscoverGpus', 'pciInfo');
   const err = (f_nvmlDeviceDiscoverGpus ??= L.bind('nvmlDeviceDiscoverGpus'))(a_pciInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceDiscoverGpus', [err, null]);
   return [err, a_pciInfo];
 }
 
@@ -3931,7 +3972,7 @@ export function nvmlDeviceGetFieldValues(device: H.nvmlDevice_t | null, valuesCo
   if (a_valuesCount < 0) M.rangeError('nvmlDeviceGetFieldValues', 'valuesCount', `must not be negative, got ${a_valuesCount}`);
   const a_values = X.packArray(values, a_valuesCount, 40, 'nvmlDeviceGetFieldValues', 'values', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.nvmlFieldValue_st, n));
   const err = (f_nvmlDeviceGetFieldValues ??= L.bind('nvmlDeviceGetFieldValues'))(a_device, a_valuesCount, a_values) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetFieldValues', [err, null]);
   return [err, X.readStructs(a_values, a_valuesCount, S.nvmlFieldValue_st)];
 }
 
@@ -3950,7 +3991,7 @@ export function nvmlDeviceClearFieldValues(device: H.nvmlDevice_t | null, values
   if (a_valuesCount < 0) M.rangeError('nvmlDeviceClearFieldValues', 'valuesCount', `must not be negative, got ${a_valuesCount}`);
   const a_values = X.packArray(values, a_valuesCount, 40, 'nvmlDeviceClearFieldValues', 'values', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.nvmlFieldValue_st, n));
   const err = (f_nvmlDeviceClearFieldValues ??= L.bind('nvmlDeviceClearFieldValues'))(a_device, a_valuesCount, a_values) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceClearFieldValues', [err, null]);
   return [err, X.readStructs(a_values, a_valuesCount, S.nvmlFieldValue_st)];
 }
 
@@ -3964,7 +4005,7 @@ let f_nvmlDeviceGetVirtualizationMode: KoffiFunction | undefined;
 export function nvmlDeviceGetVirtualizationMode(device: H.nvmlDevice_t | null): Res<[E.nvmlGpuVirtualizationMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVirtualizationMode', 'device');
   const err = (f_nvmlDeviceGetVirtualizationMode ??= L.bind('nvmlDeviceGetVirtualizationMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVirtualizationMode', [err, null]);
   return [err, K.I32[0] as E.nvmlGpuVirtualizationMode_t];
 }
 
@@ -3978,7 +4019,7 @@ let f_nvmlDeviceGetHostVgpuMode: KoffiFunction | undefined;
 export function nvmlDeviceGetHostVgpuMode(device: H.nvmlDevice_t | null): Res<[E.nvmlHostVgpuMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetHostVgpuMode', 'device');
   const err = (f_nvmlDeviceGetHostVgpuMode ??= L.bind('nvmlDeviceGetHostVgpuMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetHostVgpuMode', [err, null]);
   return [err, K.I32[0] as E.nvmlHostVgpuMode_t];
 }
 
@@ -3994,6 +4035,7 @@ export function nvmlDeviceSetVirtualizationMode(device: H.nvmlDevice_t | null, v
   const a_device = M.handle(device, 'nvmlDeviceSetVirtualizationMode', 'device');
   const a_virtualMode = M.i32(virtualMode, 'nvmlDeviceSetVirtualizationMode', 'virtualMode');
   const err = (f_nvmlDeviceSetVirtualizationMode ??= L.bind('nvmlDeviceSetVirtualizationMode'))(a_device, a_virtualMode) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetVirtualizationMode', [err]);
   return [err];
 }
 
@@ -4009,7 +4051,7 @@ export function nvmlDeviceGetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuHeterogeneousMode', 'device');
   const a_pHeterogeneousMode = X.inoutStruct(pHeterogeneousMode, S.nvmlVgpuHeterogeneousMode_v1_t, 'nvmlDeviceGetVgpuHeterogeneousMode', 'pHeterogeneousMode');
   const err = (f_nvmlDeviceGetVgpuHeterogeneousMode ??= L.bind('nvmlDeviceGetVgpuHeterogeneousMode'))(a_device, a_pHeterogeneousMode._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuHeterogeneousMode', [err, null]);
   return [err, a_pHeterogeneousMode];
 }
 
@@ -4025,6 +4067,7 @@ export function nvmlDeviceSetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null
   const a_device = M.handle(device, 'nvmlDeviceSetVgpuHeterogeneousMode', 'device');
   const a_pHeterogeneousMode = X.structArg(pHeterogeneousMode, S.nvmlVgpuHeterogeneousMode_v1_t, 'nvmlDeviceSetVgpuHeterogeneousMode', 'pHeterogeneousMode');
   const err = (f_nvmlDeviceSetVgpuHeterogeneousMode ??= L.bind('nvmlDeviceSetVgpuHeterogeneousMode'))(a_device, a_pHeterogeneousMode) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetVgpuHeterogeneousMode', [err]);
   return [err];
 }
 
@@ -4040,7 +4083,7 @@ export function nvmlVgpuInstanceGetPlacementId(vgpuInstance: number, pPlacement?
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetPlacementId', 'vgpuInstance');
   const a_pPlacement = X.inoutStruct(pPlacement, S.nvmlVgpuPlacementId_v1_t, 'nvmlVgpuInstanceGetPlacementId', 'pPlacement');
   const err = (f_nvmlVgpuInstanceGetPlacementId ??= L.bind('nvmlVgpuInstanceGetPlacementId'))(a_vgpuInstance, a_pPlacement._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetPlacementId', [err, null]);
   return [err, a_pPlacement];
 }
 
@@ -4058,7 +4101,7 @@ export function nvmlDeviceGetVgpuTypeSupportedPlacements(device: H.nvmlDevice_t 
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlDeviceGetVgpuTypeSupportedPlacements', 'vgpuTypeId');
   const a_pPlacementList = X.inoutStruct(pPlacementList, S.nvmlVgpuPlacementList_v2_t, 'nvmlDeviceGetVgpuTypeSupportedPlacements', 'pPlacementList');
   const err = (f_nvmlDeviceGetVgpuTypeSupportedPlacements ??= L.bind('nvmlDeviceGetVgpuTypeSupportedPlacements'))(a_device, a_vgpuTypeId, a_pPlacementList._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuTypeSupportedPlacements', [err, null]);
   return [err, a_pPlacementList];
 }
 
@@ -4076,7 +4119,7 @@ export function nvmlDeviceGetVgpuTypeCreatablePlacements(device: H.nvmlDevice_t 
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlDeviceGetVgpuTypeCreatablePlacements', 'vgpuTypeId');
   const a_pPlacementList = X.inoutStruct(pPlacementList, S.nvmlVgpuPlacementList_v2_t, 'nvmlDeviceGetVgpuTypeCreatablePlacements', 'pPlacementList');
   const err = (f_nvmlDeviceGetVgpuTypeCreatablePlacements ??= L.bind('nvmlDeviceGetVgpuTypeCreatablePlacements'))(a_device, a_vgpuTypeId, a_pPlacementList._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuTypeCreatablePlacements', [err, null]);
   return [err, a_pPlacementList];
 }
 
@@ -4090,7 +4133,7 @@ let f_nvmlVgpuTypeGetGspHeapSize: KoffiFunction | undefined;
 export function nvmlVgpuTypeGetGspHeapSize(vgpuTypeId: number): Res<[bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetGspHeapSize', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetGspHeapSize ??= L.bind('nvmlVgpuTypeGetGspHeapSize'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetGspHeapSize', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -4104,7 +4147,7 @@ let f_nvmlVgpuTypeGetFbReservation: KoffiFunction | undefined;
 export function nvmlVgpuTypeGetFbReservation(vgpuTypeId: number): Res<[bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFbReservation', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetFbReservation ??= L.bind('nvmlVgpuTypeGetFbReservation'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetFbReservation', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -4120,7 +4163,7 @@ export function nvmlVgpuInstanceGetRuntimeStateSize(vgpuInstance: number, pState
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetRuntimeStateSize', 'vgpuInstance');
   const a_pState = X.inoutStruct(pState, S.nvmlVgpuRuntimeState_v1_t, 'nvmlVgpuInstanceGetRuntimeStateSize', 'pState');
   const err = (f_nvmlVgpuInstanceGetRuntimeStateSize ??= L.bind('nvmlVgpuInstanceGetRuntimeStateSize'))(a_vgpuInstance, a_pState._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetRuntimeStateSize', [err, null]);
   return [err, a_pState];
 }
 
@@ -4138,6 +4181,7 @@ export function nvmlDeviceSetVgpuCapabilities(device: H.nvmlDevice_t | null, cap
   const a_capability = M.i32(capability, 'nvmlDeviceSetVgpuCapabilities', 'capability');
   const a_state = M.i32(state, 'nvmlDeviceSetVgpuCapabilities', 'state');
   const err = (f_nvmlDeviceSetVgpuCapabilities ??= L.bind('nvmlDeviceSetVgpuCapabilities'))(a_device, a_capability, a_state) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlDeviceSetVgpuCapabilities', [err]);
   return [err];
 }
 
@@ -4153,7 +4197,7 @@ export function nvmlDeviceGetGridLicensableFeatures(device: H.nvmlDevice_t | nul
   const a_device = M.handle(device, 'nvmlDeviceGetGridLicensableFeatures', 'device');
   const a_pGridLicensableFeatures = X.inoutStruct(pGridLicensableFeatures, S.nvmlGridLicensableFeatures_st, 'nvmlDeviceGetGridLicensableFeatures', 'pGridLicensableFeatures');
   const err = (f_nvmlDeviceGetGridLicensableFeatures ??= L.bind('nvmlDeviceGetGridLicensableFeatures'))(a_device, a_pGridLicensableFeatures._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGridLicensableFeatures', [err, null]);
   return [err, a_pGridLicensableFeatures];
 }
 
@@ -4167,7 +4211,7 @@ let f_nvmlGetVgpuDriverCapabilities: KoffiFunction | undefined;
 export function nvmlGetVgpuDriverCapabilities(capability: E.nvmlVgpuDriverCapability_t): Res<[number]> {
   const a_capability = M.i32(capability, 'nvmlGetVgpuDriverCapabilities', 'capability');
   const err = (f_nvmlGetVgpuDriverCapabilities ??= L.bind('nvmlGetVgpuDriverCapabilities'))(a_capability, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGetVgpuDriverCapabilities', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4183,7 +4227,7 @@ export function nvmlDeviceGetVgpuCapabilities(device: H.nvmlDevice_t | null, cap
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuCapabilities', 'device');
   const a_capability = M.i32(capability, 'nvmlDeviceGetVgpuCapabilities', 'capability');
   const err = (f_nvmlDeviceGetVgpuCapabilities ??= L.bind('nvmlDeviceGetVgpuCapabilities'))(a_device, a_capability, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuCapabilities', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4202,8 +4246,8 @@ export function nvmlDeviceGetSupportedVgpus(device: H.nvmlDevice_t | null, vgpuC
   if (a_vgpuCount < 0) M.rangeError('nvmlDeviceGetSupportedVgpus', 'vgpuCount', `must not be negative, got ${a_vgpuCount}`);
   const a_vgpuTypeIds = a_vgpuCount > 0 ? M.bytes(a_vgpuCount * 4) : null;
   const err = (f_nvmlDeviceGetSupportedVgpus ??= L.bind('nvmlDeviceGetSupportedVgpus'))(a_device, K.slot[0], a_vgpuTypeIds) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetSupportedVgpus', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetSupportedVgpus', [err, null, null]);
   const n_vgpuCount = K.readSize(0);
   return [err, n_vgpuCount, X.readArray(a_vgpuTypeIds, Math.min(a_vgpuCount, n_vgpuCount), 4, (dv, at) => dv.getUint32(at, true))];
 }
@@ -4223,8 +4267,8 @@ export function nvmlDeviceGetCreatableVgpus(device: H.nvmlDevice_t | null, vgpuC
   if (a_vgpuCount < 0) M.rangeError('nvmlDeviceGetCreatableVgpus', 'vgpuCount', `must not be negative, got ${a_vgpuCount}`);
   const a_vgpuTypeIds = a_vgpuCount > 0 ? M.bytes(a_vgpuCount * 4) : null;
   const err = (f_nvmlDeviceGetCreatableVgpus ??= L.bind('nvmlDeviceGetCreatableVgpus'))(a_device, K.slot[0], a_vgpuTypeIds) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetCreatableVgpus', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetCreatableVgpus', [err, null, null]);
   const n_vgpuCount = K.readSize(0);
   return [err, n_vgpuCount, X.readArray(a_vgpuTypeIds, Math.min(a_vgpuCount, n_vgpuCount), 4, (dv, at) => dv.getUint32(at, true))];
 }
@@ -4245,7 +4289,7 @@ export function nvmlVgpuTypeGetClass(vgpuTypeId: number, vgpuTypeClass: Pointer,
   K.U32[0] = a_size;
   if (typeof a_vgpuTypeClass === 'object' && a_vgpuTypeClass !== null) M.checkExtent(a_vgpuTypeClass, a_size, 'nvmlVgpuTypeGetClass', 'vgpuTypeClass', 'size');
   const err = (f_nvmlVgpuTypeGetClass ??= L.bind('nvmlVgpuTypeGetClass'))(a_vgpuTypeId, a_vgpuTypeClass, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetClass', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4265,7 +4309,7 @@ export function nvmlVgpuTypeGetName(vgpuTypeId: number, vgpuTypeName: Pointer, s
   K.U32[0] = a_size;
   if (typeof a_vgpuTypeName === 'object' && a_vgpuTypeName !== null) M.checkExtent(a_vgpuTypeName, a_size, 'nvmlVgpuTypeGetName', 'vgpuTypeName', 'size');
   const err = (f_nvmlVgpuTypeGetName ??= L.bind('nvmlVgpuTypeGetName'))(a_vgpuTypeId, a_vgpuTypeName, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetName', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4279,7 +4323,7 @@ let f_nvmlVgpuTypeGetGpuInstanceProfileId: KoffiFunction | undefined;
 export function nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetGpuInstanceProfileId', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetGpuInstanceProfileId ??= L.bind('nvmlVgpuTypeGetGpuInstanceProfileId'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetGpuInstanceProfileId', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4293,7 +4337,7 @@ let f_nvmlVgpuTypeGetDeviceID: KoffiFunction | undefined;
 export function nvmlVgpuTypeGetDeviceID(vgpuTypeId: number): Res<[bigint, bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetDeviceID', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetDeviceID ??= L.bind('nvmlVgpuTypeGetDeviceID'))(a_vgpuTypeId, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetDeviceID', [err, null, null]);
   return [err, K.U64[0], K.U64[1]];
 }
 
@@ -4307,7 +4351,7 @@ let f_nvmlVgpuTypeGetFramebufferSize: KoffiFunction | undefined;
 export function nvmlVgpuTypeGetFramebufferSize(vgpuTypeId: number): Res<[bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFramebufferSize', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetFramebufferSize ??= L.bind('nvmlVgpuTypeGetFramebufferSize'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetFramebufferSize', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -4321,7 +4365,7 @@ let f_nvmlVgpuTypeGetNumDisplayHeads: KoffiFunction | undefined;
 export function nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetNumDisplayHeads', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetNumDisplayHeads ??= L.bind('nvmlVgpuTypeGetNumDisplayHeads'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetNumDisplayHeads', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4337,7 +4381,7 @@ export function nvmlVgpuTypeGetResolution(vgpuTypeId: number, displayIndex: numb
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetResolution', 'vgpuTypeId');
   const a_displayIndex = M.u32(displayIndex, 'nvmlVgpuTypeGetResolution', 'displayIndex');
   const err = (f_nvmlVgpuTypeGetResolution ??= L.bind('nvmlVgpuTypeGetResolution'))(a_vgpuTypeId, a_displayIndex, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetResolution', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -4355,7 +4399,7 @@ export function nvmlVgpuTypeGetLicense(vgpuTypeId: number, size: number): Res<[s
   if (a_size < 1) M.rangeError('nvmlVgpuTypeGetLicense', 'size', `must be at least 1, got ${a_size}`);
   const a_vgpuTypeLicenseString = M.bytes(a_size);
   const err = (f_nvmlVgpuTypeGetLicense ??= L.bind('nvmlVgpuTypeGetLicense'))(a_vgpuTypeId, a_vgpuTypeLicenseString, a_size) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetLicense', [err, null]);
   return [err, M.cString(a_vgpuTypeLicenseString)];
 }
 
@@ -4369,7 +4413,7 @@ let f_nvmlVgpuTypeGetFrameRateLimit: KoffiFunction | undefined;
 export function nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFrameRateLimit', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetFrameRateLimit ??= L.bind('nvmlVgpuTypeGetFrameRateLimit'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetFrameRateLimit', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4385,7 +4429,7 @@ export function nvmlVgpuTypeGetMaxInstances(device: H.nvmlDevice_t | null, vgpuT
   const a_device = M.handle(device, 'nvmlVgpuTypeGetMaxInstances', 'device');
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetMaxInstances', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetMaxInstances ??= L.bind('nvmlVgpuTypeGetMaxInstances'))(a_device, a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetMaxInstances', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4399,7 +4443,7 @@ let f_nvmlVgpuTypeGetMaxInstancesPerVm: KoffiFunction | undefined;
 export function nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetMaxInstancesPerVm', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetMaxInstancesPerVm ??= L.bind('nvmlVgpuTypeGetMaxInstancesPerVm'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetMaxInstancesPerVm', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4415,7 +4459,7 @@ export function nvmlVgpuTypeGetBAR1Info(vgpuTypeId: number, bar1Info?: S.nvmlVgp
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetBAR1Info', 'vgpuTypeId');
   const a_bar1Info = X.inoutStruct(bar1Info, S.nvmlVgpuTypeBar1Info_v1_t, 'nvmlVgpuTypeGetBAR1Info', 'bar1Info');
   const err = (f_nvmlVgpuTypeGetBAR1Info ??= L.bind('nvmlVgpuTypeGetBAR1Info'))(a_vgpuTypeId, a_bar1Info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetBAR1Info', [err, null]);
   return [err, a_bar1Info];
 }
 
@@ -4434,8 +4478,8 @@ export function nvmlDeviceGetActiveVgpus(device: H.nvmlDevice_t | null, vgpuCoun
   if (a_vgpuCount < 0) M.rangeError('nvmlDeviceGetActiveVgpus', 'vgpuCount', `must not be negative, got ${a_vgpuCount}`);
   const a_vgpuInstances = a_vgpuCount > 0 ? M.bytes(a_vgpuCount * 4) : null;
   const err = (f_nvmlDeviceGetActiveVgpus ??= L.bind('nvmlDeviceGetActiveVgpus'))(a_device, K.slot[0], a_vgpuInstances) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetActiveVgpus', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetActiveVgpus', [err, null, null]);
   const n_vgpuCount = K.readSize(0);
   return [err, n_vgpuCount, X.readArray(a_vgpuInstances, Math.min(a_vgpuCount, n_vgpuCount), 4, (dv, at) => dv.getUint32(at, true))];
 }
@@ -4454,7 +4498,7 @@ export function nvmlVgpuInstanceGetVmID(vgpuInstance: number, size: number): Res
   if (a_size < 1) M.rangeError('nvmlVgpuInstanceGetVmID', 'size', `must be at least 1, got ${a_size}`);
   const a_vmId = M.bytes(a_size);
   const err = (f_nvmlVgpuInstanceGetVmID ??= L.bind('nvmlVgpuInstanceGetVmID'))(a_vgpuInstance, a_vmId, a_size, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetVmID', [err, null, null]);
   return [err, M.cString(a_vmId), K.I32[0] as E.nvmlVgpuVmIdType_t];
 }
 
@@ -4472,7 +4516,7 @@ export function nvmlVgpuInstanceGetUUID(vgpuInstance: number, size: number): Res
   if (a_size < 1) M.rangeError('nvmlVgpuInstanceGetUUID', 'size', `must be at least 1, got ${a_size}`);
   const a_uuid = M.bytes(a_size);
   const err = (f_nvmlVgpuInstanceGetUUID ??= L.bind('nvmlVgpuInstanceGetUUID'))(a_vgpuInstance, a_uuid, a_size) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetUUID', [err, null]);
   return [err, M.cString(a_uuid)];
 }
 
@@ -4490,7 +4534,7 @@ export function nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance: number, length:
   if (a_length < 1) M.rangeError('nvmlVgpuInstanceGetVmDriverVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
   const err = (f_nvmlVgpuInstanceGetVmDriverVersion ??= L.bind('nvmlVgpuInstanceGetVmDriverVersion'))(a_vgpuInstance, a_version, a_length) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetVmDriverVersion', [err, null]);
   return [err, M.cString(a_version)];
 }
 
@@ -4504,7 +4548,7 @@ let f_nvmlVgpuInstanceGetFbUsage: KoffiFunction | undefined;
 export function nvmlVgpuInstanceGetFbUsage(vgpuInstance: number): Res<[bigint]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFbUsage', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetFbUsage ??= L.bind('nvmlVgpuInstanceGetFbUsage'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetFbUsage', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -4518,7 +4562,7 @@ let f_nvmlVgpuInstanceGetLicenseStatus: KoffiFunction | undefined;
 export function nvmlVgpuInstanceGetLicenseStatus(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetLicenseStatus', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetLicenseStatus ??= L.bind('nvmlVgpuInstanceGetLicenseStatus'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetLicenseStatus', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4532,7 +4576,7 @@ let f_nvmlVgpuInstanceGetType: KoffiFunction | undefined;
 export function nvmlVgpuInstanceGetType(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetType', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetType ??= L.bind('nvmlVgpuInstanceGetType'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetType', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4546,7 +4590,7 @@ let f_nvmlVgpuInstanceGetFrameRateLimit: KoffiFunction | undefined;
 export function nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFrameRateLimit', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetFrameRateLimit ??= L.bind('nvmlVgpuInstanceGetFrameRateLimit'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetFrameRateLimit', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4560,7 +4604,7 @@ let f_nvmlVgpuInstanceGetEccMode: KoffiFunction | undefined;
 export function nvmlVgpuInstanceGetEccMode(vgpuInstance: number): Res<[E.nvmlEnableState_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEccMode', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetEccMode ??= L.bind('nvmlVgpuInstanceGetEccMode'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetEccMode', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -4574,7 +4618,7 @@ let f_nvmlVgpuInstanceGetEncoderCapacity: KoffiFunction | undefined;
 export function nvmlVgpuInstanceGetEncoderCapacity(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderCapacity', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetEncoderCapacity ??= L.bind('nvmlVgpuInstanceGetEncoderCapacity'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetEncoderCapacity', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4590,6 +4634,7 @@ export function nvmlVgpuInstanceSetEncoderCapacity(vgpuInstance: number, encoder
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceSetEncoderCapacity', 'vgpuInstance');
   const a_encoderCapacity = M.u32(encoderCapacity, 'nvmlVgpuInstanceSetEncoderCapacity', 'encoderCapacity');
   const err = (f_nvmlVgpuInstanceSetEncoderCapacity ??= L.bind('nvmlVgpuInstanceSetEncoderCapacity'))(a_vgpuInstance, a_encoderCapacity) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlVgpuInstanceSetEncoderCapacity', [err]);
   return [err];
 }
 
@@ -4603,7 +4648,7 @@ let f_nvmlVgpuInstanceGetEncoderStats: KoffiFunction | undefined;
 export function nvmlVgpuInstanceGetEncoderStats(vgpuInstance: number): Res<[number, number, number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderStats', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetEncoderStats ??= L.bind('nvmlVgpuInstanceGetEncoderStats'))(a_vgpuInstance, K.slot[0], K.slot[1], K.slot[2]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetEncoderStats', [err, null, null, null]);
   return [err, K.U32[0], K.U32[2], K.U32[4]];
 }
 
@@ -4622,8 +4667,8 @@ export function nvmlVgpuInstanceGetEncoderSessions(vgpuInstance: number, session
   if (a_sessionCount < 0) M.rangeError('nvmlVgpuInstanceGetEncoderSessions', 'sessionCount', `must not be negative, got ${a_sessionCount}`);
   const a_sessionInfo = a_sessionCount > 0 ? M.bytes(a_sessionCount * 32) : null;
   const err = (f_nvmlVgpuInstanceGetEncoderSessions ??= L.bind('nvmlVgpuInstanceGetEncoderSessions'))(a_vgpuInstance, K.slot[0], a_sessionInfo) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlVgpuInstanceGetEncoderSessions', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetEncoderSessions', [err, null, null]);
   const n_sessionCount = K.readSize(0);
   return [err, n_sessionCount, X.readStructs(a_sessionInfo, Math.min(a_sessionCount, n_sessionCount), S.nvmlEncoderSessionInfo_st)];
 }
@@ -4640,7 +4685,7 @@ export function nvmlVgpuInstanceGetFBCStats(vgpuInstance: number, fbcStats?: S.n
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFBCStats', 'vgpuInstance');
   const a_fbcStats = X.inoutStruct(fbcStats, S.nvmlFBCStats_st, 'nvmlVgpuInstanceGetFBCStats', 'fbcStats');
   const err = (f_nvmlVgpuInstanceGetFBCStats ??= L.bind('nvmlVgpuInstanceGetFBCStats'))(a_vgpuInstance, a_fbcStats._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetFBCStats', [err, null]);
   return [err, a_fbcStats];
 }
 
@@ -4659,8 +4704,8 @@ export function nvmlVgpuInstanceGetFBCSessions(vgpuInstance: number, sessionCoun
   if (a_sessionCount < 0) M.rangeError('nvmlVgpuInstanceGetFBCSessions', 'sessionCount', `must not be negative, got ${a_sessionCount}`);
   const a_sessionInfo = a_sessionCount > 0 ? M.bytes(a_sessionCount * 48) : null;
   const err = (f_nvmlVgpuInstanceGetFBCSessions ??= L.bind('nvmlVgpuInstanceGetFBCSessions'))(a_vgpuInstance, K.slot[0], a_sessionInfo) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlVgpuInstanceGetFBCSessions', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetFBCSessions', [err, null, null]);
   const n_sessionCount = K.readSize(0);
   return [err, n_sessionCount, X.readStructs(a_sessionInfo, Math.min(a_sessionCount, n_sessionCount), S.nvmlFBCSessionInfo_st)];
 }
@@ -4675,7 +4720,7 @@ let f_nvmlVgpuInstanceGetGpuInstanceId: KoffiFunction | undefined;
 export function nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetGpuInstanceId', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetGpuInstanceId ??= L.bind('nvmlVgpuInstanceGetGpuInstanceId'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetGpuInstanceId', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4695,7 +4740,7 @@ export function nvmlVgpuInstanceGetGpuPciId(vgpuInstance: number, vgpuPciId: Poi
   K.U32[0] = a_length;
   if (typeof a_vgpuPciId === 'object' && a_vgpuPciId !== null) M.checkExtent(a_vgpuPciId, a_length, 'nvmlVgpuInstanceGetGpuPciId', 'vgpuPciId', 'length');
   const err = (f_nvmlVgpuInstanceGetGpuPciId ??= L.bind('nvmlVgpuInstanceGetGpuPciId'))(a_vgpuInstance, a_vgpuPciId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetGpuPciId', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4711,7 +4756,7 @@ export function nvmlVgpuTypeGetCapabilities(vgpuTypeId: number, capability: E.nv
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetCapabilities', 'vgpuTypeId');
   const a_capability = M.i32(capability, 'nvmlVgpuTypeGetCapabilities', 'capability');
   const err = (f_nvmlVgpuTypeGetCapabilities ??= L.bind('nvmlVgpuTypeGetCapabilities'))(a_vgpuTypeId, a_capability, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetCapabilities', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4729,7 +4774,7 @@ export function nvmlVgpuInstanceGetMdevUUID(vgpuInstance: number, size: number):
   if (a_size < 1) M.rangeError('nvmlVgpuInstanceGetMdevUUID', 'size', `must be at least 1, got ${a_size}`);
   const a_mdevUuid = M.bytes(a_size);
   const err = (f_nvmlVgpuInstanceGetMdevUUID ??= L.bind('nvmlVgpuInstanceGetMdevUUID'))(a_vgpuInstance, a_mdevUuid, a_size) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetMdevUUID', [err, null]);
   return [err, M.cString(a_mdevUuid)];
 }
 
@@ -4745,7 +4790,7 @@ export function nvmlGpuInstanceGetCreatableVgpus(gpuInstance: H.nvmlGpuInstance_
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetCreatableVgpus', 'gpuInstance');
   const a_pVgpus = X.inoutStruct(pVgpus, S.nvmlVgpuTypeIdInfo_v1_t, 'nvmlGpuInstanceGetCreatableVgpus', 'pVgpus');
   const err = (f_nvmlGpuInstanceGetCreatableVgpus ??= L.bind('nvmlGpuInstanceGetCreatableVgpus'))(a_gpuInstance, a_pVgpus._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetCreatableVgpus', [err, null]);
   return [err, a_pVgpus];
 }
 
@@ -4759,7 +4804,7 @@ let f_nvmlVgpuTypeGetMaxInstancesPerGpuInstance: KoffiFunction | undefined;
 export function nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance?: S.nvmlVgpuTypeMaxInstance_v1_t | S.nvmlVgpuTypeMaxInstance_v1_tInit | null): Res<[S.nvmlVgpuTypeMaxInstance_v1_t]> {
   const a_pMaxInstance = X.inoutStruct(pMaxInstance, S.nvmlVgpuTypeMaxInstance_v1_t, 'nvmlVgpuTypeGetMaxInstancesPerGpuInstance', 'pMaxInstance');
   const err = (f_nvmlVgpuTypeGetMaxInstancesPerGpuInstance ??= L.bind('nvmlVgpuTypeGetMaxInstancesPerGpuInstance'))(a_pMaxInstance._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuTypeGetMaxInstancesPerGpuInstance', [err, null]);
   return [err, a_pMaxInstance];
 }
 
@@ -4775,7 +4820,7 @@ export function nvmlGpuInstanceGetActiveVgpus(gpuInstance: H.nvmlGpuInstance_t |
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetActiveVgpus', 'gpuInstance');
   const a_pVgpuInstanceInfo = X.inoutStruct(pVgpuInstanceInfo, S.nvmlActiveVgpuInstanceInfo_v1_t, 'nvmlGpuInstanceGetActiveVgpus', 'pVgpuInstanceInfo');
   const err = (f_nvmlGpuInstanceGetActiveVgpus ??= L.bind('nvmlGpuInstanceGetActiveVgpus'))(a_gpuInstance, a_pVgpuInstanceInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetActiveVgpus', [err, null]);
   return [err, a_pVgpuInstanceInfo];
 }
 
@@ -4791,7 +4836,7 @@ export function nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance: H.nvmlGpuInsta
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceSetVgpuSchedulerState', 'gpuInstance');
   const a_pScheduler = X.inoutStruct(pScheduler, S.nvmlVgpuSchedulerState_v1_t, 'nvmlGpuInstanceSetVgpuSchedulerState', 'pScheduler');
   const err = (f_nvmlGpuInstanceSetVgpuSchedulerState ??= L.bind('nvmlGpuInstanceSetVgpuSchedulerState'))(a_gpuInstance, a_pScheduler._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceSetVgpuSchedulerState', [err, null]);
   return [err, a_pScheduler];
 }
 
@@ -4807,7 +4852,7 @@ export function nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance: H.nvmlGpuInsta
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuSchedulerState', 'gpuInstance');
   const a_pSchedulerStateInfo = X.inoutStruct(pSchedulerStateInfo, S.nvmlVgpuSchedulerStateInfo_v1_t, 'nvmlGpuInstanceGetVgpuSchedulerState', 'pSchedulerStateInfo');
   const err = (f_nvmlGpuInstanceGetVgpuSchedulerState ??= L.bind('nvmlGpuInstanceGetVgpuSchedulerState'))(a_gpuInstance, a_pSchedulerStateInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetVgpuSchedulerState', [err, null]);
   return [err, a_pSchedulerStateInfo];
 }
 
@@ -4823,7 +4868,7 @@ export function nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance: H.nvmlGpuInstanc
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuSchedulerLog', 'gpuInstance');
   const a_pSchedulerLogInfo = X.inoutStruct(pSchedulerLogInfo, S.nvmlVgpuSchedulerLogInfo_v1_t, 'nvmlGpuInstanceGetVgpuSchedulerLog', 'pSchedulerLogInfo');
   const err = (f_nvmlGpuInstanceGetVgpuSchedulerLog ??= L.bind('nvmlGpuInstanceGetVgpuSchedulerLog'))(a_gpuInstance, a_pSchedulerLogInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetVgpuSchedulerLog', [err, null]);
   return [err, a_pSchedulerLogInfo];
 }
 
@@ -4839,7 +4884,7 @@ export function nvmlGpuInstanceGetVgpuTypeCreatablePlacements(gpuInstance: H.nvm
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuTypeCreatablePlacements', 'gpuInstance');
   const a_pCreatablePlacementInfo = X.inoutStruct(pCreatablePlacementInfo, S.nvmlVgpuCreatablePlacementInfo_v1_t, 'nvmlGpuInstanceGetVgpuTypeCreatablePlacements', 'pCreatablePlacementInfo');
   const err = (f_nvmlGpuInstanceGetVgpuTypeCreatablePlacements ??= L.bind('nvmlGpuInstanceGetVgpuTypeCreatablePlacements'))(a_gpuInstance, a_pCreatablePlacementInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetVgpuTypeCreatablePlacements', [err, null]);
   return [err, a_pCreatablePlacementInfo];
 }
 
@@ -4855,7 +4900,7 @@ export function nvmlGpuInstanceGetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuIn
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuHeterogeneousMode', 'gpuInstance');
   const a_pHeterogeneousMode = X.inoutStruct(pHeterogeneousMode, S.nvmlVgpuHeterogeneousMode_v1_t, 'nvmlGpuInstanceGetVgpuHeterogeneousMode', 'pHeterogeneousMode');
   const err = (f_nvmlGpuInstanceGetVgpuHeterogeneousMode ??= L.bind('nvmlGpuInstanceGetVgpuHeterogeneousMode'))(a_gpuInstance, a_pHeterogeneousMode._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetVgpuHeterogeneousMode', [err, null]);
   return [err, a_pHeterogeneousMode];
 }
 
@@ -4871,6 +4916,7 @@ export function nvmlGpuInstanceSetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuIn
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceSetVgpuHeterogeneousMode', 'gpuInstance');
   const a_pHeterogeneousMode = X.structArg(pHeterogeneousMode, S.nvmlVgpuHeterogeneousMode_v1_t, 'nvmlGpuInstanceSetVgpuHeterogeneousMode', 'pHeterogeneousMode');
   const err = (f_nvmlGpuInstanceSetVgpuHeterogeneousMode ??= L.bind('nvmlGpuInstanceSetVgpuHeterogeneousMode'))(a_gpuInstance, a_pHeterogeneousMode) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlGpuInstanceSetVgpuHeterogeneousMode', [err]);
   return [err];
 }
 
@@ -4890,7 +4936,7 @@ export function nvmlVgpuInstanceGetMetadata(vgpuInstance: number, vgpuMetadata: 
   K.U32[0] = a_bufferSize;
   if (a_bufferSize > S.nvmlVgpuMetadata_t.layout.size) M.rangeError('nvmlVgpuInstanceGetMetadata', 'bufferSize', `is ${a_bufferSize} bytes but vgpuMetadata (a nvmlVgpuMetadata_t) holds ${S.nvmlVgpuMetadata_t.layout.size}`);
   const err = (f_nvmlVgpuInstanceGetMetadata ??= L.bind('nvmlVgpuInstanceGetMetadata'))(a_vgpuInstance, a_vgpuMetadata._u8, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetMetadata', [err, null, null]);
   return [err, a_vgpuMetadata, K.U32[0]];
 }
 
@@ -4910,7 +4956,7 @@ export function nvmlDeviceGetVgpuMetadata(device: H.nvmlDevice_t | null, pgpuMet
   K.U32[0] = a_bufferSize;
   if (a_bufferSize > S.nvmlVgpuPgpuMetadata_t.layout.size) M.rangeError('nvmlDeviceGetVgpuMetadata', 'bufferSize', `is ${a_bufferSize} bytes but pgpuMetadata (a nvmlVgpuPgpuMetadata_t) holds ${S.nvmlVgpuPgpuMetadata_t.layout.size}`);
   const err = (f_nvmlDeviceGetVgpuMetadata ??= L.bind('nvmlDeviceGetVgpuMetadata'))(a_device, a_pgpuMetadata._u8, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuMetadata', [err, null, null]);
   return [err, a_pgpuMetadata, K.U32[0]];
 }
 
@@ -4928,7 +4974,7 @@ export function nvmlGetVgpuCompatibility(vgpuMetadata?: S.nvmlVgpuMetadata_st | 
   const a_pgpuMetadata = X.inoutStruct(pgpuMetadata, S.nvmlVgpuPgpuMetadata_st, 'nvmlGetVgpuCompatibility', 'pgpuMetadata');
   const a_compatibilityInfo = X.inoutStruct(compatibilityInfo, S.nvmlVgpuPgpuCompatibility_st, 'nvmlGetVgpuCompatibility', 'compatibilityInfo');
   const err = (f_nvmlGetVgpuCompatibility ??= L.bind('nvmlGetVgpuCompatibility'))(a_vgpuMetadata._u8, a_pgpuMetadata._u8, a_compatibilityInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('nvmlGetVgpuCompatibility', [err, null, null, null]);
   return [err, a_vgpuMetadata, a_pgpuMetadata, a_compatibilityInfo];
 }
 
@@ -4948,7 +4994,7 @@ export function nvmlDeviceGetPgpuMetadataString(device: H.nvmlDevice_t | null, p
   K.U32[0] = a_bufferSize;
   if (typeof a_pgpuMetadata === 'object' && a_pgpuMetadata !== null) M.checkExtent(a_pgpuMetadata, a_bufferSize, 'nvmlDeviceGetPgpuMetadataString', 'pgpuMetadata', 'bufferSize');
   const err = (f_nvmlDeviceGetPgpuMetadataString ??= L.bind('nvmlDeviceGetPgpuMetadataString'))(a_device, a_pgpuMetadata, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetPgpuMetadataString', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4964,7 +5010,7 @@ export function nvmlDeviceGetVgpuSchedulerLog(device: H.nvmlDevice_t | null, pSc
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerLog', 'device');
   const a_pSchedulerLog = X.inoutStruct(pSchedulerLog, S.nvmlVgpuSchedulerLog_st, 'nvmlDeviceGetVgpuSchedulerLog', 'pSchedulerLog');
   const err = (f_nvmlDeviceGetVgpuSchedulerLog ??= L.bind('nvmlDeviceGetVgpuSchedulerLog'))(a_device, a_pSchedulerLog._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuSchedulerLog', [err, null]);
   return [err, a_pSchedulerLog];
 }
 
@@ -4980,7 +5026,7 @@ export function nvmlDeviceGetVgpuSchedulerState(device: H.nvmlDevice_t | null, p
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerState', 'device');
   const a_pSchedulerState = X.inoutStruct(pSchedulerState, S.nvmlVgpuSchedulerGetState_st, 'nvmlDeviceGetVgpuSchedulerState', 'pSchedulerState');
   const err = (f_nvmlDeviceGetVgpuSchedulerState ??= L.bind('nvmlDeviceGetVgpuSchedulerState'))(a_device, a_pSchedulerState._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuSchedulerState', [err, null]);
   return [err, a_pSchedulerState];
 }
 
@@ -4996,7 +5042,7 @@ export function nvmlDeviceGetVgpuSchedulerCapabilities(device: H.nvmlDevice_t | 
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerCapabilities', 'device');
   const a_pCapabilities = X.inoutStruct(pCapabilities, S.nvmlVgpuSchedulerCapabilities_st, 'nvmlDeviceGetVgpuSchedulerCapabilities', 'pCapabilities');
   const err = (f_nvmlDeviceGetVgpuSchedulerCapabilities ??= L.bind('nvmlDeviceGetVgpuSchedulerCapabilities'))(a_device, a_pCapabilities._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuSchedulerCapabilities', [err, null]);
   return [err, a_pCapabilities];
 }
 
@@ -5012,7 +5058,7 @@ export function nvmlDeviceSetVgpuSchedulerState(device: H.nvmlDevice_t | null, p
   const a_device = M.handle(device, 'nvmlDeviceSetVgpuSchedulerState', 'device');
   const a_pSchedulerState = X.inoutStruct(pSchedulerState, S.nvmlVgpuSchedulerSetState_st, 'nvmlDeviceSetVgpuSchedulerState', 'pSchedulerState');
   const err = (f_nvmlDeviceSetVgpuSchedulerState ??= L.bind('nvmlDeviceSetVgpuSchedulerState'))(a_device, a_pSchedulerState._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetVgpuSchedulerState', [err, null]);
   return [err, a_pSchedulerState];
 }
 
@@ -5028,7 +5074,7 @@ export function nvmlGetVgpuVersion(supported?: S.nvmlVgpuVersion_st | S.nvmlVgpu
   const a_supported = X.inoutStruct(supported, S.nvmlVgpuVersion_st, 'nvmlGetVgpuVersion', 'supported');
   const a_current = X.inoutStruct(current, S.nvmlVgpuVersion_st, 'nvmlGetVgpuVersion', 'current');
   const err = (f_nvmlGetVgpuVersion ??= L.bind('nvmlGetVgpuVersion'))(a_supported._u8, a_current._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlGetVgpuVersion', [err, null, null]);
   return [err, a_supported, a_current];
 }
 
@@ -5042,7 +5088,7 @@ let f_nvmlSetVgpuVersion: KoffiFunction | undefined;
 export function nvmlSetVgpuVersion(vgpuVersion?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): Res<[S.nvmlVgpuVersion_st]> {
   const a_vgpuVersion = X.inoutStruct(vgpuVersion, S.nvmlVgpuVersion_st, 'nvmlSetVgpuVersion', 'vgpuVersion');
   const err = (f_nvmlSetVgpuVersion ??= L.bind('nvmlSetVgpuVersion'))(a_vgpuVersion._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlSetVgpuVersion', [err, null]);
   return [err, a_vgpuVersion];
 }
 
@@ -5063,8 +5109,8 @@ export function nvmlDeviceGetVgpuUtilization(device: H.nvmlDevice_t | null, last
   if (a_vgpuInstanceSamplesCount < 0) M.rangeError('nvmlDeviceGetVgpuUtilization', 'vgpuInstanceSamplesCount', `must not be negative, got ${a_vgpuInstanceSamplesCount}`);
   const a_utilizationSamples = a_vgpuInstanceSamplesCount > 0 ? M.bytes(a_vgpuInstanceSamplesCount * 48) : null;
   const err = (f_nvmlDeviceGetVgpuUtilization ??= L.bind('nvmlDeviceGetVgpuUtilization'))(a_device, a_lastSeenTimeStamp, K.slot[0], K.slot[1], a_utilizationSamples) as E.nvmlReturn_t;
-  if (err === 7) return [err, null, K.readSize(1), null];
-  if (err !== 0) return [err, null, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetVgpuUtilization', [err, null, K.readSize(1), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuUtilization', [err, null, null, null]);
   const n_vgpuInstanceSamplesCount = K.readSize(1);
   return [err, K.I32[0] as E.nvmlValueType_t, n_vgpuInstanceSamplesCount, X.readStructs(a_utilizationSamples, Math.min(a_vgpuInstanceSamplesCount, n_vgpuInstanceSamplesCount), S.nvmlVgpuInstanceUtilizationSample_st)];
 }
@@ -5081,7 +5127,7 @@ export function nvmlDeviceGetVgpuInstancesUtilizationInfo(device: H.nvmlDevice_t
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuInstancesUtilizationInfo', 'device');
   const a_vgpuUtilInfo = X.inoutStruct(vgpuUtilInfo, S.nvmlVgpuInstancesUtilizationInfo_v1_t, 'nvmlDeviceGetVgpuInstancesUtilizationInfo', 'vgpuUtilInfo');
   const err = (f_nvmlDeviceGetVgpuInstancesUtilizationInfo ??= L.bind('nvmlDeviceGetVgpuInstancesUtilizationInfo'))(a_device, a_vgpuUtilInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuInstancesUtilizationInfo', [err, null]);
   return [err, a_vgpuUtilInfo];
 }
 
@@ -5102,8 +5148,8 @@ export function nvmlDeviceGetVgpuProcessUtilization(device: H.nvmlDevice_t | nul
   if (a_vgpuProcessSamplesCount < 0) M.rangeError('nvmlDeviceGetVgpuProcessUtilization', 'vgpuProcessSamplesCount', `must not be negative, got ${a_vgpuProcessSamplesCount}`);
   const a_utilizationSamples = a_vgpuProcessSamplesCount > 0 ? M.bytes(a_vgpuProcessSamplesCount * 96) : null;
   const err = (f_nvmlDeviceGetVgpuProcessUtilization ??= L.bind('nvmlDeviceGetVgpuProcessUtilization'))(a_device, a_lastSeenTimeStamp, K.slot[0], a_utilizationSamples) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetVgpuProcessUtilization', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuProcessUtilization', [err, null, null]);
   const n_vgpuProcessSamplesCount = K.readSize(0);
   return [err, n_vgpuProcessSamplesCount, X.readStructs(a_utilizationSamples, Math.min(a_vgpuProcessSamplesCount, n_vgpuProcessSamplesCount), S.nvmlVgpuProcessUtilizationSample_st)];
 }
@@ -5120,7 +5166,7 @@ export function nvmlDeviceGetVgpuProcessesUtilizationInfo(device: H.nvmlDevice_t
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuProcessesUtilizationInfo', 'device');
   const a_vgpuProcUtilInfo = X.inoutStruct(vgpuProcUtilInfo, S.nvmlVgpuProcessesUtilizationInfo_v1_t, 'nvmlDeviceGetVgpuProcessesUtilizationInfo', 'vgpuProcUtilInfo');
   const err = (f_nvmlDeviceGetVgpuProcessesUtilizationInfo ??= L.bind('nvmlDeviceGetVgpuProcessesUtilizationInfo'))(a_device, a_vgpuProcUtilInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetVgpuProcessesUtilizationInfo', [err, null]);
   return [err, a_vgpuProcUtilInfo];
 }
 
@@ -5134,7 +5180,7 @@ let f_nvmlVgpuInstanceGetAccountingMode: KoffiFunction | undefined;
 export function nvmlVgpuInstanceGetAccountingMode(vgpuInstance: number): Res<[E.nvmlEnableState_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingMode', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetAccountingMode ??= L.bind('nvmlVgpuInstanceGetAccountingMode'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetAccountingMode', [err, null]);
   return [err, K.I32[0] as E.nvmlEnableState_t];
 }
 
@@ -5153,8 +5199,8 @@ export function nvmlVgpuInstanceGetAccountingPids(vgpuInstance: number, count: n
   if (a_count < 0) M.rangeError('nvmlVgpuInstanceGetAccountingPids', 'count', `must not be negative, got ${a_count}`);
   const a_pids = a_count > 0 ? M.bytes(a_count * 4) : null;
   const err = (f_nvmlVgpuInstanceGetAccountingPids ??= L.bind('nvmlVgpuInstanceGetAccountingPids'))(a_vgpuInstance, K.slot[0], a_pids) as E.nvmlReturn_t;
-  if (err === 7) return [err, K.readSize(0), null];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlVgpuInstanceGetAccountingPids', [err, K.readSize(0), null]);
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetAccountingPids', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, n_count, X.readArray(a_pids, Math.min(a_count, n_count), 4, (dv, at) => dv.getUint32(at, true))];
 }
@@ -5173,7 +5219,7 @@ export function nvmlVgpuInstanceGetAccountingStats(vgpuInstance: number, pid: nu
   const a_pid = M.u32(pid, 'nvmlVgpuInstanceGetAccountingStats', 'pid');
   const a_stats = X.inoutStruct(stats, S.nvmlAccountingStats_st, 'nvmlVgpuInstanceGetAccountingStats', 'stats');
   const err = (f_nvmlVgpuInstanceGetAccountingStats ??= L.bind('nvmlVgpuInstanceGetAccountingStats'))(a_vgpuInstance, a_pid, a_stats._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetAccountingStats', [err, null]);
   return [err, a_stats];
 }
 
@@ -5187,6 +5233,7 @@ let f_nvmlVgpuInstanceClearAccountingPids: KoffiFunction | undefined;
 export function nvmlVgpuInstanceClearAccountingPids(vgpuInstance: number): [E.nvmlReturn_t] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceClearAccountingPids', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceClearAccountingPids ??= L.bind('nvmlVgpuInstanceClearAccountingPids'))(a_vgpuInstance) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlVgpuInstanceClearAccountingPids', [err]);
   return [err];
 }
 
@@ -5202,7 +5249,7 @@ export function nvmlVgpuInstanceGetLicenseInfo(vgpuInstance: number, licenseInfo
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetLicenseInfo', 'vgpuInstance');
   const a_licenseInfo = X.inoutStruct(licenseInfo, S.nvmlVgpuLicenseInfo_st, 'nvmlVgpuInstanceGetLicenseInfo', 'licenseInfo');
   const err = (f_nvmlVgpuInstanceGetLicenseInfo ??= L.bind('nvmlVgpuInstanceGetLicenseInfo'))(a_vgpuInstance, a_licenseInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlVgpuInstanceGetLicenseInfo', [err, null]);
   return [err, a_licenseInfo];
 }
 
@@ -5214,7 +5261,7 @@ let f_nvmlGetExcludedDeviceCount: KoffiFunction | undefined;
 // nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int * deviceCount) — nvml.h:11688
 export function nvmlGetExcludedDeviceCount(): Res<[number]> {
   const err = (f_nvmlGetExcludedDeviceCount ??= L.bind('nvmlGetExcludedDeviceCount'))(K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGetExcludedDeviceCount', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5230,7 +5277,7 @@ export function nvmlGetExcludedDeviceInfoByIndex(index: number, info?: S.nvmlExc
   const a_index = M.u32(index, 'nvmlGetExcludedDeviceInfoByIndex', 'index');
   const a_info = X.inoutStruct(info, S.nvmlExcludedDeviceInfo_st, 'nvmlGetExcludedDeviceInfoByIndex', 'info');
   const err = (f_nvmlGetExcludedDeviceInfoByIndex ??= L.bind('nvmlGetExcludedDeviceInfoByIndex'))(a_index, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGetExcludedDeviceInfoByIndex', [err, null]);
   return [err, a_info];
 }
 
@@ -5246,7 +5293,7 @@ export function nvmlDeviceReadWritePRM_v1(device: H.nvmlDevice_t | null, buffer?
   const a_device = M.handle(device, 'nvmlDeviceReadWritePRM_v1', 'device');
   const a_buffer = X.inoutStruct(buffer, S.nvmlPRMTLV_v1_t, 'nvmlDeviceReadWritePRM_v1', 'buffer');
   const err = (f_nvmlDeviceReadWritePRM_v1 ??= L.bind('nvmlDeviceReadWritePRM_v1'))(a_device, a_buffer._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceReadWritePRM_v1', [err, null]);
   return [err, a_buffer];
 }
 
@@ -5262,7 +5309,7 @@ export function nvmlDeviceSetMigMode(device: H.nvmlDevice_t | null, mode: number
   const a_device = M.handle(device, 'nvmlDeviceSetMigMode', 'device');
   const a_mode = M.u32(mode, 'nvmlDeviceSetMigMode', 'mode');
   const err = (f_nvmlDeviceSetMigMode ??= L.bind('nvmlDeviceSetMigMode'))(a_device, a_mode, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceSetMigMode', [err, null]);
   return [err, K.I32[0] as E.nvmlReturn_t];
 }
 
@@ -5276,7 +5323,7 @@ let f_nvmlDeviceGetMigMode: KoffiFunction | undefined;
 export function nvmlDeviceGetMigMode(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMigMode', 'device');
   const err = (f_nvmlDeviceGetMigMode ??= L.bind('nvmlDeviceGetMigMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMigMode', [err, null, null]);
   return [err, K.U32[0], K.U32[2]];
 }
 
@@ -5294,7 +5341,7 @@ export function nvmlDeviceGetGpuInstanceProfileInfo(device: H.nvmlDevice_t | nul
   const a_profile = M.u32(profile, 'nvmlDeviceGetGpuInstanceProfileInfo', 'profile');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceProfileInfo_st, 'nvmlDeviceGetGpuInstanceProfileInfo', 'info');
   const err = (f_nvmlDeviceGetGpuInstanceProfileInfo ??= L.bind('nvmlDeviceGetGpuInstanceProfileInfo'))(a_device, a_profile, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuInstanceProfileInfo', [err, null]);
   return [err, a_info];
 }
 
@@ -5312,7 +5359,7 @@ export function nvmlDeviceGetGpuInstanceProfileInfoV(device: H.nvmlDevice_t | nu
   const a_profile = M.u32(profile, 'nvmlDeviceGetGpuInstanceProfileInfoV', 'profile');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceProfileInfo_v2_st, 'nvmlDeviceGetGpuInstanceProfileInfoV', 'info');
   const err = (f_nvmlDeviceGetGpuInstanceProfileInfoV ??= L.bind('nvmlDeviceGetGpuInstanceProfileInfoV'))(a_device, a_profile, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuInstanceProfileInfoV', [err, null]);
   return [err, a_info];
 }
 
@@ -5330,7 +5377,7 @@ export function nvmlDeviceGetGpuInstanceProfileInfoByIdV(device: H.nvmlDevice_t 
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstanceProfileInfoByIdV', 'profileId');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceProfileInfo_v2_st, 'nvmlDeviceGetGpuInstanceProfileInfoByIdV', 'info');
   const err = (f_nvmlDeviceGetGpuInstanceProfileInfoByIdV ??= L.bind('nvmlDeviceGetGpuInstanceProfileInfoByIdV'))(a_device, a_profileId, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuInstanceProfileInfoByIdV', [err, null]);
   return [err, a_info];
 }
 
@@ -5351,8 +5398,8 @@ export function nvmlDeviceGetGpuInstancePossiblePlacements(device: H.nvmlDevice_
   if (a_count < 0) M.rangeError('nvmlDeviceGetGpuInstancePossiblePlacements', 'count', `must not be negative, got ${a_count}`);
   const a_placements = a_count > 0 ? M.bytes(a_count * 8) : null;
   const err = (f_nvmlDeviceGetGpuInstancePossiblePlacements ??= L.bind('nvmlDeviceGetGpuInstancePossiblePlacements'))(a_device, a_profileId, a_placements, K.slot[0]) as E.nvmlReturn_t;
-  if (err === 7) return [err, null, K.readSize(0)];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetGpuInstancePossiblePlacements', [err, null, K.readSize(0)]);
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuInstancePossiblePlacements', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, X.readStructs(a_placements, Math.min(a_count, n_count), S.nvmlGpuInstancePlacement_st), n_count];
 }
@@ -5369,7 +5416,7 @@ export function nvmlDeviceGetGpuInstanceRemainingCapacity(device: H.nvmlDevice_t
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceRemainingCapacity', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstanceRemainingCapacity', 'profileId');
   const err = (f_nvmlDeviceGetGpuInstanceRemainingCapacity ??= L.bind('nvmlDeviceGetGpuInstanceRemainingCapacity'))(a_device, a_profileId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuInstanceRemainingCapacity', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5385,7 +5432,7 @@ export function nvmlDeviceCreateGpuInstance(device: H.nvmlDevice_t | null, profi
   const a_device = M.handle(device, 'nvmlDeviceCreateGpuInstance', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceCreateGpuInstance', 'profileId');
   const err = (f_nvmlDeviceCreateGpuInstance ??= L.bind('nvmlDeviceCreateGpuInstance'))(a_device, a_profileId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceCreateGpuInstance', [err, null]);
   return [err, K.U64[0] as H.nvmlGpuInstance_t];
 }
 
@@ -5403,7 +5450,7 @@ export function nvmlDeviceCreateGpuInstanceWithPlacement(device: H.nvmlDevice_t 
   const a_profileId = M.u32(profileId, 'nvmlDeviceCreateGpuInstanceWithPlacement', 'profileId');
   const a_placement = X.structArg(placement, S.nvmlGpuInstancePlacement_st, 'nvmlDeviceCreateGpuInstanceWithPlacement', 'placement');
   const err = (f_nvmlDeviceCreateGpuInstanceWithPlacement ??= L.bind('nvmlDeviceCreateGpuInstanceWithPlacement'))(a_device, a_profileId, a_placement, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceCreateGpuInstanceWithPlacement', [err, null]);
   return [err, K.U64[0] as H.nvmlGpuInstance_t];
 }
 
@@ -5417,6 +5464,7 @@ let f_nvmlGpuInstanceDestroy: KoffiFunction | undefined;
 export function nvmlGpuInstanceDestroy(gpuInstance: H.nvmlGpuInstance_t | null): [E.nvmlReturn_t] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceDestroy', 'gpuInstance');
   const err = (f_nvmlGpuInstanceDestroy ??= L.bind('nvmlGpuInstanceDestroy'))(a_gpuInstance) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlGpuInstanceDestroy', [err]);
   return [err];
 }
 
@@ -5437,8 +5485,8 @@ export function nvmlDeviceGetGpuInstances(device: H.nvmlDevice_t | null, profile
   if (a_count < 0) M.rangeError('nvmlDeviceGetGpuInstances', 'count', `must not be negative, got ${a_count}`);
   const a_gpuInstances = a_count > 0 ? M.bytes(a_count * 8) : null;
   const err = (f_nvmlDeviceGetGpuInstances ??= L.bind('nvmlDeviceGetGpuInstances'))(a_device, a_profileId, a_gpuInstances, K.slot[0]) as E.nvmlReturn_t;
-  if (err === 7) return [err, null, K.readSize(0)];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlDeviceGetGpuInstances', [err, null, K.readSize(0)]);
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuInstances', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, X.readArray(a_gpuInstances, Math.min(a_count, n_count), 8, (dv, at) => dv.getBigUint64(at, true) as H.nvmlGpuInstance_t), n_count];
 }
@@ -5455,7 +5503,7 @@ export function nvmlDeviceGetGpuInstanceById(device: H.nvmlDevice_t | null, id: 
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceById', 'device');
   const a_id = M.u32(id, 'nvmlDeviceGetGpuInstanceById', 'id');
   const err = (f_nvmlDeviceGetGpuInstanceById ??= L.bind('nvmlDeviceGetGpuInstanceById'))(a_device, a_id, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuInstanceById', [err, null]);
   return [err, K.U64[0] as H.nvmlGpuInstance_t];
 }
 
@@ -5471,7 +5519,7 @@ export function nvmlGpuInstanceGetInfo(gpuInstance: H.nvmlGpuInstance_t | null, 
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetInfo', 'gpuInstance');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceInfo_st, 'nvmlGpuInstanceGetInfo', 'info');
   const err = (f_nvmlGpuInstanceGetInfo ??= L.bind('nvmlGpuInstanceGetInfo'))(a_gpuInstance, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetInfo', [err, null]);
   return [err, a_info];
 }
 
@@ -5491,7 +5539,7 @@ export function nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance: H.nvml
   const a_engProfile = M.u32(engProfile, 'nvmlGpuInstanceGetComputeInstanceProfileInfo', 'engProfile');
   const a_info = X.inoutStruct(info, S.nvmlComputeInstanceProfileInfo_st, 'nvmlGpuInstanceGetComputeInstanceProfileInfo', 'info');
   const err = (f_nvmlGpuInstanceGetComputeInstanceProfileInfo ??= L.bind('nvmlGpuInstanceGetComputeInstanceProfileInfo'))(a_gpuInstance, a_profile, a_engProfile, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetComputeInstanceProfileInfo', [err, null]);
   return [err, a_info];
 }
 
@@ -5511,7 +5559,7 @@ export function nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance: H.nvm
   const a_engProfile = M.u32(engProfile, 'nvmlGpuInstanceGetComputeInstanceProfileInfoV', 'engProfile');
   const a_info = X.inoutStruct(info, S.nvmlComputeInstanceProfileInfo_v2_st, 'nvmlGpuInstanceGetComputeInstanceProfileInfoV', 'info');
   const err = (f_nvmlGpuInstanceGetComputeInstanceProfileInfoV ??= L.bind('nvmlGpuInstanceGetComputeInstanceProfileInfoV'))(a_gpuInstance, a_profile, a_engProfile, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetComputeInstanceProfileInfoV', [err, null]);
   return [err, a_info];
 }
 
@@ -5527,7 +5575,7 @@ export function nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance: 
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceRemainingCapacity', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceGetComputeInstanceRemainingCapacity', 'profileId');
   const err = (f_nvmlGpuInstanceGetComputeInstanceRemainingCapacity ??= L.bind('nvmlGpuInstanceGetComputeInstanceRemainingCapacity'))(a_gpuInstance, a_profileId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetComputeInstanceRemainingCapacity', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5548,8 +5596,8 @@ export function nvmlGpuInstanceGetComputeInstancePossiblePlacements(gpuInstance:
   if (a_count < 0) M.rangeError('nvmlGpuInstanceGetComputeInstancePossiblePlacements', 'count', `must not be negative, got ${a_count}`);
   const a_placements = a_count > 0 ? M.bytes(a_count * 8) : null;
   const err = (f_nvmlGpuInstanceGetComputeInstancePossiblePlacements ??= L.bind('nvmlGpuInstanceGetComputeInstancePossiblePlacements'))(a_gpuInstance, a_profileId, a_placements, K.slot[0]) as E.nvmlReturn_t;
-  if (err === 7) return [err, null, K.readSize(0)];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlGpuInstanceGetComputeInstancePossiblePlacements', [err, null, K.readSize(0)]);
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetComputeInstancePossiblePlacements', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, X.readStructs(a_placements, Math.min(a_count, n_count), S.nvmlComputeInstancePlacement_st), n_count];
 }
@@ -5566,7 +5614,7 @@ export function nvmlGpuInstanceCreateComputeInstance(gpuInstance: H.nvmlGpuInsta
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceCreateComputeInstance', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceCreateComputeInstance', 'profileId');
   const err = (f_nvmlGpuInstanceCreateComputeInstance ??= L.bind('nvmlGpuInstanceCreateComputeInstance'))(a_gpuInstance, a_profileId, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceCreateComputeInstance', [err, null]);
   return [err, K.U64[0] as H.nvmlComputeInstance_t];
 }
 
@@ -5584,7 +5632,7 @@ export function nvmlGpuInstanceCreateComputeInstanceWithPlacement(gpuInstance: H
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceCreateComputeInstanceWithPlacement', 'profileId');
   const a_placement = X.structArg(placement, S.nvmlComputeInstancePlacement_st, 'nvmlGpuInstanceCreateComputeInstanceWithPlacement', 'placement');
   const err = (f_nvmlGpuInstanceCreateComputeInstanceWithPlacement ??= L.bind('nvmlGpuInstanceCreateComputeInstanceWithPlacement'))(a_gpuInstance, a_profileId, a_placement, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceCreateComputeInstanceWithPlacement', [err, null]);
   return [err, K.U64[0] as H.nvmlComputeInstance_t];
 }
 
@@ -5598,6 +5646,7 @@ let f_nvmlComputeInstanceDestroy: KoffiFunction | undefined;
 export function nvmlComputeInstanceDestroy(computeInstance: H.nvmlComputeInstance_t | null): [E.nvmlReturn_t] {
   const a_computeInstance = M.handle(computeInstance, 'nvmlComputeInstanceDestroy', 'computeInstance');
   const err = (f_nvmlComputeInstanceDestroy ??= L.bind('nvmlComputeInstanceDestroy'))(a_computeInstance) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlComputeInstanceDestroy', [err]);
   return [err];
 }
 
@@ -5618,8 +5667,8 @@ export function nvmlGpuInstanceGetComputeInstances(gpuInstance: H.nvmlGpuInstanc
   if (a_count < 0) M.rangeError('nvmlGpuInstanceGetComputeInstances', 'count', `must not be negative, got ${a_count}`);
   const a_computeInstances = a_count > 0 ? M.bytes(a_count * 8) : null;
   const err = (f_nvmlGpuInstanceGetComputeInstances ??= L.bind('nvmlGpuInstanceGetComputeInstances'))(a_gpuInstance, a_profileId, a_computeInstances, K.slot[0]) as E.nvmlReturn_t;
-  if (err === 7) return [err, null, K.readSize(0)];
-  if (err !== 0) return [err, null, null];
+  if (err === 7) return F.failed('nvmlGpuInstanceGetComputeInstances', [err, null, K.readSize(0)]);
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetComputeInstances', [err, null, null]);
   const n_count = K.readSize(0);
   return [err, X.readArray(a_computeInstances, Math.min(a_count, n_count), 8, (dv, at) => dv.getBigUint64(at, true) as H.nvmlComputeInstance_t), n_count];
 }
@@ -5636,7 +5685,7 @@ export function nvmlGpuInstanceGetComputeInstanceById(gpuInstance: H.nvmlGpuInst
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceById', 'gpuInstance');
   const a_id = M.u32(id, 'nvmlGpuInstanceGetComputeInstanceById', 'id');
   const err = (f_nvmlGpuInstanceGetComputeInstanceById ??= L.bind('nvmlGpuInstanceGetComputeInstanceById'))(a_gpuInstance, a_id, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpuInstanceGetComputeInstanceById', [err, null]);
   return [err, K.U64[0] as H.nvmlComputeInstance_t];
 }
 
@@ -5652,7 +5701,7 @@ export function nvmlComputeInstanceGetInfo(computeInstance: H.nvmlComputeInstanc
   const a_computeInstance = M.handle(computeInstance, 'nvmlComputeInstanceGetInfo', 'computeInstance');
   const a_info = X.inoutStruct(info, S.nvmlComputeInstanceInfo_st, 'nvmlComputeInstanceGetInfo', 'info');
   const err = (f_nvmlComputeInstanceGetInfo ??= L.bind('nvmlComputeInstanceGetInfo'))(a_computeInstance, a_info._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlComputeInstanceGetInfo', [err, null]);
   return [err, a_info];
 }
 
@@ -5666,7 +5715,7 @@ let f_nvmlDeviceIsMigDeviceHandle: KoffiFunction | undefined;
 export function nvmlDeviceIsMigDeviceHandle(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceIsMigDeviceHandle', 'device');
   const err = (f_nvmlDeviceIsMigDeviceHandle ??= L.bind('nvmlDeviceIsMigDeviceHandle'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceIsMigDeviceHandle', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5680,7 +5729,7 @@ let f_nvmlDeviceGetGpuInstanceId: KoffiFunction | undefined;
 export function nvmlDeviceGetGpuInstanceId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceId', 'device');
   const err = (f_nvmlDeviceGetGpuInstanceId ??= L.bind('nvmlDeviceGetGpuInstanceId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetGpuInstanceId', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5694,7 +5743,7 @@ let f_nvmlDeviceGetComputeInstanceId: KoffiFunction | undefined;
 export function nvmlDeviceGetComputeInstanceId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeInstanceId', 'device');
   const err = (f_nvmlDeviceGetComputeInstanceId ??= L.bind('nvmlDeviceGetComputeInstanceId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetComputeInstanceId', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5708,7 +5757,7 @@ let f_nvmlDeviceGetMaxMigDeviceCount: KoffiFunction | undefined;
 export function nvmlDeviceGetMaxMigDeviceCount(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxMigDeviceCount', 'device');
   const err = (f_nvmlDeviceGetMaxMigDeviceCount ??= L.bind('nvmlDeviceGetMaxMigDeviceCount'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMaxMigDeviceCount', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5724,7 +5773,7 @@ export function nvmlDeviceGetMigDeviceHandleByIndex(device: H.nvmlDevice_t | nul
   const a_device = M.handle(device, 'nvmlDeviceGetMigDeviceHandleByIndex', 'device');
   const a_index = M.u32(index, 'nvmlDeviceGetMigDeviceHandleByIndex', 'index');
   const err = (f_nvmlDeviceGetMigDeviceHandleByIndex ??= L.bind('nvmlDeviceGetMigDeviceHandleByIndex'))(a_device, a_index, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetMigDeviceHandleByIndex', [err, null]);
   return [err, K.U64[0] as H.nvmlDevice_t];
 }
 
@@ -5738,7 +5787,7 @@ let f_nvmlDeviceGetDeviceHandleFromMigDeviceHandle: KoffiFunction | undefined;
 export function nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice: H.nvmlDevice_t | null): Res<[H.nvmlDevice_t]> {
   const a_migDevice = M.handle(migDevice, 'nvmlDeviceGetDeviceHandleFromMigDeviceHandle', 'migDevice');
   const err = (f_nvmlDeviceGetDeviceHandleFromMigDeviceHandle ??= L.bind('nvmlDeviceGetDeviceHandleFromMigDeviceHandle'))(a_migDevice, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetDeviceHandleFromMigDeviceHandle', [err, null]);
   return [err, K.U64[0] as H.nvmlDevice_t];
 }
 
@@ -5752,7 +5801,7 @@ let f_nvmlGpmMetricsGet: KoffiFunction | undefined;
 export function nvmlGpmMetricsGet(metricsGet?: S.nvmlGpmMetricsGet_t | S.nvmlGpmMetricsGet_tInit | null): Res<[S.nvmlGpmMetricsGet_t]> {
   const a_metricsGet = X.inoutStruct(metricsGet, S.nvmlGpmMetricsGet_t, 'nvmlGpmMetricsGet', 'metricsGet');
   const err = (f_nvmlGpmMetricsGet ??= L.bind('nvmlGpmMetricsGet'))(a_metricsGet._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpmMetricsGet', [err, null]);
   return [err, a_metricsGet];
 }
 
@@ -5766,6 +5815,7 @@ let f_nvmlGpmSampleFree: KoffiFunction | undefined;
 export function nvmlGpmSampleFree(gpmSample: H.nvmlGpmSample_t | null): [E.nvmlReturn_t] {
   const a_gpmSample = M.handle(gpmSample, 'nvmlGpmSampleFree', 'gpmSample');
   const err = (f_nvmlGpmSampleFree ??= L.bind('nvmlGpmSampleFree'))(a_gpmSample) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlGpmSampleFree', [err]);
   return [err];
 }
 
@@ -5777,7 +5827,7 @@ let f_nvmlGpmSampleAlloc: KoffiFunction | undefined;
 // nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t * gpmSample) — nvml.h:13066
 export function nvmlGpmSampleAlloc(): Res<[H.nvmlGpmSample_t]> {
   const err = (f_nvmlGpmSampleAlloc ??= L.bind('nvmlGpmSampleAlloc'))(K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpmSampleAlloc', [err, null]);
   return [err, K.U64[0] as H.nvmlGpmSample_t];
 }
 
@@ -5793,6 +5843,7 @@ export function nvmlGpmSampleGet(device: H.nvmlDevice_t | null, gpmSample: H.nvm
   const a_device = M.handle(device, 'nvmlGpmSampleGet', 'device');
   const a_gpmSample = M.handle(gpmSample, 'nvmlGpmSampleGet', 'gpmSample');
   const err = (f_nvmlGpmSampleGet ??= L.bind('nvmlGpmSampleGet'))(a_device, a_gpmSample) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlGpmSampleGet', [err]);
   return [err];
 }
 
@@ -5810,6 +5861,7 @@ export function nvmlGpmMigSampleGet(device: H.nvmlDevice_t | null, gpuInstanceId
   const a_gpuInstanceId = M.u32(gpuInstanceId, 'nvmlGpmMigSampleGet', 'gpuInstanceId');
   const a_gpmSample = M.handle(gpmSample, 'nvmlGpmMigSampleGet', 'gpmSample');
   const err = (f_nvmlGpmMigSampleGet ??= L.bind('nvmlGpmMigSampleGet'))(a_device, a_gpuInstanceId, a_gpmSample) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlGpmMigSampleGet', [err]);
   return [err];
 }
 
@@ -5825,7 +5877,7 @@ export function nvmlGpmQueryDeviceSupport(device: H.nvmlDevice_t | null, gpmSupp
   const a_device = M.handle(device, 'nvmlGpmQueryDeviceSupport', 'device');
   const a_gpmSupport = X.inoutStruct(gpmSupport, S.nvmlGpmSupport_t, 'nvmlGpmQueryDeviceSupport', 'gpmSupport');
   const err = (f_nvmlGpmQueryDeviceSupport ??= L.bind('nvmlGpmQueryDeviceSupport'))(a_device, a_gpmSupport._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpmQueryDeviceSupport', [err, null]);
   return [err, a_gpmSupport];
 }
 
@@ -5839,7 +5891,7 @@ let f_nvmlGpmQueryIfStreamingEnabled: KoffiFunction | undefined;
 export function nvmlGpmQueryIfStreamingEnabled(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlGpmQueryIfStreamingEnabled', 'device');
   const err = (f_nvmlGpmQueryIfStreamingEnabled ??= L.bind('nvmlGpmQueryIfStreamingEnabled'))(a_device, K.slot[0]) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlGpmQueryIfStreamingEnabled', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5855,6 +5907,7 @@ export function nvmlGpmSetStreamingEnabled(device: H.nvmlDevice_t | null, state:
   const a_device = M.handle(device, 'nvmlGpmSetStreamingEnabled', 'device');
   const a_state = M.u32(state, 'nvmlGpmSetStreamingEnabled', 'state');
   const err = (f_nvmlGpmSetStreamingEnabled ??= L.bind('nvmlGpmSetStreamingEnabled'))(a_device, a_state) as E.nvmlReturn_t;
+  if (err !== 0) return F.failed('nvmlGpmSetStreamingEnabled', [err]);
   return [err];
 }
 
@@ -5870,7 +5923,7 @@ export function nvmlDeviceGetCapabilities(device: H.nvmlDevice_t | null, caps?: 
   const a_device = M.handle(device, 'nvmlDeviceGetCapabilities', 'device');
   const a_caps = X.inoutStruct(caps, S.nvmlDeviceCapabilities_v1_t, 'nvmlDeviceGetCapabilities', 'caps');
   const err = (f_nvmlDeviceGetCapabilities ??= L.bind('nvmlDeviceGetCapabilities'))(a_device, a_caps._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetCapabilities', [err, null]);
   return [err, a_caps];
 }
 
@@ -5886,7 +5939,7 @@ export function nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device: H.nvmlDevi
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileGetProfilesInfo', 'device');
   const a_profilesInfo = X.inoutStruct(profilesInfo, S.nvmlWorkloadPowerProfileProfilesInfo_v1_t, 'nvmlDeviceWorkloadPowerProfileGetProfilesInfo', 'profilesInfo');
   const err = (f_nvmlDeviceWorkloadPowerProfileGetProfilesInfo ??= L.bind('nvmlDeviceWorkloadPowerProfileGetProfilesInfo'))(a_device, a_profilesInfo._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceWorkloadPowerProfileGetProfilesInfo', [err, null]);
   return [err, a_profilesInfo];
 }
 
@@ -5902,7 +5955,7 @@ export function nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device: H.nvmlD
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileGetCurrentProfiles', 'device');
   const a_currentProfiles = X.inoutStruct(currentProfiles, S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t, 'nvmlDeviceWorkloadPowerProfileGetCurrentProfiles', 'currentProfiles');
   const err = (f_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles ??= L.bind('nvmlDeviceWorkloadPowerProfileGetCurrentProfiles'))(a_device, a_currentProfiles._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceWorkloadPowerProfileGetCurrentProfiles', [err, null]);
   return [err, a_currentProfiles];
 }
 
@@ -5918,7 +5971,7 @@ export function nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device: H.nvm
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileSetRequestedProfiles', 'device');
   const a_requestedProfiles = X.inoutStruct(requestedProfiles, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t, 'nvmlDeviceWorkloadPowerProfileSetRequestedProfiles', 'requestedProfiles');
   const err = (f_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles ??= L.bind('nvmlDeviceWorkloadPowerProfileSetRequestedProfiles'))(a_device, a_requestedProfiles._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceWorkloadPowerProfileSetRequestedProfiles', [err, null]);
   return [err, a_requestedProfiles];
 }
 
@@ -5934,7 +5987,7 @@ export function nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device: H.n
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileClearRequestedProfiles', 'device');
   const a_requestedProfiles = X.inoutStruct(requestedProfiles, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t, 'nvmlDeviceWorkloadPowerProfileClearRequestedProfiles', 'requestedProfiles');
   const err = (f_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles ??= L.bind('nvmlDeviceWorkloadPowerProfileClearRequestedProfiles'))(a_device, a_requestedProfiles._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceWorkloadPowerProfileClearRequestedProfiles', [err, null]);
   return [err, a_requestedProfiles];
 }
 
@@ -5950,7 +6003,7 @@ export function nvmlDevicePowerSmoothingActivatePresetProfile(device: H.nvmlDevi
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingActivatePresetProfile', 'device');
   const a_profile = X.inoutStruct(profile, S.nvmlPowerSmoothingProfile_v1_t, 'nvmlDevicePowerSmoothingActivatePresetProfile', 'profile');
   const err = (f_nvmlDevicePowerSmoothingActivatePresetProfile ??= L.bind('nvmlDevicePowerSmoothingActivatePresetProfile'))(a_device, a_profile._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDevicePowerSmoothingActivatePresetProfile', [err, null]);
   return [err, a_profile];
 }
 
@@ -5966,7 +6019,7 @@ export function nvmlDevicePowerSmoothingUpdatePresetProfileParam(device: H.nvmlD
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingUpdatePresetProfileParam', 'device');
   const a_profile = X.inoutStruct(profile, S.nvmlPowerSmoothingProfile_v1_t, 'nvmlDevicePowerSmoothingUpdatePresetProfileParam', 'profile');
   const err = (f_nvmlDevicePowerSmoothingUpdatePresetProfileParam ??= L.bind('nvmlDevicePowerSmoothingUpdatePresetProfileParam'))(a_device, a_profile._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDevicePowerSmoothingUpdatePresetProfileParam', [err, null]);
   return [err, a_profile];
 }
 
@@ -5982,7 +6035,7 @@ export function nvmlDevicePowerSmoothingSetState(device: H.nvmlDevice_t | null, 
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingSetState', 'device');
   const a_state = X.inoutStruct(state, S.nvmlPowerSmoothingState_v1_t, 'nvmlDevicePowerSmoothingSetState', 'state');
   const err = (f_nvmlDevicePowerSmoothingSetState ??= L.bind('nvmlDevicePowerSmoothingSetState'))(a_device, a_state._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDevicePowerSmoothingSetState', [err, null]);
   return [err, a_state];
 }
 
@@ -5998,7 +6051,7 @@ export function nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(device: H.nvmlD
   const a_device = M.handle(device, 'nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts', 'device');
   const a_errorCounts = X.inoutStruct(errorCounts, S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t, 'nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts', 'errorCounts');
   const err = (f_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts ??= L.bind('nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts'))(a_device, a_errorCounts._u8) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts', [err, null]);
   return [err, a_errorCounts];
 }
 

@@ -8,6 +8,7 @@ import * as X from '../ffi/struct-support';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';
+import * as F from '../ffi/status';
 
 /** The statuses with which a call returns its outputs. */
 export type nvrtcResultOk = E.nvrtcResult.NVRTC_SUCCESS;
@@ -36,7 +37,7 @@ let f_nvrtcVersion: KoffiFunction | undefined;
 // nvrtcResult nvrtcVersion(int * major, int * minor) — nvrtc.h:98
 export function nvrtcVersion(): Res<[number, number]> {
   const err = (f_nvrtcVersion ??= L.bind('nvrtcVersion'))(K.slot[0], K.slot[1]) as E.nvrtcResult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvrtcVersion', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -48,7 +49,7 @@ let f_nvrtcGetNumSupportedArchs: KoffiFunction | undefined;
 // nvrtcResult nvrtcGetNumSupportedArchs(int * numArchs) — nvrtc.h:115
 export function nvrtcGetNumSupportedArchs(): Res<[number]> {
   const err = (f_nvrtcGetNumSupportedArchs ??= L.bind('nvrtcGetNumSupportedArchs'))(K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetNumSupportedArchs', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -60,10 +61,10 @@ let f_nvrtcGetSupportedArchs: KoffiFunction | undefined;
 // nvrtcResult nvrtcGetSupportedArchs(int * supportedArchs) — nvrtc.h:132
 export function nvrtcGetSupportedArchs(): Res<[number[]]> {
   const [q_supportedArchs, n_supportedArchs] = nvrtcGetNumSupportedArchs();
-  if (q_supportedArchs !== 0) return [q_supportedArchs, null];
+  if (q_supportedArchs !== 0) return F.failed('nvrtcGetSupportedArchs', [q_supportedArchs, null]);
   const a_supportedArchs = M.bytes(Math.max(1, n_supportedArchs * 4));
   const err = (f_nvrtcGetSupportedArchs ??= L.bind('nvrtcGetSupportedArchs'))(a_supportedArchs) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetSupportedArchs', [err, null]);
   return [err, X.readArray(a_supportedArchs, n_supportedArchs, 4, (dv, at) => dv.getInt32(at, true))];
 }
 
@@ -86,7 +87,7 @@ export function nvrtcCreateProgram(src: string, name: string, numHeaders: number
   const a_headers = X.packStrings(headers, a_numHeaders, 'nvrtcCreateProgram', 'headers', true);
   const a_includeNames = X.packStrings(includeNames, a_numHeaders, 'nvrtcCreateProgram', 'includeNames', true);
   const err = (f_nvrtcCreateProgram ??= L.bind('nvrtcCreateProgram'))(K.slot[0], a_src, a_name, a_numHeaders, a_headers, a_includeNames) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcCreateProgram', [err, null]);
   return [err, K.U64[0] as H.nvrtcProgram];
 }
 
@@ -101,6 +102,7 @@ export function nvrtcDestroyProgram(prog: H.nvrtcProgram | null): [E.nvrtcResult
   const a_prog = M.handle(prog, 'nvrtcDestroyProgram', 'prog');
   K.U64[0] = a_prog ?? 0n;
   const err = (f_nvrtcDestroyProgram ??= L.bind('nvrtcDestroyProgram'))(K.slot[0]) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcDestroyProgram', [err]);
   return [err];
 }
 
@@ -119,6 +121,7 @@ export function nvrtcCompileProgram(prog: H.nvrtcProgram | null, numOptions: num
   if (a_numOptions < 0) M.rangeError('nvrtcCompileProgram', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packStrings(options, a_numOptions, 'nvrtcCompileProgram', 'options', true);
   const err = (f_nvrtcCompileProgram ??= L.bind('nvrtcCompileProgram'))(a_prog, a_numOptions, a_options) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcCompileProgram', [err]);
   return [err];
 }
 
@@ -132,7 +135,7 @@ let f_nvrtcGetPTXSize: KoffiFunction | undefined;
 export function nvrtcGetPTXSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetPTXSize', 'prog');
   const err = (f_nvrtcGetPTXSize ??= L.bind('nvrtcGetPTXSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetPTXSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -149,6 +152,7 @@ export function nvrtcGetPTX(prog: H.nvrtcProgram | null, ptx: Pointer): [E.nvrtc
   const a_ptx = M.pointer(ptx, 'nvrtcGetPTX', 'ptx');
   X.needBytes(a_ptx, () => nvrtcGetPTXSize(a_prog as any), 1, 'nvrtcGetPTX', 'ptx', 'nvrtcGetPTXSize');
   const err = (f_nvrtcGetPTX ??= L.bind('nvrtcGetPTX'))(a_prog, a_ptx) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcGetPTX', [err]);
   return [err];
 }
 
@@ -162,7 +166,7 @@ let f_nvrtcGetCUBINSize: KoffiFunction | undefined;
 export function nvrtcGetCUBINSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetCUBINSize', 'prog');
   const err = (f_nvrtcGetCUBINSize ??= L.bind('nvrtcGetCUBINSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetCUBINSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -179,6 +183,7 @@ export function nvrtcGetCUBIN(prog: H.nvrtcProgram | null, cubin: Pointer): [E.n
   const a_cubin = M.pointer(cubin, 'nvrtcGetCUBIN', 'cubin');
   X.needBytes(a_cubin, () => nvrtcGetCUBINSize(a_prog as any), 1, 'nvrtcGetCUBIN', 'cubin', 'nvrtcGetCUBINSize');
   const err = (f_nvrtcGetCUBIN ??= L.bind('nvrtcGetCUBIN'))(a_prog, a_cubin) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcGetCUBIN', [err]);
   return [err];
 }
 
@@ -192,7 +197,7 @@ let f_nvrtcGetLTOIRSize: KoffiFunction | undefined;
 export function nvrtcGetLTOIRSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetLTOIRSize', 'prog');
   const err = (f_nvrtcGetLTOIRSize ??= L.bind('nvrtcGetLTOIRSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetLTOIRSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -209,6 +214,7 @@ export function nvrtcGetLTOIR(prog: H.nvrtcProgram | null, LTOIR: Pointer): [E.n
   const a_LTOIR = M.pointer(LTOIR, 'nvrtcGetLTOIR', 'LTOIR');
   X.needBytes(a_LTOIR, () => nvrtcGetLTOIRSize(a_prog as any), 1, 'nvrtcGetLTOIR', 'LTOIR', 'nvrtcGetLTOIRSize');
   const err = (f_nvrtcGetLTOIR ??= L.bind('nvrtcGetLTOIR'))(a_prog, a_LTOIR) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcGetLTOIR', [err]);
   return [err];
 }
 
@@ -222,7 +228,7 @@ let f_nvrtcGetOptiXIRSize: KoffiFunction | undefined;
 export function nvrtcGetOptiXIRSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetOptiXIRSize', 'prog');
   const err = (f_nvrtcGetOptiXIRSize ??= L.bind('nvrtcGetOptiXIRSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetOptiXIRSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -239,6 +245,7 @@ export function nvrtcGetOptiXIR(prog: H.nvrtcProgram | null, optixir: Pointer): 
   const a_optixir = M.pointer(optixir, 'nvrtcGetOptiXIR', 'optixir');
   X.needBytes(a_optixir, () => nvrtcGetOptiXIRSize(a_prog as any), 1, 'nvrtcGetOptiXIR', 'optixir', 'nvrtcGetOptiXIRSize');
   const err = (f_nvrtcGetOptiXIR ??= L.bind('nvrtcGetOptiXIR'))(a_prog, a_optixir) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcGetOptiXIR', [err]);
   return [err];
 }
 
@@ -252,7 +259,7 @@ let f_nvrtcGetProgramLogSize: KoffiFunction | undefined;
 export function nvrtcGetProgramLogSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetProgramLogSize', 'prog');
   const err = (f_nvrtcGetProgramLogSize ??= L.bind('nvrtcGetProgramLogSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetProgramLogSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -269,6 +276,7 @@ export function nvrtcGetProgramLog(prog: H.nvrtcProgram | null, log: Pointer): [
   const a_log = M.pointer(log, 'nvrtcGetProgramLog', 'log');
   X.needBytes(a_log, () => nvrtcGetProgramLogSize(a_prog as any), 1, 'nvrtcGetProgramLog', 'log', 'nvrtcGetProgramLogSize');
   const err = (f_nvrtcGetProgramLog ??= L.bind('nvrtcGetProgramLog'))(a_prog, a_log) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcGetProgramLog', [err]);
   return [err];
 }
 
@@ -284,6 +292,7 @@ export function nvrtcAddNameExpression(prog: H.nvrtcProgram | null, name_express
   const a_prog = M.handle(prog, 'nvrtcAddNameExpression', 'prog');
   const a_name_expression = M.str(name_expression, 'nvrtcAddNameExpression', 'name_expression');
   const err = (f_nvrtcAddNameExpression ??= L.bind('nvrtcAddNameExpression'))(a_prog, a_name_expression) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcAddNameExpression', [err]);
   return [err];
 }
 
@@ -299,7 +308,7 @@ export function nvrtcGetLoweredName(prog: H.nvrtcProgram | null, name_expression
   const a_prog = M.handle(prog, 'nvrtcGetLoweredName', 'prog');
   const a_name_expression = M.str(name_expression, 'nvrtcGetLoweredName', 'name_expression');
   const err = (f_nvrtcGetLoweredName ??= L.bind('nvrtcGetLoweredName'))(a_prog, a_name_expression, K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetLoweredName', [err, null]);
   return [err, X.readCString(K.U64[0])];
 }
 
@@ -311,7 +320,7 @@ let f_nvrtcGetPCHHeapSize: KoffiFunction | undefined;
 // nvrtcResult nvrtcGetPCHHeapSize(size_t * ret) — nvrtc.h:491
 export function nvrtcGetPCHHeapSize(): Res<[number]> {
   const err = (f_nvrtcGetPCHHeapSize ??= L.bind('nvrtcGetPCHHeapSize'))(K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetPCHHeapSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -325,6 +334,7 @@ let f_nvrtcSetPCHHeapSize: KoffiFunction | undefined;
 export function nvrtcSetPCHHeapSize(size: number | bigint): [E.nvrtcResult] {
   const a_size = M.size(size, 'nvrtcSetPCHHeapSize', 'size');
   const err = (f_nvrtcSetPCHHeapSize ??= L.bind('nvrtcSetPCHHeapSize'))(a_size) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcSetPCHHeapSize', [err]);
   return [err];
 }
 
@@ -338,6 +348,7 @@ let f_nvrtcGetPCHCreateStatus: KoffiFunction | undefined;
 export function nvrtcGetPCHCreateStatus(prog: H.nvrtcProgram | null): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetPCHCreateStatus', 'prog');
   const err = (f_nvrtcGetPCHCreateStatus ??= L.bind('nvrtcGetPCHCreateStatus'))(a_prog) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcGetPCHCreateStatus', [err]);
   return [err];
 }
 
@@ -351,7 +362,7 @@ let f_nvrtcGetPCHHeapSizeRequired: KoffiFunction | undefined;
 export function nvrtcGetPCHHeapSizeRequired(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetPCHHeapSizeRequired', 'prog');
   const err = (f_nvrtcGetPCHHeapSizeRequired ??= L.bind('nvrtcGetPCHHeapSizeRequired'))(a_prog, K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvrtcGetPCHHeapSizeRequired', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -369,6 +380,7 @@ export function nvrtcSetFlowCallback(prog: H.nvrtcProgram | null, callback: bigi
   const a_callback = M.handle(callback, 'nvrtcSetFlowCallback', 'callback');
   const a_payload = M.pointer(payload, 'nvrtcSetFlowCallback', 'payload');
   const err = (f_nvrtcSetFlowCallback ??= L.bind('nvrtcSetFlowCallback'))(a_prog, a_callback, a_payload) as E.nvrtcResult;
+  if (err !== 0) return F.failed('nvrtcSetFlowCallback', [err]);
   return [err];
 }
 

@@ -8,6 +8,7 @@ import * as X from '../ffi/struct-support';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';
+import * as F from '../ffi/status';
 
 /** The statuses with which a call returns its outputs. */
 export type nvvmResultOk = E.nvvmResult.NVVM_SUCCESS;
@@ -36,7 +37,7 @@ let f_nvvmVersion: KoffiFunction | undefined;
 // nvvmResult nvvmVersion(int * major, int * minor) — nvvm.h:78
 export function nvvmVersion(): Res<[number, number]> {
   const err = (f_nvvmVersion ??= L.bind('nvvmVersion'))(K.slot[0], K.slot[1]) as E.nvvmResult;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('nvvmVersion', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -48,7 +49,7 @@ let f_nvvmIRVersion: KoffiFunction | undefined;
 // nvvmResult nvvmIRVersion(int * majorIR, int * minorIR, int * majorDbg, int * minorDbg) — nvvm.h:93
 export function nvvmIRVersion(): Res<[number, number, number, number]> {
   const err = (f_nvvmIRVersion ??= L.bind('nvvmIRVersion'))(K.slot[0], K.slot[1], K.slot[2], K.slot[3]) as E.nvvmResult;
-  if (err !== 0) return [err, null, null, null, null];
+  if (err !== 0) return F.failed('nvvmIRVersion', [err, null, null, null, null]);
   return [err, K.I32[0], K.I32[2], K.I32[4], K.I32[6]];
 }
 
@@ -60,7 +61,7 @@ let f_nvvmCreateProgram: KoffiFunction | undefined;
 // nvvmResult nvvmCreateProgram(nvvmProgram * prog) — nvvm.h:122
 export function nvvmCreateProgram(): Res<[H.nvvmProgram]> {
   const err = (f_nvvmCreateProgram ??= L.bind('nvvmCreateProgram'))(K.slot[0]) as E.nvvmResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvvmCreateProgram', [err, null]);
   return [err, K.U64[0] as H.nvvmProgram];
 }
 
@@ -75,6 +76,7 @@ export function nvvmDestroyProgram(prog: H.nvvmProgram | null): [E.nvvmResult] {
   const a_prog = M.handle(prog, 'nvvmDestroyProgram', 'prog');
   K.U64[0] = a_prog ?? 0n;
   const err = (f_nvvmDestroyProgram ??= L.bind('nvvmDestroyProgram'))(K.slot[0]) as E.nvvmResult;
+  if (err !== 0) return F.failed('nvvmDestroyProgram', [err]);
   return [err];
 }
 
@@ -95,6 +97,7 @@ export function nvvmAddModuleToProgram(prog: H.nvvmProgram | null, buffer: Point
   const a_name = M.str(name, 'nvvmAddModuleToProgram', 'name');
   if (typeof a_buffer === 'object' && a_buffer !== null) M.checkExtent(a_buffer, a_size, 'nvvmAddModuleToProgram', 'buffer', 'size');
   const err = (f_nvvmAddModuleToProgram ??= L.bind('nvvmAddModuleToProgram'))(a_prog, a_buffer, a_size, a_name) as E.nvvmResult;
+  if (err !== 0) return F.failed('nvvmAddModuleToProgram', [err]);
   return [err];
 }
 
@@ -115,6 +118,7 @@ export function nvvmLazyAddModuleToProgram(prog: H.nvvmProgram | null, buffer: P
   const a_name = M.str(name, 'nvvmLazyAddModuleToProgram', 'name');
   if (typeof a_buffer === 'object' && a_buffer !== null) M.checkExtent(a_buffer, a_size, 'nvvmLazyAddModuleToProgram', 'buffer', 'size');
   const err = (f_nvvmLazyAddModuleToProgram ??= L.bind('nvvmLazyAddModuleToProgram'))(a_prog, a_buffer, a_size, a_name) as E.nvvmResult;
+  if (err !== 0) return F.failed('nvvmLazyAddModuleToProgram', [err]);
   return [err];
 }
 
@@ -133,6 +137,7 @@ export function nvvmCompileProgram(prog: H.nvvmProgram | null, numOptions: numbe
   if (a_numOptions < 0) M.rangeError('nvvmCompileProgram', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packStrings(options, a_numOptions, 'nvvmCompileProgram', 'options', true);
   const err = (f_nvvmCompileProgram ??= L.bind('nvvmCompileProgram'))(a_prog, a_numOptions, a_options) as E.nvvmResult;
+  if (err !== 0) return F.failed('nvvmCompileProgram', [err]);
   return [err];
 }
 
@@ -151,6 +156,7 @@ export function nvvmVerifyProgram(prog: H.nvvmProgram | null, numOptions: number
   if (a_numOptions < 0) M.rangeError('nvvmVerifyProgram', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packStrings(options, a_numOptions, 'nvvmVerifyProgram', 'options', true);
   const err = (f_nvvmVerifyProgram ??= L.bind('nvvmVerifyProgram'))(a_prog, a_numOptions, a_options) as E.nvvmResult;
+  if (err !== 0) return F.failed('nvvmVerifyProgram', [err]);
   return [err];
 }
 
@@ -164,7 +170,7 @@ let f_nvvmGetCompiledResultSize: KoffiFunction | undefined;
 export function nvvmGetCompiledResultSize(prog: H.nvvmProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvvmGetCompiledResultSize', 'prog');
   const err = (f_nvvmGetCompiledResultSize ??= L.bind('nvvmGetCompiledResultSize'))(a_prog, K.slot[0]) as E.nvvmResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvvmGetCompiledResultSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -181,10 +187,10 @@ export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointe
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvvmGetCompiledResult', 'buffer');
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvvmGetCompiledResultSize as (...a: unknown[]) => Res<[number]>)(a_prog); if (e !== 0) return [e, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
+  if (a_buffer === null) { const [e, n] = (nvvmGetCompiledResultSize as (...a: unknown[]) => Res<[number]>)(a_prog); if (e !== 0) return F.failed('nvvmGetCompiledResult', [e, null]); c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
   else X.needBytes(a_buffer, () => (nvvmGetCompiledResultSize as (...a: unknown[]) => Res<[number]>)(a_prog), 1, 'nvvmGetCompiledResult', 'buffer', 'nvvmGetCompiledResultSize');
   const err = (f_nvvmGetCompiledResult ??= L.bind('nvvmGetCompiledResult'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvvmGetCompiledResult', [err, null]);
   return [err, o_buffer ?? X.hostBuffer(buffer)];
 }
 
@@ -198,7 +204,7 @@ let f_nvvmGetProgramLogSize: KoffiFunction | undefined;
 export function nvvmGetProgramLogSize(prog: H.nvvmProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvvmGetProgramLogSize', 'prog');
   const err = (f_nvvmGetProgramLogSize ??= L.bind('nvvmGetProgramLogSize'))(a_prog, K.slot[0]) as E.nvvmResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvvmGetProgramLogSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -215,10 +221,10 @@ export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): 
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvvmGetProgramLog', 'buffer');
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvvmGetProgramLogSize as (...a: unknown[]) => Res<[number]>)(a_prog); if (e !== 0) return [e, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
+  if (a_buffer === null) { const [e, n] = (nvvmGetProgramLogSize as (...a: unknown[]) => Res<[number]>)(a_prog); if (e !== 0) return F.failed('nvvmGetProgramLog', [e, null]); c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
   else X.needBytes(a_buffer, () => (nvvmGetProgramLogSize as (...a: unknown[]) => Res<[number]>)(a_prog), 1, 'nvvmGetProgramLog', 'buffer', 'nvvmGetProgramLogSize');
   const err = (f_nvvmGetProgramLog ??= L.bind('nvvmGetProgramLog'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('nvvmGetProgramLog', [err, null]);
   return [err, o_buffer ?? X.hostBuffer(buffer)];
 }
 

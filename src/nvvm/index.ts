@@ -8,11 +8,12 @@ export type { Result, OkOutputs } from '../ffi/result';
 export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
+export * from './check.gen';
 /** The compile off the JS thread, on the thread pool: `await nvvm.async.nvvmCompileProgram(prog, n, options, { signal })`. */
 export * as async from './async.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
-export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
+export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';
 import { nvvmLibraryInfo } from '../ffi/nvvm-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };

@@ -13,6 +13,7 @@ import * as S from './structs.gen';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';
+import * as F from '../ffi/status';
 
 /** The statuses with which a call returns its outputs. */
 export type cudaError_tOk = E.cudaError_t.cudaSuccess;
@@ -32,6 +33,7 @@ let f_cudaDeviceReset: KoffiFunction | undefined;
 // cudaError_t cudaDeviceReset(void) — cuda_runtime_api.h:330
 export function cudaDeviceReset(): [E.cudaError_t] {
   const err = (f_cudaDeviceReset ??= L.bind('cudaDeviceReset'))() as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceReset', [err]);
   return [err];
 }
 
@@ -44,6 +46,7 @@ let f_cudaDeviceSynchronize: KoffiFunction | undefined;
 export function cudaDeviceSynchronize(): [E.cudaError_t] {
   HC.guardBlockingWait('cudaDeviceSynchronize');
   const err = (f_cudaDeviceSynchronize ??= L.bind('cudaDeviceSynchronize'))() as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceSynchronize', [err]);
   return [err];
 }
 
@@ -59,6 +62,7 @@ export function cudaDeviceSetLimit(limit: E.cudaLimit, value: number | bigint): 
   const a_limit = M.i32(limit, 'cudaDeviceSetLimit', 'limit');
   const a_value = M.size(value, 'cudaDeviceSetLimit', 'value');
   const err = (f_cudaDeviceSetLimit ??= L.bind('cudaDeviceSetLimit'))(a_limit, a_value) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceSetLimit', [err]);
   return [err];
 }
 
@@ -72,7 +76,7 @@ let f_cudaDeviceGetLimit: KoffiFunction | undefined;
 export function cudaDeviceGetLimit(limit: E.cudaLimit): Res<[number]> {
   const a_limit = M.i32(limit, 'cudaDeviceGetLimit', 'limit');
   const err = (f_cudaDeviceGetLimit ??= L.bind('cudaDeviceGetLimit'))(K.slot[0], a_limit) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetLimit', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -88,7 +92,7 @@ export function cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: S.cudaChannelForma
   const a_fmtDesc = X.structArg(fmtDesc, S.cudaChannelFormatDesc, 'cudaDeviceGetTexture1DLinearMaxWidth', 'fmtDesc');
   const a_device = M.i32(device, 'cudaDeviceGetTexture1DLinearMaxWidth', 'device');
   const err = (f_cudaDeviceGetTexture1DLinearMaxWidth ??= L.bind('cudaDeviceGetTexture1DLinearMaxWidth'))(K.slot[0], a_fmtDesc, a_device) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetTexture1DLinearMaxWidth', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -100,7 +104,7 @@ let f_cudaDeviceGetCacheConfig: KoffiFunction | undefined;
 // cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache * pCacheConfig) — cuda_runtime_api.h:531
 export function cudaDeviceGetCacheConfig(): Res<[E.cudaFuncCache]> {
   const err = (f_cudaDeviceGetCacheConfig ??= L.bind('cudaDeviceGetCacheConfig'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetCacheConfig', [err, null]);
   return [err, K.I32[0] as E.cudaFuncCache];
 }
 
@@ -112,7 +116,7 @@ let f_cudaDeviceGetStreamPriorityRange: KoffiFunction | undefined;
 // cudaError_t cudaDeviceGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda_runtime_api.h:568
 export function cudaDeviceGetStreamPriorityRange(): Res<[number, number]> {
   const err = (f_cudaDeviceGetStreamPriorityRange ??= L.bind('cudaDeviceGetStreamPriorityRange'))(K.slot[0], K.slot[1]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaDeviceGetStreamPriorityRange', [err, null, null]);
   return [err, K.I32[0], K.I32[2]];
 }
 
@@ -126,6 +130,7 @@ let f_cudaDeviceSetCacheConfig: KoffiFunction | undefined;
 export function cudaDeviceSetCacheConfig(cacheConfig: E.cudaFuncCache): [E.cudaError_t] {
   const a_cacheConfig = M.i32(cacheConfig, 'cudaDeviceSetCacheConfig', 'cacheConfig');
   const err = (f_cudaDeviceSetCacheConfig ??= L.bind('cudaDeviceSetCacheConfig'))(a_cacheConfig) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceSetCacheConfig', [err]);
   return [err];
 }
 
@@ -139,7 +144,7 @@ let f_cudaDeviceGetByPCIBusId: KoffiFunction | undefined;
 export function cudaDeviceGetByPCIBusId(pciBusId: string): Res<[number]> {
   const a_pciBusId = M.str(pciBusId, 'cudaDeviceGetByPCIBusId', 'pciBusId');
   const err = (f_cudaDeviceGetByPCIBusId ??= L.bind('cudaDeviceGetByPCIBusId'))(K.slot[0], a_pciBusId) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetByPCIBusId', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -157,7 +162,7 @@ export function cudaDeviceGetPCIBusId(len: number, device: number): Res<[string]
   if (a_len < 1) M.rangeError('cudaDeviceGetPCIBusId', 'len', `must be at least 1, got ${a_len}`);
   const a_pciBusId = M.bytes(a_len);
   const err = (f_cudaDeviceGetPCIBusId ??= L.bind('cudaDeviceGetPCIBusId'))(a_pciBusId, a_len, a_device) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetPCIBusId', [err, null]);
   return [err, M.cString(a_pciBusId)];
 }
 
@@ -172,7 +177,7 @@ export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): Res<[S.cudaI
   const a_event = M.handle(event, 'cudaIpcGetEventHandle', 'event');
   const a_handle = new S.cudaIpcEventHandle_st();
   const err = (f_cudaIpcGetEventHandle ??= L.bind('cudaIpcGetEventHandle'))(a_handle._u8, a_event) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaIpcGetEventHandle', [err, null]);
   return [err, a_handle];
 }
 
@@ -186,7 +191,7 @@ let f_cudaIpcOpenEventHandle: KoffiFunction | undefined;
 export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaIpcEventHandle_stInit): Res<[H.cudaEvent_t]> {
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcEventHandle_st, 'cudaIpcOpenEventHandle', 'handle')._u8 };
   const err = (f_cudaIpcOpenEventHandle ??= L.bind('cudaIpcOpenEventHandle'))(K.slot[0], a_handle) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaIpcOpenEventHandle', [err, null]);
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
@@ -201,7 +206,7 @@ export function cudaIpcGetMemHandle(devPtr: DevicePointer | null): Res<[S.cudaIp
   const a_devPtr = M.pointer(devPtr, 'cudaIpcGetMemHandle', 'devPtr');
   const a_handle = new S.cudaIpcMemHandle_st();
   const err = (f_cudaIpcGetMemHandle ??= L.bind('cudaIpcGetMemHandle'))(a_handle._u8, a_devPtr) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaIpcGetMemHandle', [err, null]);
   return [err, a_handle];
 }
 
@@ -217,7 +222,7 @@ export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMe
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcMemHandle_st, 'cudaIpcOpenMemHandle', 'handle')._u8 };
   const a_flags = M.u32(flags, 'cudaIpcOpenMemHandle', 'flags');
   const err = (f_cudaIpcOpenMemHandle ??= L.bind('cudaIpcOpenMemHandle'))(K.slot[0], a_handle, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaIpcOpenMemHandle', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -231,6 +236,7 @@ let f_cudaIpcCloseMemHandle: KoffiFunction | undefined;
 export function cudaIpcCloseMemHandle(devPtr: DevicePointer | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaIpcCloseMemHandle', 'devPtr');
   const err = (f_cudaIpcCloseMemHandle ??= L.bind('cudaIpcCloseMemHandle'))(a_devPtr) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaIpcCloseMemHandle', [err]);
   return [err];
 }
 
@@ -246,6 +252,7 @@ export function cudaDeviceFlushGPUDirectRDMAWrites(target: E.cudaFlushGPUDirectR
   const a_target = M.i32(target, 'cudaDeviceFlushGPUDirectRDMAWrites', 'target');
   const a_scope = M.i32(scope, 'cudaDeviceFlushGPUDirectRDMAWrites', 'scope');
   const err = (f_cudaDeviceFlushGPUDirectRDMAWrites ??= L.bind('cudaDeviceFlushGPUDirectRDMAWrites'))(a_target, a_scope) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceFlushGPUDirectRDMAWrites', [err]);
   return [err];
 }
 
@@ -263,7 +270,7 @@ export function cudaDeviceRegisterAsyncNotification(device: number, callbackFunc
   const a_callbackFunc = M.handle(callbackFunc, 'cudaDeviceRegisterAsyncNotification', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cudaDeviceRegisterAsyncNotification', 'userData');
   const err = (f_cudaDeviceRegisterAsyncNotification ??= L.bind('cudaDeviceRegisterAsyncNotification'))(a_device, a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceRegisterAsyncNotification', [err, null]);
   return [err, K.U64[0] as H.cudaAsyncCallbackHandle_t];
 }
 
@@ -279,6 +286,7 @@ export function cudaDeviceUnregisterAsyncNotification(device: number, callback: 
   const a_device = M.i32(device, 'cudaDeviceUnregisterAsyncNotification', 'device');
   const a_callback = M.handle(callback, 'cudaDeviceUnregisterAsyncNotification', 'callback');
   const err = (f_cudaDeviceUnregisterAsyncNotification ??= L.bind('cudaDeviceUnregisterAsyncNotification'))(a_device, a_callback) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceUnregisterAsyncNotification', [err]);
   return [err];
 }
 
@@ -290,7 +298,7 @@ let f_cudaDeviceGetSharedMemConfig: KoffiFunction | undefined;
 // cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig * pConfig) — cuda_runtime_api.h:1055
 export function cudaDeviceGetSharedMemConfig(): Res<[E.cudaSharedMemConfig]> {
   const err = (f_cudaDeviceGetSharedMemConfig ??= L.bind('cudaDeviceGetSharedMemConfig'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetSharedMemConfig', [err, null]);
   return [err, K.I32[0] as E.cudaSharedMemConfig];
 }
 
@@ -304,6 +312,7 @@ let f_cudaDeviceSetSharedMemConfig: KoffiFunction | undefined;
 export function cudaDeviceSetSharedMemConfig(config: E.cudaSharedMemConfig): [E.cudaError_t] {
   const a_config = M.i32(config, 'cudaDeviceSetSharedMemConfig', 'config');
   const err = (f_cudaDeviceSetSharedMemConfig ??= L.bind('cudaDeviceSetSharedMemConfig'))(a_config) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceSetSharedMemConfig', [err]);
   return [err];
 }
 
@@ -315,6 +324,7 @@ let f_cudaGetLastError: KoffiFunction | undefined;
 // cudaError_t cudaGetLastError(void) — cuda_runtime_api.h:1165
 export function cudaGetLastError(): [E.cudaError_t] {
   const err = (f_cudaGetLastError ??= L.bind('cudaGetLastError'))() as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGetLastError', [err]);
   return [err];
 }
 
@@ -326,6 +336,7 @@ let f_cudaPeekAtLastError: KoffiFunction | undefined;
 // cudaError_t cudaPeekAtLastError(void) — cuda_runtime_api.h:1216
 export function cudaPeekAtLastError(): [E.cudaError_t] {
   const err = (f_cudaPeekAtLastError ??= L.bind('cudaPeekAtLastError'))() as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaPeekAtLastError', [err]);
   return [err];
 }
 
@@ -363,7 +374,7 @@ let f_cudaGetDeviceCount: KoffiFunction | undefined;
 // cudaError_t cudaGetDeviceCount(int * count) — cuda_runtime_api.h:1277
 export function cudaGetDeviceCount(): Res<[number]> {
   const err = (f_cudaGetDeviceCount ??= L.bind('cudaGetDeviceCount'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetDeviceCount', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -378,7 +389,7 @@ export function cudaGetDeviceProperties(device: number): Res<[S.cudaDeviceProp]>
   const a_device = M.i32(device, 'cudaGetDeviceProperties', 'device');
   const a_prop = new S.cudaDeviceProp();
   const err = (f_cudaGetDeviceProperties ??= L.bind('cudaGetDeviceProperties'))(a_prop._u8, a_device) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetDeviceProperties', [err, null]);
   return [err, a_prop];
 }
 
@@ -394,7 +405,7 @@ export function cudaDeviceGetAttribute(attr: E.cudaDeviceAttr, device: number): 
   const a_attr = M.i32(attr, 'cudaDeviceGetAttribute', 'attr');
   const a_device = M.i32(device, 'cudaDeviceGetAttribute', 'device');
   const err = (f_cudaDeviceGetAttribute ??= L.bind('cudaDeviceGetAttribute'))(K.slot[0], a_attr, a_device) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetAttribute', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -414,7 +425,7 @@ export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOpe
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cudaDeviceGetHostAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cudaDeviceGetHostAtomicCapabilities ??= L.bind('cudaDeviceGetHostAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_device) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetHostAtomicCapabilities', [err, null]);
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
 
@@ -428,7 +439,7 @@ let f_cudaDeviceGetDefaultMemPool: KoffiFunction | undefined;
 export function cudaDeviceGetDefaultMemPool(device: number): Res<[H.cudaMemPool_t]> {
   const a_device = M.i32(device, 'cudaDeviceGetDefaultMemPool', 'device');
   const err = (f_cudaDeviceGetDefaultMemPool ??= L.bind('cudaDeviceGetDefaultMemPool'))(K.slot[0], a_device) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetDefaultMemPool', [err, null]);
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
@@ -444,6 +455,7 @@ export function cudaDeviceSetMemPool(device: number, memPool: H.cudaMemPool_t | 
   const a_device = M.i32(device, 'cudaDeviceSetMemPool', 'device');
   const a_memPool = M.handle(memPool, 'cudaDeviceSetMemPool', 'memPool');
   const err = (f_cudaDeviceSetMemPool ??= L.bind('cudaDeviceSetMemPool'))(a_device, a_memPool) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceSetMemPool', [err]);
   return [err];
 }
 
@@ -457,7 +469,7 @@ let f_cudaDeviceGetMemPool: KoffiFunction | undefined;
 export function cudaDeviceGetMemPool(device: number): Res<[H.cudaMemPool_t]> {
   const a_device = M.i32(device, 'cudaDeviceGetMemPool', 'device');
   const err = (f_cudaDeviceGetMemPool ??= L.bind('cudaDeviceGetMemPool'))(K.slot[0], a_device) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetMemPool', [err, null]);
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
@@ -475,6 +487,7 @@ export function cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, dev
   const a_device = M.i32(device, 'cudaDeviceGetNvSciSyncAttributes', 'device');
   const a_flags = M.i32(flags, 'cudaDeviceGetNvSciSyncAttributes', 'flags');
   const err = (f_cudaDeviceGetNvSciSyncAttributes ??= L.bind('cudaDeviceGetNvSciSyncAttributes'))(a_nvSciSyncAttrList, a_device, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceGetNvSciSyncAttributes', [err]);
   return [err];
 }
 
@@ -492,7 +505,7 @@ export function cudaDeviceGetP2PAttribute(attr: E.cudaDeviceP2PAttr, srcDevice: 
   const a_srcDevice = M.i32(srcDevice, 'cudaDeviceGetP2PAttribute', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cudaDeviceGetP2PAttribute', 'dstDevice');
   const err = (f_cudaDeviceGetP2PAttribute ??= L.bind('cudaDeviceGetP2PAttribute'))(K.slot[0], a_attr, a_srcDevice, a_dstDevice) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetP2PAttribute', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -514,7 +527,7 @@ export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOper
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cudaDeviceGetP2PAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cudaDeviceGetP2PAtomicCapabilities ??= L.bind('cudaDeviceGetP2PAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetP2PAtomicCapabilities', [err, null]);
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
 
@@ -528,7 +541,7 @@ let f_cudaChooseDevice: KoffiFunction | undefined;
 export function cudaChooseDevice(prop: S.cudaDeviceProp | S.cudaDevicePropInit | null): Res<[number]> {
   const a_prop = X.structArg(prop, S.cudaDeviceProp, 'cudaChooseDevice', 'prop');
   const err = (f_cudaChooseDevice ??= L.bind('cudaChooseDevice'))(K.slot[0], a_prop) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaChooseDevice', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -546,6 +559,7 @@ export function cudaInitDevice(device: number, deviceFlags: number, flags: numbe
   const a_deviceFlags = M.u32(deviceFlags, 'cudaInitDevice', 'deviceFlags');
   const a_flags = M.u32(flags, 'cudaInitDevice', 'flags');
   const err = (f_cudaInitDevice ??= L.bind('cudaInitDevice'))(a_device, a_deviceFlags, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaInitDevice', [err]);
   return [err];
 }
 
@@ -559,6 +573,7 @@ let f_cudaSetDevice: KoffiFunction | undefined;
 export function cudaSetDevice(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaSetDevice', 'device');
   const err = (f_cudaSetDevice ??= L.bind('cudaSetDevice'))(a_device) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaSetDevice', [err]);
   return [err];
 }
 
@@ -570,7 +585,7 @@ let f_cudaGetDevice: KoffiFunction | undefined;
 // cudaError_t cudaGetDevice(int * device) — cuda_runtime_api.h:1681
 export function cudaGetDevice(): Res<[number]> {
   const err = (f_cudaGetDevice ??= L.bind('cudaGetDevice'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetDevice', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -587,6 +602,7 @@ export function cudaSetValidDevices(device_arr: (number)[] | ArrayBufferView | n
   if (a_len < 0) M.rangeError('cudaSetValidDevices', 'len', `must not be negative, got ${a_len}`);
   const a_device_arr = X.packArray(device_arr, a_len, 4, 'cudaSetValidDevices', 'device_arr', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cudaSetValidDevices ??= L.bind('cudaSetValidDevices'))(a_device_arr, a_len) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaSetValidDevices', [err]);
   return [err];
 }
 
@@ -600,6 +616,7 @@ let f_cudaSetDeviceFlags: KoffiFunction | undefined;
 export function cudaSetDeviceFlags(flags: number): [E.cudaError_t] {
   const a_flags = M.u32(flags, 'cudaSetDeviceFlags', 'flags');
   const err = (f_cudaSetDeviceFlags ??= L.bind('cudaSetDeviceFlags'))(a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaSetDeviceFlags', [err]);
   return [err];
 }
 
@@ -611,7 +628,7 @@ let f_cudaGetDeviceFlags: KoffiFunction | undefined;
 // cudaError_t cudaGetDeviceFlags(unsigned int * flags) — cuda_runtime_api.h:1827
 export function cudaGetDeviceFlags(): Res<[number]> {
   const err = (f_cudaGetDeviceFlags ??= L.bind('cudaGetDeviceFlags'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetDeviceFlags', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -623,7 +640,7 @@ let f_cudaStreamCreate: KoffiFunction | undefined;
 // cudaError_t cudaStreamCreate(cudaStream_t * pStream) — cuda_runtime_api.h:1871
 export function cudaStreamCreate(): Res<[H.cudaStream_t]> {
   const err = (f_cudaStreamCreate ??= L.bind('cudaStreamCreate'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamCreate', [err, null]);
   return [err, K.U64[0] as H.cudaStream_t];
 }
 
@@ -637,7 +654,7 @@ let f_cudaStreamCreateWithFlags: KoffiFunction | undefined;
 export function cudaStreamCreateWithFlags(flags: number): Res<[H.cudaStream_t]> {
   const a_flags = M.u32(flags, 'cudaStreamCreateWithFlags', 'flags');
   const err = (f_cudaStreamCreateWithFlags ??= L.bind('cudaStreamCreateWithFlags'))(K.slot[0], a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamCreateWithFlags', [err, null]);
   return [err, K.U64[0] as H.cudaStream_t];
 }
 
@@ -653,7 +670,7 @@ export function cudaStreamCreateWithPriority(flags: number, priority: number): R
   const a_flags = M.u32(flags, 'cudaStreamCreateWithPriority', 'flags');
   const a_priority = M.i32(priority, 'cudaStreamCreateWithPriority', 'priority');
   const err = (f_cudaStreamCreateWithPriority ??= L.bind('cudaStreamCreateWithPriority'))(K.slot[0], a_flags, a_priority) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamCreateWithPriority', [err, null]);
   return [err, K.U64[0] as H.cudaStream_t];
 }
 
@@ -667,7 +684,7 @@ let f_cudaStreamGetPriority: KoffiFunction | undefined;
 export function cudaStreamGetPriority(hStream: H.cudaStream_t | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cudaStreamGetPriority', 'hStream');
   const err = (f_cudaStreamGetPriority ??= L.bind('cudaStreamGetPriority'))(a_hStream, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamGetPriority', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -681,7 +698,7 @@ let f_cudaStreamGetFlags: KoffiFunction | undefined;
 export function cudaStreamGetFlags(hStream: H.cudaStream_t | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cudaStreamGetFlags', 'hStream');
   const err = (f_cudaStreamGetFlags ??= L.bind('cudaStreamGetFlags'))(a_hStream, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamGetFlags', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -695,7 +712,7 @@ let f_cudaStreamGetId: KoffiFunction | undefined;
 export function cudaStreamGetId(hStream: H.cudaStream_t | null): Res<[bigint]> {
   const a_hStream = M.handle(hStream, 'cudaStreamGetId', 'hStream');
   const err = (f_cudaStreamGetId ??= L.bind('cudaStreamGetId'))(a_hStream, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamGetId', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -709,7 +726,7 @@ let f_cudaStreamGetDevice: KoffiFunction | undefined;
 export function cudaStreamGetDevice(hStream: H.cudaStream_t | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cudaStreamGetDevice', 'hStream');
   const err = (f_cudaStreamGetDevice ??= L.bind('cudaStreamGetDevice'))(a_hStream, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamGetDevice', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -721,6 +738,7 @@ let f_cudaCtxResetPersistingL2Cache: KoffiFunction | undefined;
 // cudaError_t cudaCtxResetPersistingL2Cache(void) — cuda_runtime_api.h:2091
 export function cudaCtxResetPersistingL2Cache(): [E.cudaError_t] {
   const err = (f_cudaCtxResetPersistingL2Cache ??= L.bind('cudaCtxResetPersistingL2Cache'))() as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaCtxResetPersistingL2Cache', [err]);
   return [err];
 }
 
@@ -736,6 +754,7 @@ export function cudaStreamCopyAttributes(dst: H.cudaStream_t | null, src: H.cuda
   const a_dst = M.handle(dst, 'cudaStreamCopyAttributes', 'dst');
   const a_src = M.handle(src, 'cudaStreamCopyAttributes', 'src');
   const err = (f_cudaStreamCopyAttributes ??= L.bind('cudaStreamCopyAttributes'))(a_dst, a_src) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamCopyAttributes', [err]);
   return [err];
 }
 
@@ -752,7 +771,7 @@ export function cudaStreamGetAttribute(hStream: H.cudaStream_t | null, attr: E.c
   const a_attr = M.i32(attr, 'cudaStreamGetAttribute', 'attr');
   const a_value_out = new S.cudaLaunchAttributeValue();
   const err = (f_cudaStreamGetAttribute ??= L.bind('cudaStreamGetAttribute'))(a_hStream, a_attr, a_value_out._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamGetAttribute', [err, null]);
   return [err, a_value_out];
 }
 
@@ -770,6 +789,7 @@ export function cudaStreamSetAttribute(hStream: H.cudaStream_t | null, attr: E.c
   const a_attr = M.i32(attr, 'cudaStreamSetAttribute', 'attr');
   const a_value = X.structArg(value, S.cudaLaunchAttributeValue, 'cudaStreamSetAttribute', 'value');
   const err = (f_cudaStreamSetAttribute ??= L.bind('cudaStreamSetAttribute'))(a_hStream, a_attr, a_value) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamSetAttribute', [err]);
   return [err];
 }
 
@@ -783,6 +803,7 @@ let f_cudaStreamDestroy: KoffiFunction | undefined;
 export function cudaStreamDestroy(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamDestroy', 'stream');
   const err = (f_cudaStreamDestroy ??= L.bind('cudaStreamDestroy'))(a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamDestroy', [err]);
   return [err];
 }
 
@@ -800,6 +821,7 @@ export function cudaStreamWaitEvent(stream: H.cudaStream_t | null, event: H.cuda
   const a_event = M.handle(event, 'cudaStreamWaitEvent', 'event');
   const a_flags = M.u32(flags, 'cudaStreamWaitEvent', 'flags');
   const err = (f_cudaStreamWaitEvent ??= L.bind('cudaStreamWaitEvent'))(a_stream, a_event, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamWaitEvent', [err]);
   return [err];
 }
 
@@ -820,6 +842,7 @@ export function cudaStreamAddCallback(stream: H.cudaStream_t | null, callback: (
   const r_callback = HC.registerHostFn(callback, a_userData, a_stream, 'streamCallback', 'cudaStreamAddCallback', 'callback');
   const err = (f_cudaStreamAddCallback ??= L.bind('cudaStreamAddCallback'))(a_stream, r_callback.ptr, r_callback.userData, a_flags) as E.cudaError_t;
   if (err !== 0) r_callback.cancel();
+  if (err !== 0) return F.failed('cudaStreamAddCallback', [err]);
   return [err];
 }
 
@@ -834,6 +857,7 @@ export function cudaStreamSynchronize(stream: H.cudaStream_t | null): [E.cudaErr
   const a_stream = M.handle(stream, 'cudaStreamSynchronize', 'stream');
   HC.guardBlockingWait('cudaStreamSynchronize', a_stream);
   const err = (f_cudaStreamSynchronize ??= L.bind('cudaStreamSynchronize'))(a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamSynchronize', [err]);
   return [err];
 }
 
@@ -847,6 +871,7 @@ let f_cudaStreamQuery: KoffiFunction | undefined;
 export function cudaStreamQuery(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamQuery', 'stream');
   const err = (f_cudaStreamQuery ??= L.bind('cudaStreamQuery'))(a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamQuery', [err]);
   return [err];
 }
 
@@ -867,6 +892,7 @@ export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: 
   const a_flags = M.u32(flags, 'cudaStreamAttachMemAsync', 'flags');
   if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_length, 'cudaStreamAttachMemAsync', 'devPtr', 'length');
   const err = (f_cudaStreamAttachMemAsync ??= L.bind('cudaStreamAttachMemAsync'))(a_stream, a_devPtr, a_length, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamAttachMemAsync', [err]);
   return [err];
 }
 
@@ -882,6 +908,7 @@ export function cudaStreamBeginCapture(stream: H.cudaStream_t | null, mode: E.cu
   const a_stream = M.handle(stream, 'cudaStreamBeginCapture', 'stream');
   const a_mode = M.i32(mode, 'cudaStreamBeginCapture', 'mode');
   const err = (f_cudaStreamBeginCapture ??= L.bind('cudaStreamBeginCapture'))(a_stream, a_mode) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamBeginCapture', [err]);
   return [err];
 }
 
@@ -906,6 +933,7 @@ export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, gra
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cudaStreamBeginCaptureToGraph', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaStreamBeginCaptureToGraph', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
   const err = (f_cudaStreamBeginCaptureToGraph ??= L.bind('cudaStreamBeginCaptureToGraph'))(a_stream, a_graph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamBeginCaptureToGraph', [err]);
   return [err];
 }
 
@@ -920,7 +948,7 @@ export function cudaThreadExchangeStreamCaptureMode(mode: E.cudaStreamCaptureMod
   const a_mode = M.i32(mode, 'cudaThreadExchangeStreamCaptureMode', 'mode');
   K.I32[0] = a_mode;
   const err = (f_cudaThreadExchangeStreamCaptureMode ??= L.bind('cudaThreadExchangeStreamCaptureMode'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaThreadExchangeStreamCaptureMode', [err, null]);
   return [err, K.I32[0] as E.cudaStreamCaptureMode];
 }
 
@@ -934,7 +962,7 @@ let f_cudaStreamEndCapture: KoffiFunction | undefined;
 export function cudaStreamEndCapture(stream: H.cudaStream_t | null): Res<[H.cudaGraph_t]> {
   const a_stream = M.handle(stream, 'cudaStreamEndCapture', 'stream');
   const err = (f_cudaStreamEndCapture ??= L.bind('cudaStreamEndCapture'))(a_stream, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamEndCapture', [err, null]);
   return [err, K.U64[0] as H.cudaGraph_t];
 }
 
@@ -948,7 +976,7 @@ let f_cudaStreamIsCapturing: KoffiFunction | undefined;
 export function cudaStreamIsCapturing(stream: H.cudaStream_t | null): Res<[E.cudaStreamCaptureStatus]> {
   const a_stream = M.handle(stream, 'cudaStreamIsCapturing', 'stream');
   const err = (f_cudaStreamIsCapturing ??= L.bind('cudaStreamIsCapturing'))(a_stream, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaStreamIsCapturing', [err, null]);
   return [err, K.I32[0] as E.cudaStreamCaptureStatus];
 }
 
@@ -962,7 +990,7 @@ let f_cudaStreamGetCaptureInfo: KoffiFunction | undefined;
 export function cudaStreamGetCaptureInfo(stream: H.cudaStream_t | null): Res<[E.cudaStreamCaptureStatus, bigint, H.cudaGraph_t, H.cudaGraphNode_t[], S.cudaGraphEdgeData_st[], number]> {
   const a_stream = M.handle(stream, 'cudaStreamGetCaptureInfo', 'stream');
   const err = (f_cudaStreamGetCaptureInfo ??= L.bind('cudaStreamGetCaptureInfo'))(a_stream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null, null, null, null, null];
+  if (err !== 0) return F.failed('cudaStreamGetCaptureInfo', [err, null, null, null, null, null, null]);
   const n_numDependencies_out = K.readSize(5);
   return [err, K.I32[0] as E.cudaStreamCaptureStatus, K.U64[1], K.U64[2] as H.cudaGraph_t, X.readArray(X.borrowed(K.U64[3], n_numDependencies_out * 8), n_numDependencies_out, 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(X.borrowed(K.U64[4], n_numDependencies_out * 8), n_numDependencies_out, S.cudaGraphEdgeData_st), n_numDependencies_out];
 }
@@ -986,6 +1014,7 @@ export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | nul
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cudaStreamUpdateCaptureDependencies', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaStreamUpdateCaptureDependencies', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
   const err = (f_cudaStreamUpdateCaptureDependencies ??= L.bind('cudaStreamUpdateCaptureDependencies'))(a_stream, a_dependencies, a_dependencyData, a_numDependencies, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaStreamUpdateCaptureDependencies', [err]);
   return [err];
 }
 
@@ -997,7 +1026,7 @@ let f_cudaEventCreate: KoffiFunction | undefined;
 // cudaError_t cudaEventCreate(cudaEvent_t * event) — cuda_runtime_api.h:2761
 export function cudaEventCreate(): Res<[H.cudaEvent_t]> {
   const err = (f_cudaEventCreate ??= L.bind('cudaEventCreate'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaEventCreate', [err, null]);
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
@@ -1011,7 +1040,7 @@ let f_cudaEventCreateWithFlags: KoffiFunction | undefined;
 export function cudaEventCreateWithFlags(flags: number): Res<[H.cudaEvent_t]> {
   const a_flags = M.u32(flags, 'cudaEventCreateWithFlags', 'flags');
   const err = (f_cudaEventCreateWithFlags ??= L.bind('cudaEventCreateWithFlags'))(K.slot[0], a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaEventCreateWithFlags', [err, null]);
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
@@ -1027,6 +1056,7 @@ export function cudaEventRecord(event: H.cudaEvent_t | null, stream: H.cudaStrea
   const a_event = M.handle(event, 'cudaEventRecord', 'event');
   const a_stream = M.handle(stream, 'cudaEventRecord', 'stream');
   const err = (f_cudaEventRecord ??= L.bind('cudaEventRecord'))(a_event, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaEventRecord', [err]);
   return [err];
 }
 
@@ -1044,6 +1074,7 @@ export function cudaEventRecordWithFlags(event: H.cudaEvent_t | null, stream: H.
   const a_stream = M.handle(stream, 'cudaEventRecordWithFlags', 'stream');
   const a_flags = M.u32(flags, 'cudaEventRecordWithFlags', 'flags');
   const err = (f_cudaEventRecordWithFlags ??= L.bind('cudaEventRecordWithFlags'))(a_event, a_stream, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaEventRecordWithFlags', [err]);
   return [err];
 }
 
@@ -1057,6 +1088,7 @@ let f_cudaEventQuery: KoffiFunction | undefined;
 export function cudaEventQuery(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventQuery', 'event');
   const err = (f_cudaEventQuery ??= L.bind('cudaEventQuery'))(a_event) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaEventQuery', [err]);
   return [err];
 }
 
@@ -1071,6 +1103,7 @@ export function cudaEventSynchronize(event: H.cudaEvent_t | null): [E.cudaError_
   const a_event = M.handle(event, 'cudaEventSynchronize', 'event');
   HC.guardBlockingWait('cudaEventSynchronize');
   const err = (f_cudaEventSynchronize ??= L.bind('cudaEventSynchronize'))(a_event) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaEventSynchronize', [err]);
   return [err];
 }
 
@@ -1084,6 +1117,7 @@ let f_cudaEventDestroy: KoffiFunction | undefined;
 export function cudaEventDestroy(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventDestroy', 'event');
   const err = (f_cudaEventDestroy ??= L.bind('cudaEventDestroy'))(a_event) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaEventDestroy', [err]);
   return [err];
 }
 
@@ -1099,7 +1133,7 @@ export function cudaEventElapsedTime(start: H.cudaEvent_t | null, end: H.cudaEve
   const a_start = M.handle(start, 'cudaEventElapsedTime', 'start');
   const a_end = M.handle(end, 'cudaEventElapsedTime', 'end');
   const err = (f_cudaEventElapsedTime ??= L.bind('cudaEventElapsedTime'))(K.slot[0], a_start, a_end) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaEventElapsedTime', [err, null]);
   return [err, K.F32[0]];
 }
 
@@ -1113,7 +1147,7 @@ let f_cudaImportExternalMemory: KoffiFunction | undefined;
 export function cudaImportExternalMemory(memHandleDesc: S.cudaExternalMemoryHandleDesc | S.cudaExternalMemoryHandleDescInit | null): Res<[H.cudaExternalMemory_t]> {
   const a_memHandleDesc = X.structArg(memHandleDesc, S.cudaExternalMemoryHandleDesc, 'cudaImportExternalMemory', 'memHandleDesc');
   const err = (f_cudaImportExternalMemory ??= L.bind('cudaImportExternalMemory'))(K.slot[0], a_memHandleDesc) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaImportExternalMemory', [err, null]);
   return [err, K.U64[0] as H.cudaExternalMemory_t];
 }
 
@@ -1129,7 +1163,7 @@ export function cudaExternalMemoryGetMappedBuffer(extMem: H.cudaExternalMemory_t
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedBuffer', 'extMem');
   const a_bufferDesc = X.structArg(bufferDesc, S.cudaExternalMemoryBufferDesc, 'cudaExternalMemoryGetMappedBuffer', 'bufferDesc');
   const err = (f_cudaExternalMemoryGetMappedBuffer ??= L.bind('cudaExternalMemoryGetMappedBuffer'))(K.slot[0], a_extMem, a_bufferDesc) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaExternalMemoryGetMappedBuffer', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1145,7 +1179,7 @@ export function cudaExternalMemoryGetMappedMipmappedArray(extMem: H.cudaExternal
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedMipmappedArray', 'extMem');
   const a_mipmapDesc = X.structArg(mipmapDesc, S.cudaExternalMemoryMipmappedArrayDesc, 'cudaExternalMemoryGetMappedMipmappedArray', 'mipmapDesc');
   const err = (f_cudaExternalMemoryGetMappedMipmappedArray ??= L.bind('cudaExternalMemoryGetMappedMipmappedArray'))(K.slot[0], a_extMem, a_mipmapDesc) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaExternalMemoryGetMappedMipmappedArray', [err, null]);
   return [err, K.U64[0] as H.cudaMipmappedArray_t];
 }
 
@@ -1159,6 +1193,7 @@ let f_cudaDestroyExternalMemory: KoffiFunction | undefined;
 export function cudaDestroyExternalMemory(extMem: H.cudaExternalMemory_t | null): [E.cudaError_t] {
   const a_extMem = M.handle(extMem, 'cudaDestroyExternalMemory', 'extMem');
   const err = (f_cudaDestroyExternalMemory ??= L.bind('cudaDestroyExternalMemory'))(a_extMem) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDestroyExternalMemory', [err]);
   return [err];
 }
 
@@ -1172,7 +1207,7 @@ let f_cudaImportExternalSemaphore: KoffiFunction | undefined;
 export function cudaImportExternalSemaphore(semHandleDesc: S.cudaExternalSemaphoreHandleDesc | S.cudaExternalSemaphoreHandleDescInit | null): Res<[H.cudaExternalSemaphore_t]> {
   const a_semHandleDesc = X.structArg(semHandleDesc, S.cudaExternalSemaphoreHandleDesc, 'cudaImportExternalSemaphore', 'semHandleDesc');
   const err = (f_cudaImportExternalSemaphore ??= L.bind('cudaImportExternalSemaphore'))(K.slot[0], a_semHandleDesc) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaImportExternalSemaphore', [err, null]);
   return [err, K.U64[0] as H.cudaExternalSemaphore_t];
 }
 
@@ -1193,6 +1228,7 @@ export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSe
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaSignalExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cudaSignalExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaExternalSemaphoreSignalParams, n));
   const err = (f_cudaSignalExternalSemaphoresAsync ??= L.bind('cudaSignalExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaSignalExternalSemaphoresAsync', [err]);
   return [err];
 }
 
@@ -1213,6 +1249,7 @@ export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSema
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaWaitExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cudaWaitExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaExternalSemaphoreWaitParams, n));
   const err = (f_cudaWaitExternalSemaphoresAsync ??= L.bind('cudaWaitExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaWaitExternalSemaphoresAsync', [err]);
   return [err];
 }
 
@@ -1226,6 +1263,7 @@ let f_cudaDestroyExternalSemaphore: KoffiFunction | undefined;
 export function cudaDestroyExternalSemaphore(extSem: H.cudaExternalSemaphore_t | null): [E.cudaError_t] {
   const a_extSem = M.handle(extSem, 'cudaDestroyExternalSemaphore', 'extSem');
   const err = (f_cudaDestroyExternalSemaphore ??= L.bind('cudaDestroyExternalSemaphore'))(a_extSem) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDestroyExternalSemaphore', [err]);
   return [err];
 }
 
@@ -1249,6 +1287,7 @@ export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, bl
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchKernel', 'stream');
   const err = (L.splitSmallStructs ? (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, X.word8(a_gridDim, 0), X.word4(a_gridDim, 8), X.word8(a_blockDim, 0), X.word4(a_blockDim, 8), a_args, a_sharedMem, a_stream) : (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaLaunchKernel', [err]);
   return [err];
 }
 
@@ -1268,6 +1307,7 @@ export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunch
   if (a_config === null) M.rangeError('cudaLaunchKernelExC', 'config', 'must be a cudaLaunchConfig_t, not NULL');
   if (a_func === null || a_func === 0n) M.rangeError('cudaLaunchKernelExC', 'func', 'must be a kernel, not NULL');
   const err = (f_cudaLaunchKernelExC ??= L.bind('cudaLaunchKernelExC'))(a_config, a_func, a_args) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaLaunchKernelExC', [err]);
   return [err];
 }
 
@@ -1291,6 +1331,7 @@ export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.d
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchCooperativeKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchCooperativeKernel', 'stream');
   const err = (L.splitSmallStructs ? (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, X.word8(a_gridDim, 0), X.word4(a_gridDim, 8), X.word8(a_blockDim, 0), X.word4(a_blockDim, 8), a_args, a_sharedMem, a_stream) : (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaLaunchCooperativeKernel', [err]);
   return [err];
 }
 
@@ -1306,6 +1347,7 @@ export function cudaFuncSetCacheConfig(func: Pointer, cacheConfig: E.cudaFuncCac
   const a_func = M.pointer(func, 'cudaFuncSetCacheConfig', 'func');
   const a_cacheConfig = M.i32(cacheConfig, 'cudaFuncSetCacheConfig', 'cacheConfig');
   const err = (f_cudaFuncSetCacheConfig ??= L.bind('cudaFuncSetCacheConfig'))(a_func, a_cacheConfig) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaFuncSetCacheConfig', [err]);
   return [err];
 }
 
@@ -1320,7 +1362,7 @@ export function cudaFuncGetAttributes(func: Pointer): Res<[S.cudaFuncAttributes]
   const a_func = M.pointer(func, 'cudaFuncGetAttributes', 'func');
   const a_attr = new S.cudaFuncAttributes();
   const err = (f_cudaFuncGetAttributes ??= L.bind('cudaFuncGetAttributes'))(a_attr._u8, a_func) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaFuncGetAttributes', [err, null]);
   return [err, a_attr];
 }
 
@@ -1338,6 +1380,7 @@ export function cudaFuncSetAttribute(func: Pointer, attr: E.cudaFuncAttribute, v
   const a_attr = M.i32(attr, 'cudaFuncSetAttribute', 'attr');
   const a_value = M.i32(value, 'cudaFuncSetAttribute', 'value');
   const err = (f_cudaFuncSetAttribute ??= L.bind('cudaFuncSetAttribute'))(a_func, a_attr, a_value) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaFuncSetAttribute', [err]);
   return [err];
 }
 
@@ -1351,7 +1394,7 @@ let f_cudaFuncGetName: KoffiFunction | undefined;
 export function cudaFuncGetName(func: Pointer): Res<[string | null]> {
   const a_func = M.pointer(func, 'cudaFuncGetName', 'func');
   const err = (f_cudaFuncGetName ??= L.bind('cudaFuncGetName'))(K.slot[0], a_func) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaFuncGetName', [err, null]);
   return [err, X.readCString(K.U64[0])];
 }
 
@@ -1367,7 +1410,7 @@ export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number | bigint)
   const a_func = M.pointer(func, 'cudaFuncGetParamInfo', 'func');
   const a_paramIndex = M.size(paramIndex, 'cudaFuncGetParamInfo', 'paramIndex');
   const err = (f_cudaFuncGetParamInfo ??= L.bind('cudaFuncGetParamInfo'))(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaFuncGetParamInfo', [err, null, null]);
   return [err, K.readSize(0), K.readSize(1)];
 }
 
@@ -1386,6 +1429,7 @@ export function cudaLaunchHostFunc(stream: H.cudaStream_t | null, fn: ((userData
   const r_fn = HC.registerHostFn(fn, a_userData, a_stream, 'hostFn', 'cudaLaunchHostFunc', 'fn');
   const err = (f_cudaLaunchHostFunc ??= L.bind('cudaLaunchHostFunc'))(a_stream, r_fn.ptr, r_fn.userData) as E.cudaError_t;
   if (err !== 0) r_fn.cancel();
+  if (err !== 0) return F.failed('cudaLaunchHostFunc', [err]);
   return [err];
 }
 
@@ -1401,6 +1445,7 @@ export function cudaFuncSetSharedMemConfig(func: Pointer, config: E.cudaSharedMe
   const a_func = M.pointer(func, 'cudaFuncSetSharedMemConfig', 'func');
   const a_config = M.i32(config, 'cudaFuncSetSharedMemConfig', 'config');
   const err = (f_cudaFuncSetSharedMemConfig ??= L.bind('cudaFuncSetSharedMemConfig'))(a_func, a_config) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaFuncSetSharedMemConfig', [err]);
   return [err];
 }
 
@@ -1418,7 +1463,7 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blo
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'dynamicSMemSize');
   const err = (f_cudaOccupancyMaxActiveBlocksPerMultiprocessor ??= L.bind('cudaOccupancyMaxActiveBlocksPerMultiprocessor'))(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaOccupancyMaxActiveBlocksPerMultiprocessor', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -1436,7 +1481,7 @@ export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBloc
   const a_numBlocks = M.i32(numBlocks, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'numBlocks');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'blockSize');
   const err = (f_cudaOccupancyAvailableDynamicSMemPerBlock ??= L.bind('cudaOccupancyAvailableDynamicSMemPerBlock'))(K.slot[0], a_func, a_numBlocks, a_blockSize) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaOccupancyAvailableDynamicSMemPerBlock', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -1456,7 +1501,7 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Poi
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'dynamicSMemSize');
   const a_flags = M.u32(flags, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'flags');
   const err = (f_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags ??= L.bind('cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags'))(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -1474,7 +1519,7 @@ export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig
   if (a_func === null || a_func === 0n) M.rangeError('cudaOccupancyMaxPotentialClusterSize', 'func', 'must be a kernel, not NULL');
   if (a_launchConfig === null) M.rangeError('cudaOccupancyMaxPotentialClusterSize', 'launchConfig', 'must be a cudaLaunchConfig_t, not NULL');
   const err = (f_cudaOccupancyMaxPotentialClusterSize ??= L.bind('cudaOccupancyMaxPotentialClusterSize'))(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaOccupancyMaxPotentialClusterSize', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -1492,7 +1537,7 @@ export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cu
   if (a_func === null || a_func === 0n) M.rangeError('cudaOccupancyMaxActiveClusters', 'func', 'must be a kernel, not NULL');
   if (a_launchConfig === null) M.rangeError('cudaOccupancyMaxActiveClusters', 'launchConfig', 'must be a cudaLaunchConfig_t, not NULL');
   const err = (f_cudaOccupancyMaxActiveClusters ??= L.bind('cudaOccupancyMaxActiveClusters'))(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaOccupancyMaxActiveClusters', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -1508,7 +1553,7 @@ export function cudaMallocManaged(size: number | bigint, flags: number): Res<[bi
   const a_size = M.size(size, 'cudaMallocManaged', 'size');
   const a_flags = M.u32(flags, 'cudaMallocManaged', 'flags');
   const err = (f_cudaMallocManaged ??= L.bind('cudaMallocManaged'))(K.slot[0], a_size, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMallocManaged', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1522,7 +1567,7 @@ let f_cudaMalloc: KoffiFunction | undefined;
 export function cudaMalloc(size: number | bigint): Res<[bigint]> {
   const a_size = M.size(size, 'cudaMalloc', 'size');
   const err = (f_cudaMalloc ??= L.bind('cudaMalloc'))(K.slot[0], a_size) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMalloc', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1536,7 +1581,7 @@ let f_cudaMallocHost: KoffiFunction | undefined;
 export function cudaMallocHost(size: number | bigint): Res<[bigint]> {
   const a_size = M.size(size, 'cudaMallocHost', 'size');
   const err = (f_cudaMallocHost ??= L.bind('cudaMallocHost'))(K.slot[0], a_size) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMallocHost', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1552,7 +1597,7 @@ export function cudaMallocPitch(width: number | bigint, height: number | bigint)
   const a_width = M.size(width, 'cudaMallocPitch', 'width');
   const a_height = M.size(height, 'cudaMallocPitch', 'height');
   const err = (f_cudaMallocPitch ??= L.bind('cudaMallocPitch'))(K.slot[0], K.slot[1], a_width, a_height) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaMallocPitch', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -1572,7 +1617,7 @@ export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFor
   const a_height = M.size(height, 'cudaMallocArray', 'height');
   const a_flags = M.u32(flags, 'cudaMallocArray', 'flags');
   const err = (f_cudaMallocArray ??= L.bind('cudaMallocArray'))(K.slot[0], a_desc, a_width, a_height, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMallocArray', [err, null]);
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
@@ -1586,6 +1631,7 @@ let f_cudaFree: KoffiFunction | undefined;
 export function cudaFree(devPtr: DevicePointer | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaFree', 'devPtr');
   const err = (f_cudaFree ??= L.bind('cudaFree'))(a_devPtr) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaFree', [err]);
   return [err];
 }
 
@@ -1599,6 +1645,7 @@ let f_cudaFreeHost: KoffiFunction | undefined;
 export function cudaFreeHost(ptr: Pointer): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaFreeHost', 'ptr');
   const err = (f_cudaFreeHost ??= L.bind('cudaFreeHost'))(a_ptr) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaFreeHost', [err]);
   return [err];
 }
 
@@ -1612,6 +1659,7 @@ let f_cudaFreeArray: KoffiFunction | undefined;
 export function cudaFreeArray(array: H.cudaArray_t | null): [E.cudaError_t] {
   const a_array = M.handle(array, 'cudaFreeArray', 'array');
   const err = (f_cudaFreeArray ??= L.bind('cudaFreeArray'))(a_array) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaFreeArray', [err]);
   return [err];
 }
 
@@ -1625,6 +1673,7 @@ let f_cudaFreeMipmappedArray: KoffiFunction | undefined;
 export function cudaFreeMipmappedArray(mipmappedArray: H.cudaMipmappedArray_t | null): [E.cudaError_t] {
   const a_mipmappedArray = M.handle(mipmappedArray, 'cudaFreeMipmappedArray', 'mipmappedArray');
   const err = (f_cudaFreeMipmappedArray ??= L.bind('cudaFreeMipmappedArray'))(a_mipmappedArray) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaFreeMipmappedArray', [err]);
   return [err];
 }
 
@@ -1640,7 +1689,7 @@ export function cudaHostAlloc(size: number | bigint, flags: number): Res<[bigint
   const a_size = M.size(size, 'cudaHostAlloc', 'size');
   const a_flags = M.u32(flags, 'cudaHostAlloc', 'flags');
   const err = (f_cudaHostAlloc ??= L.bind('cudaHostAlloc'))(K.slot[0], a_size, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaHostAlloc', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1659,6 +1708,7 @@ export function cudaHostRegister(ptr: Pointer, size: number | bigint, flags: num
   const a_flags = M.u32(flags, 'cudaHostRegister', 'flags');
   if (typeof a_ptr === 'object' && a_ptr !== null) M.checkExtent(a_ptr, a_size, 'cudaHostRegister', 'ptr', 'size');
   const err = (f_cudaHostRegister ??= L.bind('cudaHostRegister'))(a_ptr, a_size, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaHostRegister', [err]);
   return [err];
 }
 
@@ -1672,6 +1722,7 @@ let f_cudaHostUnregister: KoffiFunction | undefined;
 export function cudaHostUnregister(ptr: Pointer): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaHostUnregister', 'ptr');
   const err = (f_cudaHostUnregister ??= L.bind('cudaHostUnregister'))(a_ptr) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaHostUnregister', [err]);
   return [err];
 }
 
@@ -1687,7 +1738,7 @@ export function cudaHostGetDevicePointer(pHost: Pointer, flags: number): Res<[bi
   const a_pHost = M.pointer(pHost, 'cudaHostGetDevicePointer', 'pHost');
   const a_flags = M.u32(flags, 'cudaHostGetDevicePointer', 'flags');
   const err = (f_cudaHostGetDevicePointer ??= L.bind('cudaHostGetDevicePointer'))(K.slot[0], a_pHost, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaHostGetDevicePointer', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -1701,7 +1752,7 @@ let f_cudaHostGetFlags: KoffiFunction | undefined;
 export function cudaHostGetFlags(pHost: Pointer): Res<[number]> {
   const a_pHost = M.pointer(pHost, 'cudaHostGetFlags', 'pHost');
   const err = (f_cudaHostGetFlags ??= L.bind('cudaHostGetFlags'))(K.slot[0], a_pHost) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaHostGetFlags', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -1716,7 +1767,7 @@ export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): Res<[S.cu
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3D', 'extent')._u8 };
   const a_pitchedDevPtr = new S.cudaPitchedPtr();
   const err = (f_cudaMalloc3D ??= L.bind('cudaMalloc3D'))(a_pitchedDevPtr._u8, a_extent) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMalloc3D', [err, null]);
   return [err, a_pitchedDevPtr];
 }
 
@@ -1734,7 +1785,7 @@ export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelF
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3DArray', 'extent')._u8 };
   const a_flags = M.u32(flags, 'cudaMalloc3DArray', 'flags');
   const err = (f_cudaMalloc3DArray ??= L.bind('cudaMalloc3DArray'))(K.slot[0], a_desc, a_extent, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMalloc3DArray', [err, null]);
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
@@ -1754,7 +1805,7 @@ export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaC
   const a_numLevels = M.u32(numLevels, 'cudaMallocMipmappedArray', 'numLevels');
   const a_flags = M.u32(flags, 'cudaMallocMipmappedArray', 'flags');
   const err = (f_cudaMallocMipmappedArray ??= L.bind('cudaMallocMipmappedArray'))(K.slot[0], a_desc, a_extent, a_numLevels, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMallocMipmappedArray', [err, null]);
   return [err, K.U64[0] as H.cudaMipmappedArray_t];
 }
 
@@ -1770,7 +1821,7 @@ export function cudaGetMipmappedArrayLevel(mipmappedArray: H.cudaMipmappedArray_
   const a_mipmappedArray = M.handle(mipmappedArray, 'cudaGetMipmappedArrayLevel', 'mipmappedArray');
   const a_level = M.u32(level, 'cudaGetMipmappedArrayLevel', 'level');
   const err = (f_cudaGetMipmappedArrayLevel ??= L.bind('cudaGetMipmappedArrayLevel'))(K.slot[0], a_mipmappedArray, a_level) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetMipmappedArrayLevel', [err, null]);
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
@@ -1784,6 +1835,7 @@ let f_cudaMemcpy3D: KoffiFunction | undefined;
 export function cudaMemcpy3D(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DParms, 'cudaMemcpy3D', 'p');
   const err = (f_cudaMemcpy3D ??= L.bind('cudaMemcpy3D'))(a_p) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy3D', [err]);
   return [err];
 }
 
@@ -1797,6 +1849,7 @@ let f_cudaMemcpy3DPeer: KoffiFunction | undefined;
 export function cudaMemcpy3DPeer(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3DPeerParmsInit | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DPeerParms, 'cudaMemcpy3DPeer', 'p');
   const err = (f_cudaMemcpy3DPeer ??= L.bind('cudaMemcpy3DPeer'))(a_p) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy3DPeer', [err]);
   return [err];
 }
 
@@ -1812,6 +1865,7 @@ export function cudaMemcpy3DAsync(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsIn
   const a_p = X.structArg(p, S.cudaMemcpy3DParms, 'cudaMemcpy3DAsync', 'p');
   const a_stream = M.handle(stream, 'cudaMemcpy3DAsync', 'stream');
   const err = (f_cudaMemcpy3DAsync ??= L.bind('cudaMemcpy3DAsync'))(a_p, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy3DAsync', [err]);
   return [err];
 }
 
@@ -1827,6 +1881,7 @@ export function cudaMemcpy3DPeerAsync(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3
   const a_p = X.structArg(p, S.cudaMemcpy3DPeerParms, 'cudaMemcpy3DPeerAsync', 'p');
   const a_stream = M.handle(stream, 'cudaMemcpy3DPeerAsync', 'stream');
   const err = (f_cudaMemcpy3DPeerAsync ??= L.bind('cudaMemcpy3DPeerAsync'))(a_p, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy3DPeerAsync', [err]);
   return [err];
 }
 
@@ -1838,7 +1893,7 @@ let f_cudaMemGetInfo: KoffiFunction | undefined;
 // cudaError_t cudaMemGetInfo(size_t * free, size_t * total) — cuda_runtime_api.h:5752
 export function cudaMemGetInfo(): Res<[number, number]> {
   const err = (f_cudaMemGetInfo ??= L.bind('cudaMemGetInfo'))(K.slot[0], K.slot[1]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaMemGetInfo', [err, null, null]);
   return [err, K.readSize(0), K.readSize(1)];
 }
 
@@ -1854,7 +1909,7 @@ export function cudaArrayGetInfo(array: H.cudaArray_t | null): Res<[S.cudaChanne
   const a_desc = new S.cudaChannelFormatDesc();
   const a_extent = new S.cudaExtent();
   const err = (f_cudaArrayGetInfo ??= L.bind('cudaArrayGetInfo'))(a_desc._u8, a_extent._u8, K.slot[0], a_array) as E.cudaError_t;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('cudaArrayGetInfo', [err, null, null, null]);
   return [err, a_desc, a_extent, K.U32[0]];
 }
 
@@ -1870,7 +1925,7 @@ export function cudaArrayGetPlane(hArray: H.cudaArray_t | null, planeIdx: number
   const a_hArray = M.handle(hArray, 'cudaArrayGetPlane', 'hArray');
   const a_planeIdx = M.u32(planeIdx, 'cudaArrayGetPlane', 'planeIdx');
   const err = (f_cudaArrayGetPlane ??= L.bind('cudaArrayGetPlane'))(K.slot[0], a_hArray, a_planeIdx) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaArrayGetPlane', [err, null]);
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
@@ -1887,7 +1942,7 @@ export function cudaArrayGetMemoryRequirements(array: H.cudaArray_t | null, devi
   const a_device = M.i32(device, 'cudaArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.cudaArrayMemoryRequirements();
   const err = (f_cudaArrayGetMemoryRequirements ??= L.bind('cudaArrayGetMemoryRequirements'))(a_memoryRequirements._u8, a_array, a_device) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaArrayGetMemoryRequirements', [err, null]);
   return [err, a_memoryRequirements];
 }
 
@@ -1904,7 +1959,7 @@ export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedA
   const a_device = M.i32(device, 'cudaMipmappedArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.cudaArrayMemoryRequirements();
   const err = (f_cudaMipmappedArrayGetMemoryRequirements ??= L.bind('cudaMipmappedArrayGetMemoryRequirements'))(a_memoryRequirements._u8, a_mipmap, a_device) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMipmappedArrayGetMemoryRequirements', [err, null]);
   return [err, a_memoryRequirements];
 }
 
@@ -1919,7 +1974,7 @@ export function cudaArrayGetSparseProperties(array: H.cudaArray_t | null): Res<[
   const a_array = M.handle(array, 'cudaArrayGetSparseProperties', 'array');
   const a_sparseProperties = new S.cudaArraySparseProperties();
   const err = (f_cudaArrayGetSparseProperties ??= L.bind('cudaArrayGetSparseProperties'))(a_sparseProperties._u8, a_array) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaArrayGetSparseProperties', [err, null]);
   return [err, a_sparseProperties];
 }
 
@@ -1934,7 +1989,7 @@ export function cudaMipmappedArrayGetSparseProperties(mipmap: H.cudaMipmappedArr
   const a_mipmap = M.handle(mipmap, 'cudaMipmappedArrayGetSparseProperties', 'mipmap');
   const a_sparseProperties = new S.cudaArraySparseProperties();
   const err = (f_cudaMipmappedArrayGetSparseProperties ??= L.bind('cudaMipmappedArrayGetSparseProperties'))(a_sparseProperties._u8, a_mipmap) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMipmappedArrayGetSparseProperties', [err, null]);
   return [err, a_sparseProperties];
 }
 
@@ -1956,6 +2011,7 @@ export function cudaMemcpy(dst: Memory, src: Memory, count: number | bigint, kin
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpy', 'dst', 'count');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpy', 'src', 'count');
   const err = (f_cudaMemcpy ??= L.bind('cudaMemcpy'))(a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy', [err]);
   return [err];
 }
 
@@ -1979,6 +2035,7 @@ export function cudaMemcpyPeer(dst: Memory, dstDevice: number, src: Memory, srcD
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyPeer', 'dst', 'count');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyPeer', 'src', 'count');
   const err = (f_cudaMemcpyPeer ??= L.bind('cudaMemcpyPeer'))(a_dst, a_dstDevice, a_src, a_srcDevice, a_count) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyPeer', [err]);
   return [err];
 }
 
@@ -2006,6 +2063,7 @@ export function cudaMemcpy2D(dst: Memory, dpitch: number | bigint, src: Memory, 
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2D', 'dst', 'span2D(dpitch, width, height)');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2D', 'src', 'span2D(spitch, width, height)');
   const err = (f_cudaMemcpy2D ??= L.bind('cudaMemcpy2D'))(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy2D', [err]);
   return [err];
 }
 
@@ -2034,6 +2092,7 @@ export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number |
   const a_kind = M.i32(kind, 'cudaMemcpy2DToArray', 'kind');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArray', 'src', 'span2D(spitch, width, height)');
   const err = (f_cudaMemcpy2DToArray ??= L.bind('cudaMemcpy2DToArray'))(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy2DToArray', [err]);
   return [err];
 }
 
@@ -2062,6 +2121,7 @@ export function cudaMemcpy2DFromArray(dst: Memory, dpitch: number | bigint, src:
   const a_kind = M.i32(kind, 'cudaMemcpy2DFromArray', 'kind');
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArray', 'dst', 'span2D(dpitch, width, height)');
   const err = (f_cudaMemcpy2DFromArray ??= L.bind('cudaMemcpy2DFromArray'))(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy2DFromArray', [err]);
   return [err];
 }
 
@@ -2091,6 +2151,7 @@ export function cudaMemcpy2DArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: 
   const a_height = M.size(height, 'cudaMemcpy2DArrayToArray', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DArrayToArray', 'kind');
   const err = (f_cudaMemcpy2DArrayToArray ??= L.bind('cudaMemcpy2DArrayToArray'))(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_width, a_height, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy2DArrayToArray', [err]);
   return [err];
 }
 
@@ -2113,6 +2174,7 @@ export function cudaMemcpyToSymbol(symbol: Pointer, src: Memory, count: number |
   const a_kind = M.i32(kind, 'cudaMemcpyToSymbol', 'kind');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbol', 'src', 'count');
   const err = (f_cudaMemcpyToSymbol ??= L.bind('cudaMemcpyToSymbol'))(a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyToSymbol', [err]);
   return [err];
 }
 
@@ -2135,6 +2197,7 @@ export function cudaMemcpyFromSymbol(dst: Memory, symbol: Pointer, count: number
   const a_kind = M.i32(kind, 'cudaMemcpyFromSymbol', 'kind');
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbol', 'dst', 'count');
   const err = (f_cudaMemcpyFromSymbol ??= L.bind('cudaMemcpyFromSymbol'))(a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyFromSymbol', [err]);
   return [err];
 }
 
@@ -2158,6 +2221,7 @@ export function cudaMemcpyAsync(dst: Memory, src: Memory, count: number | bigint
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyAsync', 'dst', 'count');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyAsync', 'src', 'count');
   const err = (f_cudaMemcpyAsync ??= L.bind('cudaMemcpyAsync'))(a_dst, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyAsync', [err]);
   return [err];
 }
 
@@ -2183,6 +2247,7 @@ export function cudaMemcpyPeerAsync(dst: Memory, dstDevice: number, src: Memory,
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyPeerAsync', 'dst', 'count');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyPeerAsync', 'src', 'count');
   const err = (f_cudaMemcpyPeerAsync ??= L.bind('cudaMemcpyPeerAsync'))(a_dst, a_dstDevice, a_src, a_srcDevice, a_count, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyPeerAsync', [err]);
   return [err];
 }
 
@@ -2214,6 +2279,7 @@ export function cudaMemcpyBatchAsync(dsts: (Pointer)[] | ArrayBufferView, srcs: 
   const a_attrs = X.packArray(attrs, a_numAttrs, 24, 'cudaMemcpyBatchAsync', 'attrs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemcpyAttributes, n));
   const a_attrsIdxs = X.packArray(attrsIdxs, a_numAttrs, 8, 'cudaMemcpyBatchAsync', 'attrsIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cudaMemcpyBatchAsync ??= L.bind('cudaMemcpyBatchAsync'))(a_dsts, a_srcs, a_sizes, a_count, a_attrs, a_attrsIdxs, a_numAttrs, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyBatchAsync', [err]);
   return [err];
 }
 
@@ -2234,6 +2300,7 @@ export function cudaMemcpy3DBatchAsync(numOps: number | bigint, opList: (S.cudaM
   if (a_numOps < 0) M.rangeError('cudaMemcpy3DBatchAsync', 'numOps', `must not be negative, got ${a_numOps}`);
   const a_opList = X.packArray(opList, a_numOps, 112, 'cudaMemcpy3DBatchAsync', 'opList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemcpy3DBatchOp, n));
   const err = (f_cudaMemcpy3DBatchAsync ??= L.bind('cudaMemcpy3DBatchAsync'))(a_numOps, a_opList, a_flags, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy3DBatchAsync', [err]);
   return [err];
 }
 
@@ -2263,6 +2330,7 @@ export function cudaMemcpy2DAsync(dst: Memory, dpitch: number | bigint, src: Mem
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DAsync', 'dst', 'span2D(dpitch, width, height)');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DAsync', 'src', 'span2D(spitch, width, height)');
   const err = (f_cudaMemcpy2DAsync ??= L.bind('cudaMemcpy2DAsync'))(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy2DAsync', [err]);
   return [err];
 }
 
@@ -2293,6 +2361,7 @@ export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: num
   const a_stream = M.handle(stream, 'cudaMemcpy2DToArrayAsync', 'stream');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArrayAsync', 'src', 'span2D(spitch, width, height)');
   const err = (f_cudaMemcpy2DToArrayAsync ??= L.bind('cudaMemcpy2DToArrayAsync'))(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy2DToArrayAsync', [err]);
   return [err];
 }
 
@@ -2323,6 +2392,7 @@ export function cudaMemcpy2DFromArrayAsync(dst: Memory, dpitch: number | bigint,
   const a_stream = M.handle(stream, 'cudaMemcpy2DFromArrayAsync', 'stream');
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArrayAsync', 'dst', 'span2D(dpitch, width, height)');
   const err = (f_cudaMemcpy2DFromArrayAsync ??= L.bind('cudaMemcpy2DFromArrayAsync'))(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpy2DFromArrayAsync', [err]);
   return [err];
 }
 
@@ -2347,6 +2417,7 @@ export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Memory, count: num
   const a_stream = M.handle(stream, 'cudaMemcpyToSymbolAsync', 'stream');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbolAsync', 'src', 'count');
   const err = (f_cudaMemcpyToSymbolAsync ??= L.bind('cudaMemcpyToSymbolAsync'))(a_symbol, a_src, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyToSymbolAsync', [err]);
   return [err];
 }
 
@@ -2371,6 +2442,7 @@ export function cudaMemcpyFromSymbolAsync(dst: Memory, symbol: Pointer, count: n
   const a_stream = M.handle(stream, 'cudaMemcpyFromSymbolAsync', 'stream');
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbolAsync', 'dst', 'count');
   const err = (f_cudaMemcpyFromSymbolAsync ??= L.bind('cudaMemcpyFromSymbolAsync'))(a_dst, a_symbol, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyFromSymbolAsync', [err]);
   return [err];
 }
 
@@ -2389,6 +2461,7 @@ export function cudaMemset(devPtr: DevicePointer | null, value: number, count: n
   const a_count = M.size(count, 'cudaMemset', 'count');
   if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemset', 'devPtr', 'count');
   const err = (f_cudaMemset ??= L.bind('cudaMemset'))(a_devPtr, a_value, a_count) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemset', [err]);
   return [err];
 }
 
@@ -2411,6 +2484,7 @@ export function cudaMemset2D(devPtr: DevicePointer | null, pitch: number | bigin
   const a_height = M.size(height, 'cudaMemset2D', 'height');
   if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2D', 'devPtr', 'span2D(pitch, width, height)');
   const err = (f_cudaMemset2D ??= L.bind('cudaMemset2D'))(a_devPtr, a_pitch, a_value, a_width, a_height) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemset2D', [err]);
   return [err];
 }
 
@@ -2428,6 +2502,7 @@ export function cudaMemset3D(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrI
   const a_value = M.i32(value, 'cudaMemset3D', 'value');
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMemset3D', 'extent')._u8 };
   const err = (f_cudaMemset3D ??= L.bind('cudaMemset3D'))(a_pitchedDevPtr, a_value, a_extent) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemset3D', [err]);
   return [err];
 }
 
@@ -2448,6 +2523,7 @@ export function cudaMemsetAsync(devPtr: DevicePointer | null, value: number, cou
   const a_stream = M.handle(stream, 'cudaMemsetAsync', 'stream');
   if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemsetAsync', 'devPtr', 'count');
   const err = (f_cudaMemsetAsync ??= L.bind('cudaMemsetAsync'))(a_devPtr, a_value, a_count, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemsetAsync', [err]);
   return [err];
 }
 
@@ -2472,6 +2548,7 @@ export function cudaMemset2DAsync(devPtr: DevicePointer | null, pitch: number | 
   const a_stream = M.handle(stream, 'cudaMemset2DAsync', 'stream');
   if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2DAsync', 'devPtr', 'span2D(pitch, width, height)');
   const err = (f_cudaMemset2DAsync ??= L.bind('cudaMemset2DAsync'))(a_devPtr, a_pitch, a_value, a_width, a_height, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemset2DAsync', [err]);
   return [err];
 }
 
@@ -2491,6 +2568,7 @@ export function cudaMemset3DAsync(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitche
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMemset3DAsync', 'extent')._u8 };
   const a_stream = M.handle(stream, 'cudaMemset3DAsync', 'stream');
   const err = (f_cudaMemset3DAsync ??= L.bind('cudaMemset3DAsync'))(a_pitchedDevPtr, a_value, a_extent, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemset3DAsync', [err]);
   return [err];
 }
 
@@ -2504,7 +2582,7 @@ let f_cudaGetSymbolAddress: KoffiFunction | undefined;
 export function cudaGetSymbolAddress(symbol: Pointer): Res<[bigint]> {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolAddress', 'symbol');
   const err = (f_cudaGetSymbolAddress ??= L.bind('cudaGetSymbolAddress'))(K.slot[0], a_symbol) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetSymbolAddress', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -2518,7 +2596,7 @@ let f_cudaGetSymbolSize: KoffiFunction | undefined;
 export function cudaGetSymbolSize(symbol: Pointer): Res<[number]> {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolSize', 'symbol');
   const err = (f_cudaGetSymbolSize ??= L.bind('cudaGetSymbolSize'))(K.slot[0], a_symbol) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetSymbolSize', [err, null]);
   return [err, K.readSize(0)];
 }
 
@@ -2541,6 +2619,7 @@ export function cudaMemPrefetchAsync(devPtr: DevicePointer | null, count: number
   const a_stream = M.handle(stream, 'cudaMemPrefetchAsync', 'stream');
   if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemPrefetchAsync', 'devPtr', 'count');
   const err = (L.splitSmallStructs ? (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, X.word8(a_location, 0), a_flags, a_stream) : (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_stream)) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemPrefetchAsync', [err]);
   return [err];
 }
 
@@ -2571,6 +2650,7 @@ export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, 
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cudaMemPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cudaMemPrefetchBatchAsync ??= L.bind('cudaMemPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemPrefetchBatchAsync', [err]);
   return [err];
 }
 
@@ -2594,6 +2674,7 @@ export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, s
   X.checkEach(dptrs, a_count, (i) => X.nth(sizes, i), 'cudaMemDiscardBatchAsync', 'dptrs', 'nth(sizes, i)');
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemDiscardBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cudaMemDiscardBatchAsync ??= L.bind('cudaMemDiscardBatchAsync'))(a_dptrs, a_sizes, a_count, a_flags, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemDiscardBatchAsync', [err]);
   return [err];
 }
 
@@ -2624,6 +2705,7 @@ export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBu
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cudaMemDiscardAndPrefetchBatchAsync ??= L.bind('cudaMemDiscardAndPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemDiscardAndPrefetchBatchAsync', [err]);
   return [err];
 }
 
@@ -2644,6 +2726,7 @@ export function cudaMemAdvise(devPtr: DevicePointer | null, count: number | bigi
   const a_location = X.byValue(location, S.cudaMemLocation, 'cudaMemAdvise', 'location');
   if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemAdvise', 'devPtr', 'count');
   const err = (L.splitSmallStructs ? (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, X.word8(a_location, 0)) : (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, a_location)) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemAdvise', [err]);
   return [err];
 }
 
@@ -2664,7 +2747,7 @@ export function cudaMemRangeGetAttribute(dataSize: number | bigint, attribute: E
   const a_count = M.size(count, 'cudaMemRangeGetAttribute', 'count');
   const a_data = M.bytes(Math.max(4, a_dataSize));
   const err = (f_cudaMemRangeGetAttribute ??= L.bind('cudaMemRangeGetAttribute'))(a_data, a_dataSize, a_attribute, a_devPtr, a_count) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMemRangeGetAttribute', [err, null]);
   return [err, X.rangeAttrOut(a_data, a_attribute, a_dataSize)];
 }
 
@@ -2691,6 +2774,7 @@ export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, d
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cudaMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemRangeGetAttributes', 'devPtr', 'count');
   const err = (f_cudaMemRangeGetAttributes ??= L.bind('cudaMemRangeGetAttributes'))(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemRangeGetAttributes', [err]);
   return [err];
 }
 
@@ -2715,6 +2799,7 @@ export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number | b
   const a_kind = M.i32(kind, 'cudaMemcpyToArray', 'kind');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyToArray', 'src', 'count');
   const err = (f_cudaMemcpyToArray ??= L.bind('cudaMemcpyToArray'))(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyToArray', [err]);
   return [err];
 }
 
@@ -2739,6 +2824,7 @@ export function cudaMemcpyFromArray(dst: Memory, src: H.cudaArray_t | null, wOff
   const a_kind = M.i32(kind, 'cudaMemcpyFromArray', 'kind');
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArray', 'dst', 'count');
   const err = (f_cudaMemcpyFromArray ??= L.bind('cudaMemcpyFromArray'))(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyFromArray', [err]);
   return [err];
 }
 
@@ -2766,6 +2852,7 @@ export function cudaMemcpyArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: nu
   const a_count = M.size(count, 'cudaMemcpyArrayToArray', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyArrayToArray', 'kind');
   const err = (f_cudaMemcpyArrayToArray ??= L.bind('cudaMemcpyArrayToArray'))(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_count, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyArrayToArray', [err]);
   return [err];
 }
 
@@ -2792,6 +2879,7 @@ export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: numbe
   const a_stream = M.handle(stream, 'cudaMemcpyToArrayAsync', 'stream');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyToArrayAsync', 'src', 'count');
   const err = (f_cudaMemcpyToArrayAsync ??= L.bind('cudaMemcpyToArrayAsync'))(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyToArrayAsync', [err]);
   return [err];
 }
 
@@ -2818,6 +2906,7 @@ export function cudaMemcpyFromArrayAsync(dst: Memory, src: H.cudaArray_t | null,
   const a_stream = M.handle(stream, 'cudaMemcpyFromArrayAsync', 'stream');
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArrayAsync', 'dst', 'count');
   const err = (f_cudaMemcpyFromArrayAsync ??= L.bind('cudaMemcpyFromArrayAsync'))(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemcpyFromArrayAsync', [err]);
   return [err];
 }
 
@@ -2833,7 +2922,7 @@ export function cudaMallocAsync(size: number | bigint, hStream: H.cudaStream_t |
   const a_size = M.size(size, 'cudaMallocAsync', 'size');
   const a_hStream = M.handle(hStream, 'cudaMallocAsync', 'hStream');
   const err = (f_cudaMallocAsync ??= L.bind('cudaMallocAsync'))(K.slot[0], a_size, a_hStream) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMallocAsync', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -2849,6 +2938,7 @@ export function cudaFreeAsync(devPtr: DevicePointer | null, hStream: H.cudaStrea
   const a_devPtr = M.pointer(devPtr, 'cudaFreeAsync', 'devPtr');
   const a_hStream = M.handle(hStream, 'cudaFreeAsync', 'hStream');
   const err = (f_cudaFreeAsync ??= L.bind('cudaFreeAsync'))(a_devPtr, a_hStream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaFreeAsync', [err]);
   return [err];
 }
 
@@ -2864,6 +2954,7 @@ export function cudaMemPoolTrimTo(memPool: H.cudaMemPool_t | null, minBytesToKee
   const a_memPool = M.handle(memPool, 'cudaMemPoolTrimTo', 'memPool');
   const a_minBytesToKeep = M.size(minBytesToKeep, 'cudaMemPoolTrimTo', 'minBytesToKeep');
   const err = (f_cudaMemPoolTrimTo ??= L.bind('cudaMemPoolTrimTo'))(a_memPool, a_minBytesToKeep) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemPoolTrimTo', [err]);
   return [err];
 }
 
@@ -2881,6 +2972,7 @@ export function cudaMemPoolSetAttribute(memPool: H.cudaMemPool_t | null, attr: E
   const a_attr = M.i32(attr, 'cudaMemPoolSetAttribute', 'attr');
   X.attrIn(memPoolAttr, a_attr, value, 0, 'cudaMemPoolSetAttribute', 'value');
   const err = (f_cudaMemPoolSetAttribute ??= L.bind('cudaMemPoolSetAttribute'))(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemPoolSetAttribute', [err]);
   return [err];
 }
 
@@ -2897,7 +2989,7 @@ export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E
   const a_attr = M.i32(attr, 'cudaMemPoolGetAttribute', 'attr');
   K.U64[0] = 0n;
   const err = (f_cudaMemPoolGetAttribute ??= L.bind('cudaMemPoolGetAttribute'))(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMemPoolGetAttribute', [err, null]);
   return [err, X.attrOut(memPoolAttr, a_attr, 0)];
 }
 
@@ -2916,6 +3008,7 @@ export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: 
   if (a_count < 0) M.rangeError('cudaMemPoolSetAccess', 'count', `must not be negative, got ${a_count}`);
   const a_descList = X.packArray(descList, a_count, 12, 'cudaMemPoolSetAccess', 'descList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemAccessDesc, n));
   const err = (f_cudaMemPoolSetAccess ??= L.bind('cudaMemPoolSetAccess'))(a_memPool, a_descList, a_count) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemPoolSetAccess', [err]);
   return [err];
 }
 
@@ -2931,7 +3024,7 @@ export function cudaMemPoolGetAccess(memPool: H.cudaMemPool_t | null, location: 
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAccess', 'memPool');
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemPoolGetAccess', 'location');
   const err = (f_cudaMemPoolGetAccess ??= L.bind('cudaMemPoolGetAccess'))(K.slot[0], a_memPool, a_location) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMemPoolGetAccess', [err, null]);
   return [err, K.I32[0] as E.cudaMemAccessFlags];
 }
 
@@ -2945,7 +3038,7 @@ let f_cudaMemPoolCreate: KoffiFunction | undefined;
 export function cudaMemPoolCreate(poolProps: S.cudaMemPoolProps | S.cudaMemPoolPropsInit | null): Res<[H.cudaMemPool_t]> {
   const a_poolProps = X.structArg(poolProps, S.cudaMemPoolProps, 'cudaMemPoolCreate', 'poolProps');
   const err = (f_cudaMemPoolCreate ??= L.bind('cudaMemPoolCreate'))(K.slot[0], a_poolProps) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMemPoolCreate', [err, null]);
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
@@ -2959,6 +3052,7 @@ let f_cudaMemPoolDestroy: KoffiFunction | undefined;
 export function cudaMemPoolDestroy(memPool: H.cudaMemPool_t | null): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolDestroy', 'memPool');
   const err = (f_cudaMemPoolDestroy ??= L.bind('cudaMemPoolDestroy'))(a_memPool) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemPoolDestroy', [err]);
   return [err];
 }
 
@@ -2974,7 +3068,7 @@ export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMem
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetDefaultMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemGetDefaultMemPool', 'type');
   const err = (f_cudaMemGetDefaultMemPool ??= L.bind('cudaMemGetDefaultMemPool'))(K.slot[0], a_location, a_type) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMemGetDefaultMemPool', [err, null]);
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
@@ -2990,7 +3084,7 @@ export function cudaMemGetMemPool(location: S.cudaMemLocation | S.cudaMemLocatio
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemGetMemPool', 'type');
   const err = (f_cudaMemGetMemPool ??= L.bind('cudaMemGetMemPool'))(K.slot[0], a_location, a_type) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMemGetMemPool', [err, null]);
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
@@ -3008,6 +3102,7 @@ export function cudaMemSetMemPool(location: S.cudaMemLocation | S.cudaMemLocatio
   const a_type = M.i32(type, 'cudaMemSetMemPool', 'type');
   const a_memPool = M.handle(memPool, 'cudaMemSetMemPool', 'memPool');
   const err = (f_cudaMemSetMemPool ??= L.bind('cudaMemSetMemPool'))(a_location, a_type, a_memPool) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemSetMemPool', [err]);
   return [err];
 }
 
@@ -3025,7 +3120,7 @@ export function cudaMallocFromPoolAsync(size: number | bigint, memPool: H.cudaMe
   const a_memPool = M.handle(memPool, 'cudaMallocFromPoolAsync', 'memPool');
   const a_stream = M.handle(stream, 'cudaMallocFromPoolAsync', 'stream');
   const err = (f_cudaMallocFromPoolAsync ??= L.bind('cudaMallocFromPoolAsync'))(K.slot[0], a_size, a_memPool, a_stream) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMallocFromPoolAsync', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -3046,6 +3141,7 @@ export function cudaMemPoolExportToShareableHandle(shareableHandle: Pointer, mem
   const a_flags = M.u32(flags, 'cudaMemPoolExportToShareableHandle', 'flags');
   if (typeof a_shareableHandle === 'object' && a_shareableHandle !== null) M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cudaMemPoolExportToShareableHandle', 'shareableHandle', 'the handle type');
   const err = (f_cudaMemPoolExportToShareableHandle ??= L.bind('cudaMemPoolExportToShareableHandle'))(a_shareableHandle, a_memPool, a_handleType, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaMemPoolExportToShareableHandle', [err]);
   return [err];
 }
 
@@ -3063,7 +3159,7 @@ export function cudaMemPoolImportFromShareableHandle(shareableHandle: Pointer, h
   const a_handleType = M.i32(handleType, 'cudaMemPoolImportFromShareableHandle', 'handleType');
   const a_flags = M.u32(flags, 'cudaMemPoolImportFromShareableHandle', 'flags');
   const err = (f_cudaMemPoolImportFromShareableHandle ??= L.bind('cudaMemPoolImportFromShareableHandle'))(K.slot[0], a_shareableHandle, a_handleType, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMemPoolImportFromShareableHandle', [err, null]);
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
@@ -3078,7 +3174,7 @@ export function cudaMemPoolExportPointer(ptr: Pointer): Res<[S.cudaMemPoolPtrExp
   const a_ptr = M.pointer(ptr, 'cudaMemPoolExportPointer', 'ptr');
   const a_exportData = new S.cudaMemPoolPtrExportData();
   const err = (f_cudaMemPoolExportPointer ??= L.bind('cudaMemPoolExportPointer'))(a_exportData._u8, a_ptr) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMemPoolExportPointer', [err, null]);
   return [err, a_exportData];
 }
 
@@ -3094,7 +3190,7 @@ export function cudaMemPoolImportPointer(memPool: H.cudaMemPool_t | null, export
   const a_memPool = M.handle(memPool, 'cudaMemPoolImportPointer', 'memPool');
   const a_exportData = X.structArg(exportData, S.cudaMemPoolPtrExportData, 'cudaMemPoolImportPointer', 'exportData');
   const err = (f_cudaMemPoolImportPointer ??= L.bind('cudaMemPoolImportPointer'))(K.slot[0], a_memPool, a_exportData) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaMemPoolImportPointer', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -3109,7 +3205,7 @@ export function cudaPointerGetAttributes(ptr: Pointer): Res<[S.cudaPointerAttrib
   const a_ptr = M.pointer(ptr, 'cudaPointerGetAttributes', 'ptr');
   const a_attributes = new S.cudaPointerAttributes();
   const err = (f_cudaPointerGetAttributes ??= L.bind('cudaPointerGetAttributes'))(a_attributes._u8, a_ptr) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaPointerGetAttributes', [err, null]);
   return [err, a_attributes];
 }
 
@@ -3125,7 +3221,7 @@ export function cudaDeviceCanAccessPeer(device: number, peerDevice: number): Res
   const a_device = M.i32(device, 'cudaDeviceCanAccessPeer', 'device');
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceCanAccessPeer', 'peerDevice');
   const err = (f_cudaDeviceCanAccessPeer ??= L.bind('cudaDeviceCanAccessPeer'))(K.slot[0], a_device, a_peerDevice) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceCanAccessPeer', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -3141,6 +3237,7 @@ export function cudaDeviceEnablePeerAccess(peerDevice: number, flags: number): [
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceEnablePeerAccess', 'peerDevice');
   const a_flags = M.u32(flags, 'cudaDeviceEnablePeerAccess', 'flags');
   const err = (f_cudaDeviceEnablePeerAccess ??= L.bind('cudaDeviceEnablePeerAccess'))(a_peerDevice, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceEnablePeerAccess', [err]);
   return [err];
 }
 
@@ -3154,6 +3251,7 @@ let f_cudaDeviceDisablePeerAccess: KoffiFunction | undefined;
 export function cudaDeviceDisablePeerAccess(peerDevice: number): [E.cudaError_t] {
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceDisablePeerAccess', 'peerDevice');
   const err = (f_cudaDeviceDisablePeerAccess ??= L.bind('cudaDeviceDisablePeerAccess'))(a_peerDevice) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceDisablePeerAccess', [err]);
   return [err];
 }
 
@@ -3167,6 +3265,7 @@ let f_cudaGraphicsUnregisterResource: KoffiFunction | undefined;
 export function cudaGraphicsUnregisterResource(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t] {
   const a_resource = M.handle(resource, 'cudaGraphicsUnregisterResource', 'resource');
   const err = (f_cudaGraphicsUnregisterResource ??= L.bind('cudaGraphicsUnregisterResource'))(a_resource) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphicsUnregisterResource', [err]);
   return [err];
 }
 
@@ -3182,6 +3281,7 @@ export function cudaGraphicsResourceSetMapFlags(resource: H.cudaGraphicsResource
   const a_resource = M.handle(resource, 'cudaGraphicsResourceSetMapFlags', 'resource');
   const a_flags = M.u32(flags, 'cudaGraphicsResourceSetMapFlags', 'flags');
   const err = (f_cudaGraphicsResourceSetMapFlags ??= L.bind('cudaGraphicsResourceSetMapFlags'))(a_resource, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphicsResourceSetMapFlags', [err]);
   return [err];
 }
 
@@ -3200,6 +3300,7 @@ export function cudaGraphicsMapResources(count: number, resources: (H.cudaGraphi
   if (a_count < 0) M.rangeError('cudaGraphicsMapResources', 'count', `must not be negative, got ${a_count}`);
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsMapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphicsMapResources ??= L.bind('cudaGraphicsMapResources'))(a_count, a_resources, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphicsMapResources', [err]);
   return [err];
 }
 
@@ -3218,6 +3319,7 @@ export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGrap
   if (a_count < 0) M.rangeError('cudaGraphicsUnmapResources', 'count', `must not be negative, got ${a_count}`);
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsUnmapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphicsUnmapResources ??= L.bind('cudaGraphicsUnmapResources'))(a_count, a_resources, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphicsUnmapResources', [err]);
   return [err];
 }
 
@@ -3231,7 +3333,7 @@ let f_cudaGraphicsResourceGetMappedPointer: KoffiFunction | undefined;
 export function cudaGraphicsResourceGetMappedPointer(resource: H.cudaGraphicsResource_t | null): Res<[bigint, number]> {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedPointer', 'resource');
   const err = (f_cudaGraphicsResourceGetMappedPointer ??= L.bind('cudaGraphicsResourceGetMappedPointer'))(K.slot[0], K.slot[1], a_resource) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaGraphicsResourceGetMappedPointer', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -3249,7 +3351,7 @@ export function cudaGraphicsSubResourceGetMappedArray(resource: H.cudaGraphicsRe
   const a_arrayIndex = M.u32(arrayIndex, 'cudaGraphicsSubResourceGetMappedArray', 'arrayIndex');
   const a_mipLevel = M.u32(mipLevel, 'cudaGraphicsSubResourceGetMappedArray', 'mipLevel');
   const err = (f_cudaGraphicsSubResourceGetMappedArray ??= L.bind('cudaGraphicsSubResourceGetMappedArray'))(K.slot[0], a_resource, a_arrayIndex, a_mipLevel) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphicsSubResourceGetMappedArray', [err, null]);
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
@@ -3263,7 +3365,7 @@ let f_cudaGraphicsResourceGetMappedMipmappedArray: KoffiFunction | undefined;
 export function cudaGraphicsResourceGetMappedMipmappedArray(resource: H.cudaGraphicsResource_t | null): Res<[H.cudaMipmappedArray_t]> {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedMipmappedArray', 'resource');
   const err = (f_cudaGraphicsResourceGetMappedMipmappedArray ??= L.bind('cudaGraphicsResourceGetMappedMipmappedArray'))(K.slot[0], a_resource) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphicsResourceGetMappedMipmappedArray', [err, null]);
   return [err, K.U64[0] as H.cudaMipmappedArray_t];
 }
 
@@ -3278,7 +3380,7 @@ export function cudaGetChannelDesc(array: H.cudaArray_t | null): Res<[S.cudaChan
   const a_array = M.handle(array, 'cudaGetChannelDesc', 'array');
   const a_desc = new S.cudaChannelFormatDesc();
   const err = (f_cudaGetChannelDesc ??= L.bind('cudaGetChannelDesc'))(a_desc._u8, a_array) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetChannelDesc', [err, null]);
   return [err, a_desc];
 }
 
@@ -3317,7 +3419,7 @@ export function cudaCreateTextureObject(pResDesc: S.cudaResourceDesc | S.cudaRes
   const a_pTexDesc = X.structArg(pTexDesc, S.cudaTextureDesc, 'cudaCreateTextureObject', 'pTexDesc');
   const a_pResViewDesc = X.structArg(pResViewDesc, S.cudaResourceViewDesc, 'cudaCreateTextureObject', 'pResViewDesc');
   const err = (f_cudaCreateTextureObject ??= L.bind('cudaCreateTextureObject'))(K.slot[0], a_pResDesc, a_pTexDesc, a_pResViewDesc) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaCreateTextureObject', [err, null]);
   return [err, K.U64[0] as H.cudaTextureObject_t];
 }
 
@@ -3331,6 +3433,7 @@ let f_cudaDestroyTextureObject: KoffiFunction | undefined;
 export function cudaDestroyTextureObject(texObject: H.cudaTextureObject_t | null): [E.cudaError_t] {
   const a_texObject = (M.handle(texObject, 'cudaDestroyTextureObject', 'texObject') ?? 0n);
   const err = (f_cudaDestroyTextureObject ??= L.bind('cudaDestroyTextureObject'))(a_texObject) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDestroyTextureObject', [err]);
   return [err];
 }
 
@@ -3345,7 +3448,7 @@ export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceDesc', 'texObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
   const err = (f_cudaGetTextureObjectResourceDesc ??= L.bind('cudaGetTextureObjectResourceDesc'))(a_pResDesc._u8, a_texObject) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetTextureObjectResourceDesc', [err, null]);
   return [err, a_pResDesc];
 }
 
@@ -3360,7 +3463,7 @@ export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectTextureDesc', 'texObject') ?? 0n);
   const a_pTexDesc = new S.cudaTextureDesc();
   const err = (f_cudaGetTextureObjectTextureDesc ??= L.bind('cudaGetTextureObjectTextureDesc'))(a_pTexDesc._u8, a_texObject) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetTextureObjectTextureDesc', [err, null]);
   return [err, a_pTexDesc];
 }
 
@@ -3375,7 +3478,7 @@ export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObj
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceViewDesc', 'texObject') ?? 0n);
   const a_pResViewDesc = new S.cudaResourceViewDesc();
   const err = (f_cudaGetTextureObjectResourceViewDesc ??= L.bind('cudaGetTextureObjectResourceViewDesc'))(a_pResViewDesc._u8, a_texObject) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetTextureObjectResourceViewDesc', [err, null]);
   return [err, a_pResViewDesc];
 }
 
@@ -3389,7 +3492,7 @@ let f_cudaCreateSurfaceObject: KoffiFunction | undefined;
 export function cudaCreateSurfaceObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null): Res<[H.cudaSurfaceObject_t]> {
   const a_pResDesc = X.structArg(pResDesc, S.cudaResourceDesc, 'cudaCreateSurfaceObject', 'pResDesc');
   const err = (f_cudaCreateSurfaceObject ??= L.bind('cudaCreateSurfaceObject'))(K.slot[0], a_pResDesc) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaCreateSurfaceObject', [err, null]);
   return [err, K.U64[0] as H.cudaSurfaceObject_t];
 }
 
@@ -3403,6 +3506,7 @@ let f_cudaDestroySurfaceObject: KoffiFunction | undefined;
 export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t] {
   const a_surfObject = (M.handle(surfObject, 'cudaDestroySurfaceObject', 'surfObject') ?? 0n);
   const err = (f_cudaDestroySurfaceObject ??= L.bind('cudaDestroySurfaceObject'))(a_surfObject) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDestroySurfaceObject', [err]);
   return [err];
 }
 
@@ -3417,7 +3521,7 @@ export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject
   const a_surfObject = (M.handle(surfObject, 'cudaGetSurfaceObjectResourceDesc', 'surfObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
   const err = (f_cudaGetSurfaceObjectResourceDesc ??= L.bind('cudaGetSurfaceObjectResourceDesc'))(a_pResDesc._u8, a_surfObject) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetSurfaceObjectResourceDesc', [err, null]);
   return [err, a_pResDesc];
 }
 
@@ -3429,7 +3533,7 @@ let f_cudaDriverGetVersion: KoffiFunction | undefined;
 // cudaError_t cudaDriverGetVersion(int * driverVersion) — cuda_runtime_api.h:9312
 export function cudaDriverGetVersion(): Res<[number]> {
   const err = (f_cudaDriverGetVersion ??= L.bind('cudaDriverGetVersion'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDriverGetVersion', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -3441,7 +3545,7 @@ let f_cudaRuntimeGetVersion: KoffiFunction | undefined;
 // cudaError_t cudaRuntimeGetVersion(int * runtimeVersion) — cuda_runtime_api.h:9341
 export function cudaRuntimeGetVersion(): Res<[number]> {
   const err = (f_cudaRuntimeGetVersion ??= L.bind('cudaRuntimeGetVersion'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaRuntimeGetVersion', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -3457,7 +3561,7 @@ export function cudaLogsRegisterCallback(callbackFunc: bigint | null, userData: 
   const a_callbackFunc = M.handle(callbackFunc, 'cudaLogsRegisterCallback', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cudaLogsRegisterCallback', 'userData');
   const err = (f_cudaLogsRegisterCallback ??= L.bind('cudaLogsRegisterCallback'))(a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaLogsRegisterCallback', [err, null]);
   return [err, K.U64[0] as H.cudaLogsCallbackHandle];
 }
 
@@ -3471,6 +3575,7 @@ let f_cudaLogsUnregisterCallback: KoffiFunction | undefined;
 export function cudaLogsUnregisterCallback(callback: H.cudaLogsCallbackHandle | null): [E.cudaError_t] {
   const a_callback = M.handle(callback, 'cudaLogsUnregisterCallback', 'callback');
   const err = (f_cudaLogsUnregisterCallback ??= L.bind('cudaLogsUnregisterCallback'))(a_callback) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaLogsUnregisterCallback', [err]);
   return [err];
 }
 
@@ -3484,7 +3589,7 @@ let f_cudaLogsCurrent: KoffiFunction | undefined;
 export function cudaLogsCurrent(flags: number): Res<[number]> {
   const a_flags = M.u32(flags, 'cudaLogsCurrent', 'flags');
   const err = (f_cudaLogsCurrent ??= L.bind('cudaLogsCurrent'))(K.slot[0], a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaLogsCurrent', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -3503,7 +3608,7 @@ export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: 
   const a_pathToFile = M.str(pathToFile, 'cudaLogsDumpToFile', 'pathToFile');
   const a_flags = M.u32(flags, 'cudaLogsDumpToFile', 'flags');
   const err = (f_cudaLogsDumpToFile ??= L.bind('cudaLogsDumpToFile'))(K.slot[0], a_pathToFile, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaLogsDumpToFile', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -3526,7 +3631,7 @@ export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: nu
   const a_flags = M.u32(flags, 'cudaLogsDumpToMemory', 'flags');
   if (typeof a_buffer === 'object' && a_buffer !== null) M.checkExtent(a_buffer, a_size, 'cudaLogsDumpToMemory', 'buffer', 'size');
   const err = (f_cudaLogsDumpToMemory ??= L.bind('cudaLogsDumpToMemory'))(K.slot[0], a_buffer, K.slot[1], a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaLogsDumpToMemory', [err, null, null]);
   return [err, K.U32[0], K.readSize(1)];
 }
 
@@ -3540,7 +3645,7 @@ let f_cudaGraphCreate: KoffiFunction | undefined;
 export function cudaGraphCreate(flags: number): Res<[H.cudaGraph_t]> {
   const a_flags = M.u32(flags, 'cudaGraphCreate', 'flags');
   const err = (f_cudaGraphCreate ??= L.bind('cudaGraphCreate'))(K.slot[0], a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphCreate', [err, null]);
   return [err, K.U64[0] as H.cudaGraph_t];
 }
 
@@ -3562,7 +3667,7 @@ export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencie
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddKernelNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('cudaGraphAddKernelNode', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');
   const err = (f_cudaGraphAddKernelNode ??= L.bind('cudaGraphAddKernelNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddKernelNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -3577,7 +3682,7 @@ export function cudaGraphKernelNodeGetParams(node: H.cudaGraphNode_t | null): Re
   const a_node = M.handle(node, 'cudaGraphKernelNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaKernelNodeParams();
   const err = (f_cudaGraphKernelNodeGetParams ??= L.bind('cudaGraphKernelNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphKernelNodeGetParams', [err, null]);
   return [err, a_pNodeParams];
 }
 
@@ -3594,6 +3699,7 @@ export function cudaGraphKernelNodeSetParams(node: H.cudaGraphNode_t | null, pNo
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphKernelNodeSetParams', 'pNodeParams');
   if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('cudaGraphKernelNodeSetParams', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');
   const err = (f_cudaGraphKernelNodeSetParams ??= L.bind('cudaGraphKernelNodeSetParams'))(a_node, a_pNodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphKernelNodeSetParams', [err]);
   return [err];
 }
 
@@ -3609,6 +3715,7 @@ export function cudaGraphKernelNodeCopyAttributes(hDst: H.cudaGraphNode_t | null
   const a_hDst = M.handle(hDst, 'cudaGraphKernelNodeCopyAttributes', 'hDst');
   const a_hSrc = M.handle(hSrc, 'cudaGraphKernelNodeCopyAttributes', 'hSrc');
   const err = (f_cudaGraphKernelNodeCopyAttributes ??= L.bind('cudaGraphKernelNodeCopyAttributes'))(a_hDst, a_hSrc) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphKernelNodeCopyAttributes', [err]);
   return [err];
 }
 
@@ -3625,7 +3732,7 @@ export function cudaGraphKernelNodeGetAttribute(hNode: H.cudaGraphNode_t | null,
   const a_attr = M.i32(attr, 'cudaGraphKernelNodeGetAttribute', 'attr');
   const a_value_out = new S.cudaLaunchAttributeValue();
   const err = (f_cudaGraphKernelNodeGetAttribute ??= L.bind('cudaGraphKernelNodeGetAttribute'))(a_hNode, a_attr, a_value_out._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphKernelNodeGetAttribute', [err, null]);
   return [err, a_value_out];
 }
 
@@ -3643,6 +3750,7 @@ export function cudaGraphKernelNodeSetAttribute(hNode: H.cudaGraphNode_t | null,
   const a_attr = M.i32(attr, 'cudaGraphKernelNodeSetAttribute', 'attr');
   const a_value = X.structArg(value, S.cudaLaunchAttributeValue, 'cudaGraphKernelNodeSetAttribute', 'value');
   const err = (f_cudaGraphKernelNodeSetAttribute ??= L.bind('cudaGraphKernelNodeSetAttribute'))(a_hNode, a_attr, a_value) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphKernelNodeSetAttribute', [err]);
   return [err];
 }
 
@@ -3663,7 +3771,7 @@ export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencie
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemcpyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddMemcpyNode ??= L.bind('cudaGraphAddMemcpyNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pCopyParams) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddMemcpyNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -3693,7 +3801,7 @@ export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDep
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeToSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNodeToSymbol', 'src', 'count');
   const err = (f_cudaGraphAddMemcpyNodeToSymbol ??= L.bind('cudaGraphAddMemcpyNodeToSymbol'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddMemcpyNodeToSymbol', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -3723,7 +3831,7 @@ export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pD
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeFromSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNodeFromSymbol', 'dst', 'count');
   const err = (f_cudaGraphAddMemcpyNodeFromSymbol ??= L.bind('cudaGraphAddMemcpyNodeFromSymbol'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddMemcpyNodeFromSymbol', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -3752,7 +3860,7 @@ export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependenc
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNode1D', 'dst', 'count');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNode1D', 'src', 'count');
   const err = (f_cudaGraphAddMemcpyNode1D ??= L.bind('cudaGraphAddMemcpyNode1D'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddMemcpyNode1D', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -3767,7 +3875,7 @@ export function cudaGraphMemcpyNodeGetParams(node: H.cudaGraphNode_t | null): Re
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaMemcpy3DParms();
   const err = (f_cudaGraphMemcpyNodeGetParams ??= L.bind('cudaGraphMemcpyNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphMemcpyNodeGetParams', [err, null]);
   return [err, a_pNodeParams];
 }
 
@@ -3783,6 +3891,7 @@ export function cudaGraphMemcpyNodeSetParams(node: H.cudaGraphNode_t | null, pNo
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemcpy3DParms, 'cudaGraphMemcpyNodeSetParams', 'pNodeParams');
   const err = (f_cudaGraphMemcpyNodeSetParams ??= L.bind('cudaGraphMemcpyNodeSetParams'))(a_node, a_pNodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphMemcpyNodeSetParams', [err]);
   return [err];
 }
 
@@ -3807,6 +3916,7 @@ export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | n
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'kind');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'src', 'count');
   const err = (f_cudaGraphMemcpyNodeSetParamsToSymbol ??= L.bind('cudaGraphMemcpyNodeSetParamsToSymbol'))(a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphMemcpyNodeSetParamsToSymbol', [err]);
   return [err];
 }
 
@@ -3831,6 +3941,7 @@ export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t |
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'kind');
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
   const err = (f_cudaGraphMemcpyNodeSetParamsFromSymbol ??= L.bind('cudaGraphMemcpyNodeSetParamsFromSymbol'))(a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphMemcpyNodeSetParamsFromSymbol', [err]);
   return [err];
 }
 
@@ -3854,6 +3965,7 @@ export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, d
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'dst', 'count');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'src', 'count');
   const err = (f_cudaGraphMemcpyNodeSetParams1D ??= L.bind('cudaGraphMemcpyNodeSetParams1D'))(a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphMemcpyNodeSetParams1D', [err]);
   return [err];
 }
 
@@ -3874,7 +3986,7 @@ export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencie
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemsetNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemsetNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddMemsetNode ??= L.bind('cudaGraphAddMemsetNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pMemsetParams) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddMemsetNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -3889,7 +4001,7 @@ export function cudaGraphMemsetNodeGetParams(node: H.cudaGraphNode_t | null): Re
   const a_node = M.handle(node, 'cudaGraphMemsetNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaMemsetParams();
   const err = (f_cudaGraphMemsetNodeGetParams ??= L.bind('cudaGraphMemsetNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphMemsetNodeGetParams', [err, null]);
   return [err, a_pNodeParams];
 }
 
@@ -3905,6 +4017,7 @@ export function cudaGraphMemsetNodeSetParams(node: H.cudaGraphNode_t | null, pNo
   const a_node = M.handle(node, 'cudaGraphMemsetNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemsetParams, 'cudaGraphMemsetNodeSetParams', 'pNodeParams');
   const err = (f_cudaGraphMemsetNodeSetParams ??= L.bind('cudaGraphMemsetNodeSetParams'))(a_node, a_pNodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphMemsetNodeSetParams', [err]);
   return [err];
 }
 
@@ -3925,7 +4038,7 @@ export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies:
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddHostNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddHostNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddHostNode ??= L.bind('cudaGraphAddHostNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddHostNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -3940,7 +4053,7 @@ export function cudaGraphHostNodeGetParams(node: H.cudaGraphNode_t | null): Res<
   const a_node = M.handle(node, 'cudaGraphHostNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaHostNodeParams();
   const err = (f_cudaGraphHostNodeGetParams ??= L.bind('cudaGraphHostNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphHostNodeGetParams', [err, null]);
   return [err, a_pNodeParams];
 }
 
@@ -3956,6 +4069,7 @@ export function cudaGraphHostNodeSetParams(node: H.cudaGraphNode_t | null, pNode
   const a_node = M.handle(node, 'cudaGraphHostNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphHostNodeSetParams', 'pNodeParams');
   const err = (f_cudaGraphHostNodeSetParams ??= L.bind('cudaGraphHostNodeSetParams'))(a_node, a_pNodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphHostNodeSetParams', [err]);
   return [err];
 }
 
@@ -3976,7 +4090,7 @@ export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDepende
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddChildGraphNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddChildGraphNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddChildGraphNode ??= L.bind('cudaGraphAddChildGraphNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_childGraph) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddChildGraphNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -3990,7 +4104,7 @@ let f_cudaGraphChildGraphNodeGetGraph: KoffiFunction | undefined;
 export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null): Res<[H.cudaGraph_t]> {
   const a_node = M.handle(node, 'cudaGraphChildGraphNodeGetGraph', 'node');
   const err = (f_cudaGraphChildGraphNodeGetGraph ??= L.bind('cudaGraphChildGraphNodeGetGraph'))(a_node, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphChildGraphNodeGetGraph', [err, null]);
   return [err, K.U64[0] as H.cudaGraph_t];
 }
 
@@ -4009,7 +4123,7 @@ export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddEmptyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEmptyNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddEmptyNode ??= L.bind('cudaGraphAddEmptyNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddEmptyNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -4030,7 +4144,7 @@ export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDepend
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddEventRecordNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEventRecordNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddEventRecordNode ??= L.bind('cudaGraphAddEventRecordNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddEventRecordNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -4044,7 +4158,7 @@ let f_cudaGraphEventRecordNodeGetEvent: KoffiFunction | undefined;
 export function cudaGraphEventRecordNodeGetEvent(node: H.cudaGraphNode_t | null): Res<[H.cudaEvent_t]> {
   const a_node = M.handle(node, 'cudaGraphEventRecordNodeGetEvent', 'node');
   const err = (f_cudaGraphEventRecordNodeGetEvent ??= L.bind('cudaGraphEventRecordNodeGetEvent'))(a_node, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphEventRecordNodeGetEvent', [err, null]);
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
@@ -4060,6 +4174,7 @@ export function cudaGraphEventRecordNodeSetEvent(node: H.cudaGraphNode_t | null,
   const a_node = M.handle(node, 'cudaGraphEventRecordNodeSetEvent', 'node');
   const a_event = M.handle(event, 'cudaGraphEventRecordNodeSetEvent', 'event');
   const err = (f_cudaGraphEventRecordNodeSetEvent ??= L.bind('cudaGraphEventRecordNodeSetEvent'))(a_node, a_event) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphEventRecordNodeSetEvent', [err]);
   return [err];
 }
 
@@ -4080,7 +4195,7 @@ export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependen
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddEventWaitNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEventWaitNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddEventWaitNode ??= L.bind('cudaGraphAddEventWaitNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddEventWaitNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -4094,7 +4209,7 @@ let f_cudaGraphEventWaitNodeGetEvent: KoffiFunction | undefined;
 export function cudaGraphEventWaitNodeGetEvent(node: H.cudaGraphNode_t | null): Res<[H.cudaEvent_t]> {
   const a_node = M.handle(node, 'cudaGraphEventWaitNodeGetEvent', 'node');
   const err = (f_cudaGraphEventWaitNodeGetEvent ??= L.bind('cudaGraphEventWaitNodeGetEvent'))(a_node, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphEventWaitNodeGetEvent', [err, null]);
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
@@ -4110,6 +4225,7 @@ export function cudaGraphEventWaitNodeSetEvent(node: H.cudaGraphNode_t | null, e
   const a_node = M.handle(node, 'cudaGraphEventWaitNodeSetEvent', 'node');
   const a_event = M.handle(event, 'cudaGraphEventWaitNodeSetEvent', 'event');
   const err = (f_cudaGraphEventWaitNodeSetEvent ??= L.bind('cudaGraphEventWaitNodeSetEvent'))(a_node, a_event) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphEventWaitNodeSetEvent', [err]);
   return [err];
 }
 
@@ -4130,7 +4246,7 @@ export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | 
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddExternalSemaphoresSignalNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddExternalSemaphoresSignalNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddExternalSemaphoresSignalNode ??= L.bind('cudaGraphAddExternalSemaphoresSignalNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddExternalSemaphoresSignalNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -4145,7 +4261,7 @@ export function cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: H.cudaGrap
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresSignalNodeGetParams', 'hNode');
   const a_params_out = new S.cudaExternalSemaphoreSignalNodeParams();
   const err = (f_cudaGraphExternalSemaphoresSignalNodeGetParams ??= L.bind('cudaGraphExternalSemaphoresSignalNodeGetParams'))(a_hNode, a_params_out._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphExternalSemaphoresSignalNodeGetParams', [err, null]);
   return [err, a_params_out];
 }
 
@@ -4161,6 +4277,7 @@ export function cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: H.cudaGrap
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphExternalSemaphoresSignalNodeSetParams', 'nodeParams');
   const err = (f_cudaGraphExternalSemaphoresSignalNodeSetParams ??= L.bind('cudaGraphExternalSemaphoresSignalNodeSetParams'))(a_hNode, a_nodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExternalSemaphoresSignalNodeSetParams', [err]);
   return [err];
 }
 
@@ -4181,7 +4298,7 @@ export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | nu
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddExternalSemaphoresWaitNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddExternalSemaphoresWaitNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddExternalSemaphoresWaitNode ??= L.bind('cudaGraphAddExternalSemaphoresWaitNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddExternalSemaphoresWaitNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -4196,7 +4313,7 @@ export function cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: H.cudaGraphN
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresWaitNodeGetParams', 'hNode');
   const a_params_out = new S.cudaExternalSemaphoreWaitNodeParams();
   const err = (f_cudaGraphExternalSemaphoresWaitNodeGetParams ??= L.bind('cudaGraphExternalSemaphoresWaitNodeGetParams'))(a_hNode, a_params_out._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphExternalSemaphoresWaitNodeGetParams', [err, null]);
   return [err, a_params_out];
 }
 
@@ -4212,6 +4329,7 @@ export function cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: H.cudaGraphN
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphExternalSemaphoresWaitNodeSetParams', 'nodeParams');
   const err = (f_cudaGraphExternalSemaphoresWaitNodeSetParams ??= L.bind('cudaGraphExternalSemaphoresWaitNodeSetParams'))(a_hNode, a_nodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExternalSemaphoresWaitNodeSetParams', [err]);
   return [err];
 }
 
@@ -4232,7 +4350,7 @@ export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependenc
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemAllocNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemAllocNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddMemAllocNode ??= L.bind('cudaGraphAddMemAllocNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddMemAllocNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -4247,7 +4365,7 @@ export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): 
   const a_node = M.handle(node, 'cudaGraphMemAllocNodeGetParams', 'node');
   const a_params_out = new S.cudaMemAllocNodeParams();
   const err = (f_cudaGraphMemAllocNodeGetParams ??= L.bind('cudaGraphMemAllocNodeGetParams'))(a_node, a_params_out._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphMemAllocNodeGetParams', [err, null]);
   return [err, a_params_out];
 }
 
@@ -4268,7 +4386,7 @@ export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependenci
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemFreeNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemFreeNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddMemFreeNode ??= L.bind('cudaGraphAddMemFreeNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dptr) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddMemFreeNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -4282,7 +4400,7 @@ let f_cudaGraphMemFreeNodeGetParams: KoffiFunction | undefined;
 export function cudaGraphMemFreeNodeGetParams(node: H.cudaGraphNode_t | null): Res<[bigint]> {
   const a_node = M.handle(node, 'cudaGraphMemFreeNodeGetParams', 'node');
   const err = (f_cudaGraphMemFreeNodeGetParams ??= L.bind('cudaGraphMemFreeNodeGetParams'))(a_node, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphMemFreeNodeGetParams', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -4296,6 +4414,7 @@ let f_cudaDeviceGraphMemTrim: KoffiFunction | undefined;
 export function cudaDeviceGraphMemTrim(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceGraphMemTrim', 'device');
   const err = (f_cudaDeviceGraphMemTrim ??= L.bind('cudaDeviceGraphMemTrim'))(a_device) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceGraphMemTrim', [err]);
   return [err];
 }
 
@@ -4312,7 +4431,7 @@ export function cudaDeviceGetGraphMemAttribute(device: number, attr: E.cudaGraph
   const a_attr = M.i32(attr, 'cudaDeviceGetGraphMemAttribute', 'attr');
   K.U64[0] = 0n;
   const err = (f_cudaDeviceGetGraphMemAttribute ??= L.bind('cudaDeviceGetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaDeviceGetGraphMemAttribute', [err, null]);
   return [err, X.attrOut(graphMemAttr, a_attr, 0)];
 }
 
@@ -4330,6 +4449,7 @@ export function cudaDeviceSetGraphMemAttribute(device: number, attr: E.cudaGraph
   const a_attr = M.i32(attr, 'cudaDeviceSetGraphMemAttribute', 'attr');
   X.attrIn(graphMemAttr, a_attr, value, 0, 'cudaDeviceSetGraphMemAttribute', 'value');
   const err = (f_cudaDeviceSetGraphMemAttribute ??= L.bind('cudaDeviceSetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaDeviceSetGraphMemAttribute', [err]);
   return [err];
 }
 
@@ -4343,7 +4463,7 @@ let f_cudaGraphClone: KoffiFunction | undefined;
 export function cudaGraphClone(originalGraph: H.cudaGraph_t | null): Res<[H.cudaGraph_t]> {
   const a_originalGraph = M.handle(originalGraph, 'cudaGraphClone', 'originalGraph');
   const err = (f_cudaGraphClone ??= L.bind('cudaGraphClone'))(K.slot[0], a_originalGraph) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphClone', [err, null]);
   return [err, K.U64[0] as H.cudaGraph_t];
 }
 
@@ -4359,7 +4479,7 @@ export function cudaGraphNodeFindInClone(originalNode: H.cudaGraphNode_t | null,
   const a_originalNode = M.handle(originalNode, 'cudaGraphNodeFindInClone', 'originalNode');
   const a_clonedGraph = M.handle(clonedGraph, 'cudaGraphNodeFindInClone', 'clonedGraph');
   const err = (f_cudaGraphNodeFindInClone ??= L.bind('cudaGraphNodeFindInClone'))(K.slot[0], a_originalNode, a_clonedGraph) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphNodeFindInClone', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -4373,7 +4493,7 @@ let f_cudaGraphNodeGetType: KoffiFunction | undefined;
 export function cudaGraphNodeGetType(node: H.cudaGraphNode_t | null): Res<[E.cudaGraphNodeType]> {
   const a_node = M.handle(node, 'cudaGraphNodeGetType', 'node');
   const err = (f_cudaGraphNodeGetType ??= L.bind('cudaGraphNodeGetType'))(a_node, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphNodeGetType', [err, null]);
   return [err, K.I32[0] as E.cudaGraphNodeType];
 }
 
@@ -4392,7 +4512,7 @@ export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number)
   if (a_numNodes < 0) M.rangeError('cudaGraphGetNodes', 'numNodes', `must not be negative, got ${a_numNodes}`);
   const a_nodes = a_numNodes > 0 ? M.bytes(a_numNodes * 8) : null;
   const err = (f_cudaGraphGetNodes ??= L.bind('cudaGraphGetNodes'))(a_graph, a_nodes, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaGraphGetNodes', [err, null, null]);
   const n_numNodes = K.readSize(0);
   return [err, X.readArray(a_nodes, Math.min(a_numNodes, n_numNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), n_numNodes];
 }
@@ -4412,7 +4532,7 @@ export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes
   if (a_pNumRootNodes < 0) M.rangeError('cudaGraphGetRootNodes', 'pNumRootNodes', `must not be negative, got ${a_pNumRootNodes}`);
   const a_pRootNodes = a_pNumRootNodes > 0 ? M.bytes(a_pNumRootNodes * 8) : null;
   const err = (f_cudaGraphGetRootNodes ??= L.bind('cudaGraphGetRootNodes'))(a_graph, a_pRootNodes, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaGraphGetRootNodes', [err, null, null]);
   const n_pNumRootNodes = K.readSize(0);
   return [err, X.readArray(a_pRootNodes, Math.min(a_pNumRootNodes, n_pNumRootNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), n_pNumRootNodes];
 }
@@ -4434,7 +4554,7 @@ export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number)
   const a_to = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_edgeData = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const err = (f_cudaGraphGetEdges ??= L.bind('cudaGraphGetEdges'))(a_graph, a_from, a_to, a_edgeData, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null, null, null];
+  if (err !== 0) return F.failed('cudaGraphGetEdges', [err, null, null, null, null]);
   const n_numEdges = K.readSize(0);
   return [err, X.readArray(a_from, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readArray(a_to, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(a_edgeData, Math.min(a_numEdges, n_numEdges), S.cudaGraphEdgeData_st), n_numEdges];
 }
@@ -4455,7 +4575,7 @@ export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNu
   const a_pDependencies = a_pNumDependencies > 0 ? M.bytes(a_pNumDependencies * 8) : null;
   const a_edgeData = a_pNumDependencies > 0 ? M.bytes(a_pNumDependencies * 8) : null;
   const err = (f_cudaGraphNodeGetDependencies ??= L.bind('cudaGraphNodeGetDependencies'))(a_node, a_pDependencies, a_edgeData, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('cudaGraphNodeGetDependencies', [err, null, null, null]);
   const n_pNumDependencies = K.readSize(0);
   return [err, X.readArray(a_pDependencies, Math.min(a_pNumDependencies, n_pNumDependencies), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(a_edgeData, Math.min(a_pNumDependencies, n_pNumDependencies), S.cudaGraphEdgeData_st), n_pNumDependencies];
 }
@@ -4476,7 +4596,7 @@ export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, p
   const a_pDependentNodes = a_pNumDependentNodes > 0 ? M.bytes(a_pNumDependentNodes * 8) : null;
   const a_edgeData = a_pNumDependentNodes > 0 ? M.bytes(a_pNumDependentNodes * 8) : null;
   const err = (f_cudaGraphNodeGetDependentNodes ??= L.bind('cudaGraphNodeGetDependentNodes'))(a_node, a_pDependentNodes, a_edgeData, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('cudaGraphNodeGetDependentNodes', [err, null, null, null]);
   const n_pNumDependentNodes = K.readSize(0);
   return [err, X.readArray(a_pDependentNodes, Math.min(a_pNumDependentNodes, n_pNumDependentNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(a_edgeData, Math.min(a_pNumDependentNodes, n_pNumDependentNodes), S.cudaGraphEdgeData_st), n_pNumDependentNodes];
 }
@@ -4500,6 +4620,7 @@ export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.c
   const a_to = X.packArray(to, a_numDependencies, 8, 'cudaGraphAddDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cudaGraphAddDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
   const err = (f_cudaGraphAddDependencies ??= L.bind('cudaGraphAddDependencies'))(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphAddDependencies', [err]);
   return [err];
 }
 
@@ -4522,6 +4643,7 @@ export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (
   const a_to = X.packArray(to, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
   const err = (f_cudaGraphRemoveDependencies ??= L.bind('cudaGraphRemoveDependencies'))(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphRemoveDependencies', [err]);
   return [err];
 }
 
@@ -4535,6 +4657,7 @@ let f_cudaGraphDestroyNode: KoffiFunction | undefined;
 export function cudaGraphDestroyNode(node: H.cudaGraphNode_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphDestroyNode', 'node');
   const err = (f_cudaGraphDestroyNode ??= L.bind('cudaGraphDestroyNode'))(a_node) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphDestroyNode', [err]);
   return [err];
 }
 
@@ -4550,7 +4673,7 @@ export function cudaGraphInstantiate(graph: H.cudaGraph_t | null, flags: bigint 
   const a_graph = M.handle(graph, 'cudaGraphInstantiate', 'graph');
   const a_flags = M.u64(flags, 'cudaGraphInstantiate', 'flags');
   const err = (f_cudaGraphInstantiate ??= L.bind('cudaGraphInstantiate'))(K.slot[0], a_graph, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphInstantiate', [err, null]);
   return [err, K.U64[0] as H.cudaGraphExec_t];
 }
 
@@ -4566,7 +4689,7 @@ export function cudaGraphInstantiateWithFlags(graph: H.cudaGraph_t | null, flags
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithFlags', 'graph');
   const a_flags = M.u64(flags, 'cudaGraphInstantiateWithFlags', 'flags');
   const err = (f_cudaGraphInstantiateWithFlags ??= L.bind('cudaGraphInstantiateWithFlags'))(K.slot[0], a_graph, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphInstantiateWithFlags', [err, null]);
   return [err, K.U64[0] as H.cudaGraphExec_t];
 }
 
@@ -4582,7 +4705,7 @@ export function cudaGraphInstantiateWithParams(graph: H.cudaGraph_t | null, inst
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithParams', 'graph');
   const a_instantiateParams = X.structArg(instantiateParams, S.cudaGraphInstantiateParams_st, 'cudaGraphInstantiateWithParams', 'instantiateParams');
   const err = (f_cudaGraphInstantiateWithParams ??= L.bind('cudaGraphInstantiateWithParams'))(K.slot[0], a_graph, a_instantiateParams) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphInstantiateWithParams', [err, null]);
   return [err, K.U64[0] as H.cudaGraphExec_t];
 }
 
@@ -4596,7 +4719,7 @@ let f_cudaGraphExecGetFlags: KoffiFunction | undefined;
 export function cudaGraphExecGetFlags(graphExec: H.cudaGraphExec_t | null): Res<[bigint]> {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecGetFlags', 'graphExec');
   const err = (f_cudaGraphExecGetFlags ??= L.bind('cudaGraphExecGetFlags'))(a_graphExec, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphExecGetFlags', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -4615,6 +4738,7 @@ export function cudaGraphExecKernelNodeSetParams(hGraphExec: H.cudaGraphExec_t |
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphExecKernelNodeSetParams', 'pNodeParams');
   if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('cudaGraphExecKernelNodeSetParams', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');
   const err = (f_cudaGraphExecKernelNodeSetParams ??= L.bind('cudaGraphExecKernelNodeSetParams'))(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecKernelNodeSetParams', [err]);
   return [err];
 }
 
@@ -4632,6 +4756,7 @@ export function cudaGraphExecMemcpyNodeSetParams(hGraphExec: H.cudaGraphExec_t |
   const a_node = M.handle(node, 'cudaGraphExecMemcpyNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemcpy3DParms, 'cudaGraphExecMemcpyNodeSetParams', 'pNodeParams');
   const err = (f_cudaGraphExecMemcpyNodeSetParams ??= L.bind('cudaGraphExecMemcpyNodeSetParams'))(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecMemcpyNodeSetParams', [err]);
   return [err];
 }
 
@@ -4658,6 +4783,7 @@ export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraph
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'kind');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'src', 'count');
   const err = (f_cudaGraphExecMemcpyNodeSetParamsToSymbol ??= L.bind('cudaGraphExecMemcpyNodeSetParamsToSymbol'))(a_hGraphExec, a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecMemcpyNodeSetParamsToSymbol', [err]);
   return [err];
 }
 
@@ -4684,6 +4810,7 @@ export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGra
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'kind');
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
   const err = (f_cudaGraphExecMemcpyNodeSetParamsFromSymbol ??= L.bind('cudaGraphExecMemcpyNodeSetParamsFromSymbol'))(a_hGraphExec, a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecMemcpyNodeSetParamsFromSymbol', [err]);
   return [err];
 }
 
@@ -4709,6 +4836,7 @@ export function cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: H.cudaGraphExec_t
   if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'dst', 'count');
   if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'src', 'count');
   const err = (f_cudaGraphExecMemcpyNodeSetParams1D ??= L.bind('cudaGraphExecMemcpyNodeSetParams1D'))(a_hGraphExec, a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecMemcpyNodeSetParams1D', [err]);
   return [err];
 }
 
@@ -4726,6 +4854,7 @@ export function cudaGraphExecMemsetNodeSetParams(hGraphExec: H.cudaGraphExec_t |
   const a_node = M.handle(node, 'cudaGraphExecMemsetNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemsetParams, 'cudaGraphExecMemsetNodeSetParams', 'pNodeParams');
   const err = (f_cudaGraphExecMemsetNodeSetParams ??= L.bind('cudaGraphExecMemsetNodeSetParams'))(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecMemsetNodeSetParams', [err]);
   return [err];
 }
 
@@ -4743,6 +4872,7 @@ export function cudaGraphExecHostNodeSetParams(hGraphExec: H.cudaGraphExec_t | n
   const a_node = M.handle(node, 'cudaGraphExecHostNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphExecHostNodeSetParams', 'pNodeParams');
   const err = (f_cudaGraphExecHostNodeSetParams ??= L.bind('cudaGraphExecHostNodeSetParams'))(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecHostNodeSetParams', [err]);
   return [err];
 }
 
@@ -4760,6 +4890,7 @@ export function cudaGraphExecChildGraphNodeSetParams(hGraphExec: H.cudaGraphExec
   const a_node = M.handle(node, 'cudaGraphExecChildGraphNodeSetParams', 'node');
   const a_childGraph = M.handle(childGraph, 'cudaGraphExecChildGraphNodeSetParams', 'childGraph');
   const err = (f_cudaGraphExecChildGraphNodeSetParams ??= L.bind('cudaGraphExecChildGraphNodeSetParams'))(a_hGraphExec, a_node, a_childGraph) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecChildGraphNodeSetParams', [err]);
   return [err];
 }
 
@@ -4777,6 +4908,7 @@ export function cudaGraphExecEventRecordNodeSetEvent(hGraphExec: H.cudaGraphExec
   const a_hNode = M.handle(hNode, 'cudaGraphExecEventRecordNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cudaGraphExecEventRecordNodeSetEvent', 'event');
   const err = (f_cudaGraphExecEventRecordNodeSetEvent ??= L.bind('cudaGraphExecEventRecordNodeSetEvent'))(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecEventRecordNodeSetEvent', [err]);
   return [err];
 }
 
@@ -4794,6 +4926,7 @@ export function cudaGraphExecEventWaitNodeSetEvent(hGraphExec: H.cudaGraphExec_t
   const a_hNode = M.handle(hNode, 'cudaGraphExecEventWaitNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cudaGraphExecEventWaitNodeSetEvent', 'event');
   const err = (f_cudaGraphExecEventWaitNodeSetEvent ??= L.bind('cudaGraphExecEventWaitNodeSetEvent'))(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecEventWaitNodeSetEvent', [err]);
   return [err];
 }
 
@@ -4811,6 +4944,7 @@ export function cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: H
   const a_hNode = M.handle(hNode, 'cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'nodeParams');
   const err = (f_cudaGraphExecExternalSemaphoresSignalNodeSetParams ??= L.bind('cudaGraphExecExternalSemaphoresSignalNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecExternalSemaphoresSignalNodeSetParams', [err]);
   return [err];
 }
 
@@ -4828,6 +4962,7 @@ export function cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: H.c
   const a_hNode = M.handle(hNode, 'cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'nodeParams');
   const err = (f_cudaGraphExecExternalSemaphoresWaitNodeSetParams ??= L.bind('cudaGraphExecExternalSemaphoresWaitNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecExternalSemaphoresWaitNodeSetParams', [err]);
   return [err];
 }
 
@@ -4845,6 +4980,7 @@ export function cudaGraphNodeSetEnabled(hGraphExec: H.cudaGraphExec_t | null, hN
   const a_hNode = M.handle(hNode, 'cudaGraphNodeSetEnabled', 'hNode');
   const a_isEnabled = M.u32(isEnabled, 'cudaGraphNodeSetEnabled', 'isEnabled');
   const err = (f_cudaGraphNodeSetEnabled ??= L.bind('cudaGraphNodeSetEnabled'))(a_hGraphExec, a_hNode, a_isEnabled) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphNodeSetEnabled', [err]);
   return [err];
 }
 
@@ -4860,7 +4996,7 @@ export function cudaGraphNodeGetEnabled(hGraphExec: H.cudaGraphExec_t | null, hN
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphNodeGetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphNodeGetEnabled', 'hNode');
   const err = (f_cudaGraphNodeGetEnabled ??= L.bind('cudaGraphNodeGetEnabled'))(a_hGraphExec, a_hNode, K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphNodeGetEnabled', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -4877,7 +5013,7 @@ export function cudaGraphExecUpdate(hGraphExec: H.cudaGraphExec_t | null, hGraph
   const a_hGraph = M.handle(hGraph, 'cudaGraphExecUpdate', 'hGraph');
   const a_resultInfo = new S.cudaGraphExecUpdateResultInfo_st();
   const err = (f_cudaGraphExecUpdate ??= L.bind('cudaGraphExecUpdate'))(a_hGraphExec, a_hGraph, a_resultInfo._u8) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphExecUpdate', [err, null]);
   return [err, a_resultInfo];
 }
 
@@ -4893,6 +5029,7 @@ export function cudaGraphUpload(graphExec: H.cudaGraphExec_t | null, stream: H.c
   const a_graphExec = M.handle(graphExec, 'cudaGraphUpload', 'graphExec');
   const a_stream = M.handle(stream, 'cudaGraphUpload', 'stream');
   const err = (f_cudaGraphUpload ??= L.bind('cudaGraphUpload'))(a_graphExec, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphUpload', [err]);
   return [err];
 }
 
@@ -4908,6 +5045,7 @@ export function cudaGraphLaunch(graphExec: H.cudaGraphExec_t | null, stream: H.c
   const a_graphExec = M.handle(graphExec, 'cudaGraphLaunch', 'graphExec');
   const a_stream = M.handle(stream, 'cudaGraphLaunch', 'stream');
   const err = (f_cudaGraphLaunch ??= L.bind('cudaGraphLaunch'))(a_graphExec, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphLaunch', [err]);
   return [err];
 }
 
@@ -4921,6 +5059,7 @@ let f_cudaGraphExecDestroy: KoffiFunction | undefined;
 export function cudaGraphExecDestroy(graphExec: H.cudaGraphExec_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecDestroy', 'graphExec');
   const err = (f_cudaGraphExecDestroy ??= L.bind('cudaGraphExecDestroy'))(a_graphExec) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecDestroy', [err]);
   return [err];
 }
 
@@ -4934,6 +5073,7 @@ let f_cudaGraphDestroy: KoffiFunction | undefined;
 export function cudaGraphDestroy(graph: H.cudaGraph_t | null): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphDestroy', 'graph');
   const err = (f_cudaGraphDestroy ??= L.bind('cudaGraphDestroy'))(a_graph) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphDestroy', [err]);
   return [err];
 }
 
@@ -4951,6 +5091,7 @@ export function cudaGraphDebugDotPrint(graph: H.cudaGraph_t | null, path: string
   const a_path = M.str(path, 'cudaGraphDebugDotPrint', 'path');
   const a_flags = M.u32(flags, 'cudaGraphDebugDotPrint', 'flags');
   const err = (f_cudaGraphDebugDotPrint ??= L.bind('cudaGraphDebugDotPrint'))(a_graph, a_path, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphDebugDotPrint', [err]);
   return [err];
 }
 
@@ -4970,7 +5111,7 @@ export function cudaUserObjectCreate(ptr: Pointer, destroy: bigint | null, initi
   const a_initialRefcount = M.u32(initialRefcount, 'cudaUserObjectCreate', 'initialRefcount');
   const a_flags = M.u32(flags, 'cudaUserObjectCreate', 'flags');
   const err = (f_cudaUserObjectCreate ??= L.bind('cudaUserObjectCreate'))(K.slot[0], a_ptr, a_destroy, a_initialRefcount, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaUserObjectCreate', [err, null]);
   return [err, K.U64[0] as H.cudaUserObject_t];
 }
 
@@ -4986,6 +5127,7 @@ export function cudaUserObjectRetain(object: H.cudaUserObject_t | null, count: n
   const a_object = M.handle(object, 'cudaUserObjectRetain', 'object');
   const a_count = M.u32(count, 'cudaUserObjectRetain', 'count');
   const err = (f_cudaUserObjectRetain ??= L.bind('cudaUserObjectRetain'))(a_object, a_count) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaUserObjectRetain', [err]);
   return [err];
 }
 
@@ -5001,6 +5143,7 @@ export function cudaUserObjectRelease(object: H.cudaUserObject_t | null, count: 
   const a_object = M.handle(object, 'cudaUserObjectRelease', 'object');
   const a_count = M.u32(count, 'cudaUserObjectRelease', 'count');
   const err = (f_cudaUserObjectRelease ??= L.bind('cudaUserObjectRelease'))(a_object, a_count) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaUserObjectRelease', [err]);
   return [err];
 }
 
@@ -5020,6 +5163,7 @@ export function cudaGraphRetainUserObject(graph: H.cudaGraph_t | null, object: H
   const a_count = M.u32(count, 'cudaGraphRetainUserObject', 'count');
   const a_flags = M.u32(flags, 'cudaGraphRetainUserObject', 'flags');
   const err = (f_cudaGraphRetainUserObject ??= L.bind('cudaGraphRetainUserObject'))(a_graph, a_object, a_count, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphRetainUserObject', [err]);
   return [err];
 }
 
@@ -5037,6 +5181,7 @@ export function cudaGraphReleaseUserObject(graph: H.cudaGraph_t | null, object: 
   const a_object = M.handle(object, 'cudaGraphReleaseUserObject', 'object');
   const a_count = M.u32(count, 'cudaGraphReleaseUserObject', 'count');
   const err = (f_cudaGraphReleaseUserObject ??= L.bind('cudaGraphReleaseUserObject'))(a_graph, a_object, a_count) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphReleaseUserObject', [err]);
   return [err];
 }
 
@@ -5059,7 +5204,7 @@ export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaGraphAddNode', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
   const err = (f_cudaGraphAddNode ??= L.bind('cudaGraphAddNode'))(K.slot[0], a_graph, a_pDependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphAddNode', [err, null]);
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
@@ -5075,6 +5220,7 @@ export function cudaGraphNodeSetParams(node: H.cudaGraphNode_t | null, nodeParam
   const a_node = M.handle(node, 'cudaGraphNodeSetParams', 'node');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphNodeSetParams', 'nodeParams');
   const err = (f_cudaGraphNodeSetParams ??= L.bind('cudaGraphNodeSetParams'))(a_node, a_nodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphNodeSetParams', [err]);
   return [err];
 }
 
@@ -5092,6 +5238,7 @@ export function cudaGraphExecNodeSetParams(graphExec: H.cudaGraphExec_t | null, 
   const a_node = M.handle(node, 'cudaGraphExecNodeSetParams', 'node');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphExecNodeSetParams', 'nodeParams');
   const err = (f_cudaGraphExecNodeSetParams ??= L.bind('cudaGraphExecNodeSetParams'))(a_graphExec, a_node, a_nodeParams) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGraphExecNodeSetParams', [err]);
   return [err];
 }
 
@@ -5109,7 +5256,7 @@ export function cudaGraphConditionalHandleCreate(graph: H.cudaGraph_t | null, de
   const a_defaultLaunchValue = M.u32(defaultLaunchValue, 'cudaGraphConditionalHandleCreate', 'defaultLaunchValue');
   const a_flags = M.u32(flags, 'cudaGraphConditionalHandleCreate', 'flags');
   const err = (f_cudaGraphConditionalHandleCreate ??= L.bind('cudaGraphConditionalHandleCreate'))(K.slot[0], a_graph, a_defaultLaunchValue, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphConditionalHandleCreate', [err, null]);
   return [err, K.U64[0] as H.cudaGraphConditionalHandle];
 }
 
@@ -5125,7 +5272,7 @@ export function cudaGetDriverEntryPoint(symbol: string, flags: bigint | number):
   const a_symbol = M.str(symbol, 'cudaGetDriverEntryPoint', 'symbol');
   const a_flags = M.u64(flags, 'cudaGetDriverEntryPoint', 'flags');
   const err = (f_cudaGetDriverEntryPoint ??= L.bind('cudaGetDriverEntryPoint'))(a_symbol, K.slot[0], a_flags, K.slot[1]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaGetDriverEntryPoint', [err, null, null]);
   return [err, K.U64[0], K.I32[2] as E.cudaDriverEntryPointQueryResult];
 }
 
@@ -5143,7 +5290,7 @@ export function cudaGetDriverEntryPointByVersion(symbol: string, cudaVersion: nu
   const a_cudaVersion = M.u32(cudaVersion, 'cudaGetDriverEntryPointByVersion', 'cudaVersion');
   const a_flags = M.u64(flags, 'cudaGetDriverEntryPointByVersion', 'flags');
   const err = (f_cudaGetDriverEntryPointByVersion ??= L.bind('cudaGetDriverEntryPointByVersion'))(a_symbol, K.slot[0], a_cudaVersion, a_flags, K.slot[1]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaGetDriverEntryPointByVersion', [err, null, null]);
   return [err, K.U64[0], K.I32[2] as E.cudaDriverEntryPointQueryResult];
 }
 
@@ -5172,7 +5319,7 @@ export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadData', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadData', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadData', n)), true));
   const err = (f_cudaLibraryLoadData ??= L.bind('cudaLibraryLoadData'))(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaLibraryLoadData', [err, null]);
   return [err, K.U64[0] as H.cudaLibrary_t];
 }
 
@@ -5201,7 +5348,7 @@ export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJit
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadFromFile', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadFromFile', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadFromFile', n)), true));
   const err = (f_cudaLibraryLoadFromFile ??= L.bind('cudaLibraryLoadFromFile'))(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaLibraryLoadFromFile', [err, null]);
   return [err, K.U64[0] as H.cudaLibrary_t];
 }
 
@@ -5215,6 +5362,7 @@ let f_cudaLibraryUnload: KoffiFunction | undefined;
 export function cudaLibraryUnload(library: H.cudaLibrary_t | null): [E.cudaError_t] {
   const a_library = M.handle(library, 'cudaLibraryUnload', 'library');
   const err = (f_cudaLibraryUnload ??= L.bind('cudaLibraryUnload'))(a_library) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaLibraryUnload', [err]);
   return [err];
 }
 
@@ -5230,7 +5378,7 @@ export function cudaLibraryGetKernel(library: H.cudaLibrary_t | null, name: stri
   const a_library = M.handle(library, 'cudaLibraryGetKernel', 'library');
   const a_name = M.str(name, 'cudaLibraryGetKernel', 'name');
   const err = (f_cudaLibraryGetKernel ??= L.bind('cudaLibraryGetKernel'))(K.slot[0], a_library, a_name) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaLibraryGetKernel', [err, null]);
   return [err, K.U64[0] as H.cudaKernel_t];
 }
 
@@ -5246,7 +5394,7 @@ export function cudaLibraryGetGlobal(library: H.cudaLibrary_t | null, name: stri
   const a_library = M.handle(library, 'cudaLibraryGetGlobal', 'library');
   const a_name = M.str(name, 'cudaLibraryGetGlobal', 'name');
   const err = (f_cudaLibraryGetGlobal ??= L.bind('cudaLibraryGetGlobal'))(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaLibraryGetGlobal', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -5262,7 +5410,7 @@ export function cudaLibraryGetManaged(library: H.cudaLibrary_t | null, name: str
   const a_library = M.handle(library, 'cudaLibraryGetManaged', 'library');
   const a_name = M.str(name, 'cudaLibraryGetManaged', 'name');
   const err = (f_cudaLibraryGetManaged ??= L.bind('cudaLibraryGetManaged'))(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaLibraryGetManaged', [err, null, null]);
   return [err, K.U64[0], K.readSize(1)];
 }
 
@@ -5278,7 +5426,7 @@ export function cudaLibraryGetUnifiedFunction(library: H.cudaLibrary_t | null, s
   const a_library = M.handle(library, 'cudaLibraryGetUnifiedFunction', 'library');
   const a_symbol = M.str(symbol, 'cudaLibraryGetUnifiedFunction', 'symbol');
   const err = (f_cudaLibraryGetUnifiedFunction ??= L.bind('cudaLibraryGetUnifiedFunction'))(K.slot[0], a_library, a_symbol) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaLibraryGetUnifiedFunction', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -5292,7 +5440,7 @@ let f_cudaLibraryGetKernelCount: KoffiFunction | undefined;
 export function cudaLibraryGetKernelCount(lib: H.cudaLibrary_t | null): Res<[number]> {
   const a_lib = M.handle(lib, 'cudaLibraryGetKernelCount', 'lib');
   const err = (f_cudaLibraryGetKernelCount ??= L.bind('cudaLibraryGetKernelCount'))(K.slot[0], a_lib) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaLibraryGetKernelCount', [err, null]);
   return [err, K.U32[0]];
 }
 
@@ -5310,7 +5458,7 @@ export function cudaLibraryEnumerateKernels(numKernels: number, lib: H.cudaLibra
   if (a_numKernels < 0) M.rangeError('cudaLibraryEnumerateKernels', 'numKernels', `must not be negative, got ${a_numKernels}`);
   const a_kernels = a_numKernels > 0 ? M.bytes(a_numKernels * 8) : null;
   const err = (f_cudaLibraryEnumerateKernels ??= L.bind('cudaLibraryEnumerateKernels'))(a_kernels, a_numKernels, a_lib) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaLibraryEnumerateKernels', [err, null]);
   return [err, X.readArray(a_kernels, a_numKernels, 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaKernel_t)];
 }
 
@@ -5330,6 +5478,7 @@ export function cudaKernelSetAttributeForDevice(kernel: H.cudaKernel_t | null, a
   const a_value = M.i32(value, 'cudaKernelSetAttributeForDevice', 'value');
   const a_device = M.i32(device, 'cudaKernelSetAttributeForDevice', 'device');
   const err = (f_cudaKernelSetAttributeForDevice ??= L.bind('cudaKernelSetAttributeForDevice'))(a_kernel, a_attr, a_value, a_device) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaKernelSetAttributeForDevice', [err]);
   return [err];
 }
 
@@ -5343,7 +5492,7 @@ let f_cudaGetExportTable: KoffiFunction | undefined;
 export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): Res<[bigint]> {
   const a_pExportTableId = X.structArg(pExportTableId, S.CUuuid_st, 'cudaGetExportTable', 'pExportTableId');
   const err = (f_cudaGetExportTable ??= L.bind('cudaGetExportTable'))(K.slot[0], a_pExportTableId) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetExportTable', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -5357,7 +5506,7 @@ let f_cudaGetFuncBySymbol: KoffiFunction | undefined;
 export function cudaGetFuncBySymbol(symbolPtr: Pointer): Res<[H.cudaFunction_t]> {
   const a_symbolPtr = M.pointer(symbolPtr, 'cudaGetFuncBySymbol', 'symbolPtr');
   const err = (f_cudaGetFuncBySymbol ??= L.bind('cudaGetFuncBySymbol'))(K.slot[0], a_symbolPtr) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetFuncBySymbol', [err, null]);
   return [err, K.U64[0] as H.cudaFunction_t];
 }
 
@@ -5371,7 +5520,7 @@ let f_cudaGetKernel: KoffiFunction | undefined;
 export function cudaGetKernel(entryFuncAddr: Pointer): Res<[H.cudaKernel_t]> {
   const a_entryFuncAddr = M.pointer(entryFuncAddr, 'cudaGetKernel', 'entryFuncAddr');
   const err = (f_cudaGetKernel ??= L.bind('cudaGetKernel'))(K.slot[0], a_entryFuncAddr) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGetKernel', [err, null]);
   return [err, K.U64[0] as H.cudaKernel_t];
 }
 
@@ -5383,6 +5532,7 @@ let f_cudaProfilerStart: KoffiFunction | undefined;
 // cudaError_t cudaProfilerStart(void) — cuda_profiler_api.h:102
 export function cudaProfilerStart(): [E.cudaError_t] {
   const err = (f_cudaProfilerStart ??= L.bind('cudaProfilerStart'))() as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaProfilerStart', [err]);
   return [err];
 }
 
@@ -5394,6 +5544,7 @@ let f_cudaProfilerStop: KoffiFunction | undefined;
 // cudaError_t cudaProfilerStop(void) — cuda_profiler_api.h:123
 export function cudaProfilerStop(): [E.cudaError_t] {
   const err = (f_cudaProfilerStop ??= L.bind('cudaProfilerStop'))() as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaProfilerStop', [err]);
   return [err];
 }
 
@@ -5411,7 +5562,7 @@ export function cudaGLGetDevices(cudaDeviceCount: number, deviceList: E.cudaGLDe
   if (a_cudaDeviceCount < 0) M.rangeError('cudaGLGetDevices', 'cudaDeviceCount', `must not be negative, got ${a_cudaDeviceCount}`);
   const a_pCudaDevices = a_cudaDeviceCount > 0 ? M.bytes(a_cudaDeviceCount * 4) : null;
   const err = (f_cudaGLGetDevices ??= L.bind('cudaGLGetDevices'))(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaGLGetDevices', [err, null, null]);
   return [err, K.U32[0], X.readArray(a_pCudaDevices, a_cudaDeviceCount, 4, (dv, at) => dv.getInt32(at, true))];
 }
 
@@ -5429,7 +5580,7 @@ export function cudaGraphicsGLRegisterImage(image: number, target: number, flags
   const a_target = M.u32(target, 'cudaGraphicsGLRegisterImage', 'target');
   const a_flags = M.u32(flags, 'cudaGraphicsGLRegisterImage', 'flags');
   const err = (f_cudaGraphicsGLRegisterImage ??= L.bind('cudaGraphicsGLRegisterImage'))(K.slot[0], a_image, a_target, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphicsGLRegisterImage', [err, null]);
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 
@@ -5445,7 +5596,7 @@ export function cudaGraphicsGLRegisterBuffer(buffer: number, flags: number): Res
   const a_buffer = M.u32(buffer, 'cudaGraphicsGLRegisterBuffer', 'buffer');
   const a_flags = M.u32(flags, 'cudaGraphicsGLRegisterBuffer', 'flags');
   const err = (f_cudaGraphicsGLRegisterBuffer ??= L.bind('cudaGraphicsGLRegisterBuffer'))(K.slot[0], a_buffer, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphicsGLRegisterBuffer', [err, null]);
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 
@@ -5459,6 +5610,7 @@ let f_cudaGLSetGLDevice: KoffiFunction | undefined;
 export function cudaGLSetGLDevice(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaGLSetGLDevice', 'device');
   const err = (f_cudaGLSetGLDevice ??= L.bind('cudaGLSetGLDevice'))(a_device) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGLSetGLDevice', [err]);
   return [err];
 }
 
@@ -5472,6 +5624,7 @@ let f_cudaGLRegisterBufferObject: KoffiFunction | undefined;
 export function cudaGLRegisterBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLRegisterBufferObject', 'bufObj');
   const err = (f_cudaGLRegisterBufferObject ??= L.bind('cudaGLRegisterBufferObject'))(a_bufObj) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGLRegisterBufferObject', [err]);
   return [err];
 }
 
@@ -5485,7 +5638,7 @@ let f_cudaGLMapBufferObject: KoffiFunction | undefined;
 export function cudaGLMapBufferObject(bufObj: number): Res<[bigint]> {
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObject', 'bufObj');
   const err = (f_cudaGLMapBufferObject ??= L.bind('cudaGLMapBufferObject'))(K.slot[0], a_bufObj) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGLMapBufferObject', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -5499,6 +5652,7 @@ let f_cudaGLUnmapBufferObject: KoffiFunction | undefined;
 export function cudaGLUnmapBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnmapBufferObject', 'bufObj');
   const err = (f_cudaGLUnmapBufferObject ??= L.bind('cudaGLUnmapBufferObject'))(a_bufObj) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGLUnmapBufferObject', [err]);
   return [err];
 }
 
@@ -5512,6 +5666,7 @@ let f_cudaGLUnregisterBufferObject: KoffiFunction | undefined;
 export function cudaGLUnregisterBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnregisterBufferObject', 'bufObj');
   const err = (f_cudaGLUnregisterBufferObject ??= L.bind('cudaGLUnregisterBufferObject'))(a_bufObj) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGLUnregisterBufferObject', [err]);
   return [err];
 }
 
@@ -5527,6 +5682,7 @@ export function cudaGLSetBufferObjectMapFlags(bufObj: number, flags: number): [E
   const a_bufObj = M.u32(bufObj, 'cudaGLSetBufferObjectMapFlags', 'bufObj');
   const a_flags = M.u32(flags, 'cudaGLSetBufferObjectMapFlags', 'flags');
   const err = (f_cudaGLSetBufferObjectMapFlags ??= L.bind('cudaGLSetBufferObjectMapFlags'))(a_bufObj, a_flags) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGLSetBufferObjectMapFlags', [err]);
   return [err];
 }
 
@@ -5542,7 +5698,7 @@ export function cudaGLMapBufferObjectAsync(bufObj: number, stream: H.cudaStream_
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObjectAsync', 'bufObj');
   const a_stream = M.handle(stream, 'cudaGLMapBufferObjectAsync', 'stream');
   const err = (f_cudaGLMapBufferObjectAsync ??= L.bind('cudaGLMapBufferObjectAsync'))(K.slot[0], a_bufObj, a_stream) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGLMapBufferObjectAsync', [err, null]);
   return [err, K.U64[0]];
 }
 
@@ -5558,6 +5714,7 @@ export function cudaGLUnmapBufferObjectAsync(bufObj: number, stream: H.cudaStrea
   const a_bufObj = M.u32(bufObj, 'cudaGLUnmapBufferObjectAsync', 'bufObj');
   const a_stream = M.handle(stream, 'cudaGLUnmapBufferObjectAsync', 'stream');
   const err = (f_cudaGLUnmapBufferObjectAsync ??= L.bind('cudaGLUnmapBufferObjectAsync'))(a_bufObj, a_stream) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaGLUnmapBufferObjectAsync', [err]);
   return [err];
 }
 
@@ -5573,7 +5730,7 @@ export function cudaGraphicsEGLRegisterImage(image: Pointer, flags: number): Res
   const a_image = M.pointer(image, 'cudaGraphicsEGLRegisterImage', 'image');
   const a_flags = M.u32(flags, 'cudaGraphicsEGLRegisterImage', 'flags');
   const err = (f_cudaGraphicsEGLRegisterImage ??= L.bind('cudaGraphicsEGLRegisterImage'))(K.slot[0], a_image, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphicsEGLRegisterImage', [err, null]);
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 
@@ -5587,7 +5744,7 @@ let f_cudaEGLStreamConsumerConnect: KoffiFunction | undefined;
 export function cudaEGLStreamConsumerConnect(eglStream: Pointer): Res<[H.cudaEglStreamConnection]> {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnect', 'eglStream');
   const err = (f_cudaEGLStreamConsumerConnect ??= L.bind('cudaEGLStreamConsumerConnect'))(K.slot[0], a_eglStream) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaEGLStreamConsumerConnect', [err, null]);
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
@@ -5603,7 +5760,7 @@ export function cudaEGLStreamConsumerConnectWithFlags(eglStream: Pointer, flags:
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnectWithFlags', 'eglStream');
   const a_flags = M.u32(flags, 'cudaEGLStreamConsumerConnectWithFlags', 'flags');
   const err = (f_cudaEGLStreamConsumerConnectWithFlags ??= L.bind('cudaEGLStreamConsumerConnectWithFlags'))(K.slot[0], a_eglStream, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaEGLStreamConsumerConnectWithFlags', [err, null]);
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
@@ -5618,7 +5775,7 @@ export function cudaEGLStreamConsumerDisconnect(conn: H.cudaEglStreamConnection 
   const a_conn = M.handle(conn, 'cudaEGLStreamConsumerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const err = (f_cudaEGLStreamConsumerDisconnect ??= L.bind('cudaEGLStreamConsumerDisconnect'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaEGLStreamConsumerDisconnect', [err, null]);
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
@@ -5638,7 +5795,7 @@ export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnectio
   K.U64[2] = a_pStream ?? 0n;
   const a_timeout = M.u32(timeout, 'cudaEGLStreamConsumerAcquireFrame', 'timeout');
   const err = (f_cudaEGLStreamConsumerAcquireFrame ??= L.bind('cudaEGLStreamConsumerAcquireFrame'))(K.slot[0], K.slot[1], K.slot[2], a_timeout) as E.cudaError_t;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('cudaEGLStreamConsumerAcquireFrame', [err, null, null, null]);
   return [err, K.U64[0] as H.cudaEglStreamConnection, K.U64[1] as H.cudaGraphicsResource_t, K.U64[2] as H.cudaStream_t];
 }
 
@@ -5658,7 +5815,7 @@ export function cudaEGLStreamConsumerReleaseFrame(conn: H.cudaEglStreamConnectio
   const a_pStream = M.handle(pStream, 'cudaEGLStreamConsumerReleaseFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
   const err = (f_cudaEGLStreamConsumerReleaseFrame ??= L.bind('cudaEGLStreamConsumerReleaseFrame'))(K.slot[0], a_pCudaResource, K.slot[1]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaEGLStreamConsumerReleaseFrame', [err, null, null]);
   return [err, K.U64[0] as H.cudaEglStreamConnection, K.U64[1] as H.cudaStream_t];
 }
 
@@ -5676,7 +5833,7 @@ export function cudaEGLStreamProducerConnect(eglStream: Pointer, width: number, 
   const a_width = M.i32(width, 'cudaEGLStreamProducerConnect', 'width');
   const a_height = M.i32(height, 'cudaEGLStreamProducerConnect', 'height');
   const err = (f_cudaEGLStreamProducerConnect ??= L.bind('cudaEGLStreamProducerConnect'))(K.slot[0], a_eglStream, a_width, a_height) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaEGLStreamProducerConnect', [err, null]);
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
@@ -5691,7 +5848,7 @@ export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection 
   const a_conn = M.handle(conn, 'cudaEGLStreamProducerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const err = (f_cudaEGLStreamProducerDisconnect ??= L.bind('cudaEGLStreamProducerDisconnect'))(K.slot[0]) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaEGLStreamProducerDisconnect', [err, null]);
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
@@ -5711,7 +5868,7 @@ export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnectio
   const a_pStream = M.handle(pStream, 'cudaEGLStreamProducerPresentFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
   const err = (f_cudaEGLStreamProducerPresentFrame ??= L.bind('cudaEGLStreamProducerPresentFrame'))(K.slot[0], a_eglframe, K.slot[1]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null];
+  if (err !== 0) return F.failed('cudaEGLStreamProducerPresentFrame', [err, null, null]);
   return [err, K.U64[0] as H.cudaEglStreamConnection, K.U64[1] as H.cudaStream_t];
 }
 
@@ -5730,7 +5887,7 @@ export function cudaEGLStreamProducerReturnFrame(conn: H.cudaEglStreamConnection
   K.U64[1] = a_pStream ?? 0n;
   const a_eglframe = new S.cudaEglFrame_st();
   const err = (f_cudaEGLStreamProducerReturnFrame ??= L.bind('cudaEGLStreamProducerReturnFrame'))(K.slot[0], a_eglframe._u8, K.slot[1]) as E.cudaError_t;
-  if (err !== 0) return [err, null, null, null];
+  if (err !== 0) return F.failed('cudaEGLStreamProducerReturnFrame', [err, null, null, null]);
   return [err, K.U64[0] as H.cudaEglStreamConnection, a_eglframe, K.U64[1] as H.cudaStream_t];
 }
 
@@ -5749,7 +5906,7 @@ export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsRe
   const a_mipLevel = M.u32(mipLevel, 'cudaGraphicsResourceGetMappedEglFrame', 'mipLevel');
   const a_eglFrame = new S.cudaEglFrame_st();
   const err = (f_cudaGraphicsResourceGetMappedEglFrame ??= L.bind('cudaGraphicsResourceGetMappedEglFrame'))(a_eglFrame._u8, a_resource, a_index, a_mipLevel) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphicsResourceGetMappedEglFrame', [err, null]);
   return [err, a_eglFrame];
 }
 
@@ -5765,7 +5922,7 @@ export function cudaEventCreateFromEGLSync(eglSync: Pointer, flags: number): Res
   const a_eglSync = M.pointer(eglSync, 'cudaEventCreateFromEGLSync', 'eglSync');
   const a_flags = M.u32(flags, 'cudaEventCreateFromEGLSync', 'flags');
   const err = (f_cudaEventCreateFromEGLSync ??= L.bind('cudaEventCreateFromEGLSync'))(K.slot[0], a_eglSync, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaEventCreateFromEGLSync', [err, null]);
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
@@ -5781,7 +5938,7 @@ export function cudaVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint 
   const a_vdpDevice = M.u32(vdpDevice, 'cudaVDPAUGetDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cudaVDPAUGetDevice', 'vdpGetProcAddress');
   const err = (f_cudaVDPAUGetDevice ??= L.bind('cudaVDPAUGetDevice'))(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaVDPAUGetDevice', [err, null]);
   return [err, K.I32[0]];
 }
 
@@ -5799,6 +5956,7 @@ export function cudaVDPAUSetVDPAUDevice(device: number, vdpDevice: number, vdpGe
   const a_vdpDevice = M.u32(vdpDevice, 'cudaVDPAUSetVDPAUDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cudaVDPAUSetVDPAUDevice', 'vdpGetProcAddress');
   const err = (f_cudaVDPAUSetVDPAUDevice ??= L.bind('cudaVDPAUSetVDPAUDevice'))(a_device, a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
+  if (err !== 0) return F.failed('cudaVDPAUSetVDPAUDevice', [err]);
   return [err];
 }
 
@@ -5814,7 +5972,7 @@ export function cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags:
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterVideoSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cudaGraphicsVDPAURegisterVideoSurface', 'flags');
   const err = (f_cudaGraphicsVDPAURegisterVideoSurface ??= L.bind('cudaGraphicsVDPAURegisterVideoSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphicsVDPAURegisterVideoSurface', [err, null]);
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 
@@ -5830,7 +5988,7 @@ export function cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterOutputSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cudaGraphicsVDPAURegisterOutputSurface', 'flags');
   const err = (f_cudaGraphicsVDPAURegisterOutputSurface ??= L.bind('cudaGraphicsVDPAURegisterOutputSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0) return F.failed('cudaGraphicsVDPAURegisterOutputSurface', [err, null]);
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 

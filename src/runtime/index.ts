@@ -8,6 +8,7 @@ export type { Result, OkOutputs } from '../ffi/result';
 export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
+export * from './check.gen';
 export * from './helpers';
 /** Promise forms of the waits (polled from the event loop, no pool thread) and of blocking copies and loads (on the pool): `await cudart.async.cudaStreamSynchronize(s, { signal })`. */
 export * as async from './async';
@@ -36,7 +37,7 @@ export {
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { perThreadDefaultStream } from '../ffi/binding';
 export { LibraryLoadError } from '../ffi/loader';
-export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
+export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';
 import { cudartLibraryInfo } from '../ffi/cudart-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };

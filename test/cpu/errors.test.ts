@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as root from '../../src';
 import * as core from '../../src/core';
-import { CudaBindingsError, LIBRARIES, isCudaLibrary, statusMessage, statusText } from '../../src/ffi/errors';
+import { CudaBindingsError, LIBRARIES, StatusError, isCudaLibrary, statusMessage, statusText } from '../../src/ffi/errors';
 import { LibraryLoadError } from '../../src/ffi/loader';
 import { CommandError, NoGpu } from '../../src/cli/common';
 import { UsageError } from '../../src/cli/args';
@@ -45,6 +45,11 @@ const made: [string, () => Error, string][] = [
   ],
   // Status 0 needs no text from libnccl (the guard's test below covers a library that cannot give it).
   ['NcclError', () => new core.NcclError(0, 'ncclSuccess', 'ncclAllReduce', ' busy '), 'ncclSuccess:  (busy) (in ncclAllReduce)'],
+  [
+    'StatusError',
+    () => new StatusError(35, 'cudaErrorInsufficientDriver', 'cudaGetDeviceCount', 'insufficient driver', 'libcudart'),
+    'cudaErrorInsufficientDriver: insufficient driver (in cudaGetDeviceCount)',
+  ],
   [
     'LibraryLoadError',
     () => new LibraryLoadError('libcudart', [{ candidate: 'libcudart.so.13', reason: 'not found' }]),

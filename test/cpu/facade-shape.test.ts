@@ -12,7 +12,7 @@ import { namespaceOf } from '../../tools/codegen/emit-library';
 const cases: [string, () => object, string][] = [];
 for (const lib of LIBRARIES) {
   const [api, ns] = [lib.api.id, namespaceOf(lib)];
-  for (const part of ['api.gen', 'enums.gen', 'helpers'])
+  for (const part of ['api.gen', 'enums.gen', 'check.gen', 'helpers'])
     cases.push([`root.${ns} (${part})`, () => (root as any)[ns], `../../src/${api}/${part}`]);
   // A library whose headers declare no struct has no struct module.
   if (fs.existsSync(path.join(__dirname, '..', '..', 'src', api, 'structs.gen.ts')))

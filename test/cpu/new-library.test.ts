@@ -56,6 +56,7 @@ test('the generator writes every file of the library from its record and model',
   expect([...gen.files.keys()].sort()).toEqual(
     [
       'src/cufake/api.gen.ts',
+      'src/cufake/check.gen.ts',
       'src/cufake/constants.gen.ts',
       'src/cufake/enums.gen.ts',
       'src/cufake/handles.gen.ts',
@@ -137,6 +138,15 @@ test('the package root loads it on first use, and its calls reach the library', 
     { CUDA_BINDINGS_CUFAKE: lib },
   );
   expect(JSON.parse(out)).toEqual([false, [0, 4], [0, 3], [2, null], [0, 'value above CUFAKE_MAX_VALUE'], 1020, true]);
+});
+
+test("its checkCudaErrors returns the outputs and names a failure by the library's status and text", () => {
+  const out = node(
+    `const { checkCudaErrors, cufakeHalve } = require('./src/cufake');
+     try { console.log(checkCudaErrors(cufakeHalve(7, 0)), checkCudaErrors(cufakeHalve(1001, 0))); } catch (e) { console.log(e.name, e.message); }`,
+    { CUDA_BINDINGS_CUFAKE: lib },
+  );
+  expect(out).toBe('StatusError CUFAKE_ERROR_OVERFLOW: value above CUFAKE_MAX_VALUE (in cufakeHalve)');
 });
 
 test('bad input is refused before C, naming the function and the parameter', () => {

@@ -7,6 +7,8 @@ import * as path from 'node:path';
 import * as util from 'node:util';
 import * as ts from 'typescript';
 import { cudart } from '../../src';
+import { LIBRARIES } from '../../tools/codegen/libraries';
+import { namespaceOf } from '../../tools/codegen/emit-library';
 
 const root = path.join(__dirname, '..', '..');
 const fixtures = path.join(__dirname, 'fixtures', 'types');
@@ -38,7 +40,10 @@ declare const send: core.DeviceBuffer, recv: core.DeviceBuffer, a: core.DeviceBu
  */
 function blockModule(block: string, srcPath: string): string {
   const lines = block.split('\n');
-  const imports = lines.filter((l) => /^import /.test(l)).map((l) => l.replace(`'cuda-bindings'`, `'${srcPath}'`));
+  // The package root and its subpaths (cuda-bindings/runtime is src/runtime).
+  const imports = lines
+    .filter((l) => /^import /.test(l))
+    .map((l) => l.replace(/'cuda-bindings(\/[\w-]+)?'/, (_, sub: string | undefined) => `'${srcPath}${sub ?? ''}'`));
   const body = lines.filter((l) => !/^import /.test(l));
   const all = `import { cudart, cuda, nvrtc, nvjitlink, nvml, nccl, core } from '${srcPath}';`;
   // A block's own import of a namespace replaces the one the prelude makes.
@@ -63,6 +68,39 @@ function blockModule(block: string, srcPath: string): string {
   // A block on core passes core's Stream; the others the runtime's handle.
   const stream = own.has('core') ? 'declare const stream: core.Stream;' : 'declare const stream: cudart.cudaStream_t;';
   return [...imports, pre, PRELUDE, stream, 'export async function readmeBlock(): Promise<void> {', ...body, '}', ''].join('\n');
+}
+
+/**
+ * A module that passes the result of every status-returning function of every facade (their return
+ * types, read from src/<id>/api.gen.ts) to cuda-python's check helper as a user writes it, and to
+ * the facade's own checkCudaErrors.
+ */
+function idiomModule(srcPath: string): string {
+  const o = [`import * as P from '${srcPath}';`, ''];
+  for (const lib of LIBRARIES) {
+    const [ns, status] = [namespaceOf(lib), lib.api.status.enumTs];
+    const file = path.join(root, 'src', lib.api.id, 'api.gen.ts');
+    const sf = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+    const names = sf.statements
+      .filter(ts.isFunctionDeclaration)
+      .filter((f) => f.type && new RegExp(`^(Res<|Result<|\\[E\\.${status}\\b)`).test(f.type.getText(sf)))
+      .map((f) => f.name!.text);
+    o.push(
+      `function check_${ns}<T extends unknown[]>(r: readonly [P.${ns}.${status}, ...T]): T {`,
+      `  if (r[0] !== 0) throw new Error(P.${ns}.${status}[r[0]]);`,
+      '  return r.slice(1) as T;',
+      '}',
+      `export function every_${ns}(): number {`,
+      `  let n = 0;`,
+      ...names.flatMap((f) => [
+        `  { const r = null as unknown as ReturnType<typeof P.${ns}.${f}>; check_${ns}(r); P.${ns}.checkCudaErrors(r); n++; }`,
+      ]),
+      '  return n;',
+      '}',
+      '',
+    );
+  }
+  return o.join('\n');
 }
 
 /** The package's strict compiler options, as a user's project has them. */
@@ -108,7 +146,9 @@ describe('types under strict', () => {
       .readdirSync(fixtures)
       .filter((f) => f.endsWith('.ts'))
       .map((f) => path.join(fixtures, f));
-    diagnostics = compile([...blocks, ...own]);
+    const idiom = path.join(dir, 'idiom-every-function.ts');
+    fs.writeFileSync(idiom, idiomModule(path.join(root, 'src')));
+    diagnostics = compile([...blocks, ...own, idiom]);
   }, 240_000);
 
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -123,6 +163,16 @@ describe('types under strict', () => {
 
   test('checking the status narrows the outputs, in every API', () => {
     expect(diagnostics.filter((d) => d.startsWith('narrowing.ts'))).toEqual([]);
+  });
+
+  test("cuda-python's check helper, as a user writes it, takes every facade function's result", () => {
+    expect(diagnostics.filter((d) => d.startsWith('idiom'))).toEqual([]);
+  });
+
+  test('the idiom reaches the functions of every library', () => {
+    const text = fs.readFileSync(path.join(dir, 'idiom-every-function.ts'), 'utf8');
+    const counts = LIBRARIES.map((lib) => text.split(`check_${namespaceOf(lib)}(r)`).length - 1);
+    expect(Math.min(...counts)).toBeGreaterThanOrEqual(8);
   });
 
   test('device pointers, attribute names and struct classes reject what is wrong', () => {

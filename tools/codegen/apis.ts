@@ -163,6 +163,8 @@ export interface LibraryRecord {
   versionAfterInit?: string;
   /** A line for the loader's opening comment: why its declarations must wait for the first call, where that is not plain. */
   loaderNote?: string;
+  /** The facade's call that gives a status's text (`cudaGetErrorString`), which its checkCudaErrors puts in the error; absent where the library has none. */
+  statusText?: string;
   /** The namespace's index, src/<id>/index.ts. */
   index: {
     /** Its module doc's lines (before `@module cuda-bindings/<id>`). */

@@ -242,6 +242,7 @@ export function emitFacade(api: ApiConfig, loader: string, model: Model, tm: Typ
     `import * as E from './enums.gen';`,
     `import type * as H from './handles.gen';`,
     `import type { Result } from '../ffi/result';`,
+    `import * as F from '../ffi/status';`,
   ]);
   return [banner(`tuple facade of the ${api.title}`, from), ...imports, '', ...o].join('\n') + '\n';
 }
@@ -333,7 +334,10 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
     return o.join('\n') + '\n';
   }
   o.push(`export function ${fn.name}(${params}): ${ret} {`);
-  for (const s of [...p.pre, ...p.late]) o.push(`  ${s.replaceAll('@NULLS', ', null'.repeat(p.outs.length))}`);
+  // A failed result is marked with the call's name, for checkCudaErrors to name it (src/ffi/status.ts).
+  const fail = (tuple: string) => `F.failed('${fn.name}', ${tuple})`;
+  for (const s of [...p.pre, ...p.late])
+    o.push(`  ${s.replace(/return \[(\w+)@NULLS\];/g, (_, e: string) => `return ${fail(`[${e}${', null'.repeat(p.outs.length)}]`)};`)}`);
   const call = (args: string[]) => `(f_${fn.name} ??= L.bind('${fn.name}'))(${args.join(', ')})`;
   if (p.splitTypes) o.push(`  const err = (L.splitSmallStructs ? ${call(p.splitArgs)} : ${call(p.args)}) as ${st};`);
   else o.push(`  const err = ${call(p.args)} as ${st};`);
@@ -343,15 +347,15 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
     if (cs !== undefined && p.outs.some((x) => x.countSlot !== undefined)) {
       // The size needed comes back with the status that says the array was too small.
       o.push(
-        `  if (err === ${cs}) return [err, ${p.outs.map((x) => (x.countSlot !== undefined ? `K.readSize(${x.countSlot})` : 'null')).join(', ')}];`,
+        `  if (err === ${cs}) return ${fail(`[err, ${p.outs.map((x) => (x.countSlot !== undefined ? `K.readSize(${x.countSlot})` : 'null')).join(', ')}]`)};`,
       );
     }
     const also = (api.status.withOutputs ?? []).map((n) => ` && err !== ${st}.${n}`).join('');
-    o.push(`  if (err !== 0${also}) return [err${', null'.repeat(p.outs.length)}];`);
+    o.push(`  if (err !== 0${also}) return ${fail(`[err${', null'.repeat(p.outs.length)}]`)};`);
     for (const s of p.post) o.push(`  ${s}`);
     o.push(`  return [err, ${p.outs.map((x) => x.expr).join(', ')}];`);
   } else {
-    o.push('  return [err];');
+    o.push(`  if (err !== 0) return ${fail('[err]')};`, '  return [err];');
   }
   o.push('}');
   return o.join('\n') + '\n';

@@ -15,6 +15,8 @@ export const libraryFiles = (lib: LibraryRecord) => ({
   loader: `src/ffi/${lib.name}-lib.gen.ts`,
   index: `src/${lib.api.id}/index.ts`,
   async: `src/${lib.api.id}/async.gen.ts`,
+  /** The facade's checkCudaErrors. */
+  check: `src/${lib.api.id}/check.gen.ts`,
   /** The struct classes, where the headers have any. */
   structs: `src/${lib.api.id}/structs.gen.ts`,
 });
@@ -108,6 +110,7 @@ export function emitIndex(lib: LibraryRecord, hasStructs: boolean, from: string)
     `export * from './constants.gen';`,
     `export * from './handles.gen';`,
   ];
+  o.push(`export * from './check.gen';`);
   if (x.helpers) o.push(`export * from './helpers';`);
   if (x.async) o.push(`/** ${x.async.doc} */`, `export * as async from './${x.async.compile ? 'async.gen' : 'async'}';`);
   if (hasStructs) o.push(`export * from './structs.gen';`);
@@ -119,7 +122,7 @@ export function emitIndex(lib: LibraryRecord, hasStructs: boolean, from: string)
   }
   o.push(
     `export { LibraryLoadError } from '../ffi/loader';`,
-    `export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';`,
+    `export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';`,
     `import { ${lib.name}LibraryInfo } from '../ffi/${lib.name}-lib.gen';`,
     `import type { LibraryInfo } from '../ffi/binding';`,
     'export type { LibraryInfo };',
@@ -131,6 +134,46 @@ export function emitIndex(lib: LibraryRecord, hasStructs: boolean, from: string)
     '',
   );
   return o.join('\n');
+}
+
+/**
+ * src/<id>/check.gen.ts: cuda-python's `checkCudaErrors` for the facade's results, which throws a
+ * StatusError named by the facade's status enum and its text call (the record's `statusText`).
+ */
+export function emitCheck(lib: LibraryRecord, from: string): string {
+  const { enumTs, success, withOutputs = [] } = lib.api.status;
+  const ok = [success, ...withOutputs];
+  const text = lib.statusText;
+  const okText = ok.join(' or ');
+  return [
+    banner(`cuda-python's checkCudaErrors for the ${lib.api.title}, from its record in tools/codegen/libraries.ts`, from),
+    `import { checkResult, type Checked, type StatusNames } from '../ffi/status';`,
+    `import { ${enumTs} } from './enums.gen';`,
+    ...(text ? [`import { ${text} } from './api.gen';`] : []),
+    '',
+    `/** How checkCudaErrors names the ${lib.api.title}'s statuses. */`,
+    'const STATUS: StatusNames = {',
+    `  library: ${q(lib.label)},`,
+    `  names: ${enumTs},`,
+    `  enumName: ${q(enumTs)},`,
+    `  ok: [${ok.map((n) => `${enumTs}.${n}`).join(', ')}],`,
+    ...(text ? [`  text: (code) => ${text}(code)[1],`] : []),
+    `  anyCall: ${q(`a call of the ${lib.api.title}`)},`,
+    '};',
+    '',
+    '/**',
+    ` * cuda-python's \`checkCudaErrors\` for the ${lib.api.title}: the outputs of a call's result when its status`,
+    ` * is ${okText} (nothing for \`[err]\`, the output for \`[err, value]\`, an array for more); otherwise throws`,
+    ` * a StatusError that names the status and the call: \`STATUS_NAME: ${text ? `${text}'s text` : 'failed'} (in call)\`.`,
+    ' * @param result - what a function of this facade returned: `[status, ...outputs]`.',
+    " * @param fn - the call's name for the error; where absent, the call that returned `result` (a hand-written or `async` function's result is named only by this).",
+    ' * @returns nothing, the one output, or the outputs as an array.',
+    ' */',
+    `export function checkCudaErrors<R extends readonly [${enumTs}, ...unknown[]]>(result: R, fn?: string): Checked<R> {`,
+    '  return checkResult(result, STATUS, fn) as Checked<R>;',
+    '}',
+    '',
+  ].join('\n');
 }
 
 /**

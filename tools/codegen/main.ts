@@ -15,7 +15,7 @@ import { planFunction, type Plan } from './plan';
 import { resolve } from './ctype';
 import type { ApiConfig, LibraryRecord } from './apis';
 import { LIBRARIES } from './libraries';
-import { emitLoader, emitIndex, emitAsync, emitRootIndex, libraryFiles, loaderImport } from './emit-library';
+import { emitLoader, emitIndex, emitAsync, emitCheck, emitRootIndex, libraryFiles, loaderImport } from './emit-library';
 import { emitReducedHeader } from './emit-reduced';
 import { missingEntries, unknownSubpaths } from './package-entries';
 import { banner, hasBanner } from './util';
@@ -215,6 +215,7 @@ function emitApi(lib: LibraryRecord, parsed: ParsedApi, gen: Generated, toolkit?
   gen.files.set(`${dir}/api.gen.ts`, sealed(emitFacade(api, loaderImport(lib), model, tm, plans, from)));
   gen.files.set(files.loader, emitLoader(lib, from));
   gen.files.set(files.index, emitIndex(lib, hasStructs, from));
+  gen.files.set(files.check, sealed(emitCheck(lib, from)));
   if (lib.index.async?.compile) gen.files.set(files.async, emitAsync(lib, model, from));
   gen.files.set(
     `test/cpu/fixtures/${api.id}-signatures.json`,
