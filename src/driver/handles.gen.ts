@@ -157,7 +157,7 @@ export type CUasyncCallbackHandle = bigint & { readonly __brand: 'CUasyncCallbac
 export function CUasyncCallbackHandle(value: bigint | number): CUasyncCallbackHandle {
   return handleFrom(value, 'CUasyncCallbackHandle') as CUasyncCallbackHandle;
 }
-/** A green context handle. This handle can be used safely from only one CPU thread at a time. Created via::cuGreenCtxCreate */
+/** A green context handle. This handle can be used safely from only one CPU thread at a time. Created via cuGreenCtxCreate */
 export type CUgreenCtx = bigint & { readonly __brand: 'CUgreenCtx' };
 /** Makes a CUgreenCtx from an integer, as cuda-python's `CUgreenCtx(value)`. */
 export function CUgreenCtx(value: bigint | number): CUgreenCtx {
@@ -169,7 +169,7 @@ export type CUlinkState = bigint & { readonly __brand: 'CUlinkState' };
 export function CUlinkState(value: bigint | number): CUlinkState {
   return handleFrom(value, 'CUlinkState') as CUlinkState;
 }
-/** An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via::cuDevResourceGenerateDesc */
+/** An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via cuDevResourceGenerateDesc */
 export type CUdevResourceDesc = bigint & { readonly __brand: 'CUdevResourceDesc' };
 /** Makes a CUdevResourceDesc from an integer, as cuda-python's `CUdevResourceDesc(value)`. */
 export function CUdevResourceDesc(value: bigint | number): CUdevResourceDesc {

@@ -130,7 +130,7 @@ export interface CUipcMemHandle_stInit {
   reserved?: Uint8Array | number[];
 }
 
-/** Per-operation parameters for::cuStreamBatchMemOp */
+/** Per-operation parameters for cuStreamBatchMemOp */
 // union CUstreamBatchMemOpParams_union — cuda.h:543
 export class CUstreamBatchMemOpParams_union extends CStruct {
   static get layout(): StructLayout {
@@ -157,7 +157,7 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
     W.i32(this._dv, this._o + 0, v, 'CUstreamBatchMemOpParams_union.operation');
   }
   private _n_waitValue?: CUstreamMemOpWaitValueParams_st;
-  /** Params for::CU_STREAM_MEM_OP_WAIT_VALUE_32 and::CU_STREAM_MEM_OP_WAIT_VALUE_64 operations. */
+  /** Params for CU_STREAM_MEM_OP_WAIT_VALUE_32 and CU_STREAM_MEM_OP_WAIT_VALUE_64 operations. */
   get waitValue(): CUstreamMemOpWaitValueParams_st {
     return (this._n_waitValue ??= nestedView(this, CUstreamMemOpWaitValueParams_st, 0, 40, 'waitValue'));
   }
@@ -165,7 +165,7 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
     setNested(this.waitValue, v, CUstreamMemOpWaitValueParams_st, 'CUstreamBatchMemOpParams_union.waitValue');
   }
   private _n_writeValue?: CUstreamMemOpWriteValueParams_st;
-  /** Params for::CU_STREAM_MEM_OP_WRITE_VALUE_32 and::CU_STREAM_MEM_OP_WRITE_VALUE_64 operations. */
+  /** Params for CU_STREAM_MEM_OP_WRITE_VALUE_32 and CU_STREAM_MEM_OP_WRITE_VALUE_64 operations. */
   get writeValue(): CUstreamMemOpWriteValueParams_st {
     return (this._n_writeValue ??= nestedView(this, CUstreamMemOpWriteValueParams_st, 0, 40, 'writeValue'));
   }
@@ -173,7 +173,7 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
     setNested(this.writeValue, v, CUstreamMemOpWriteValueParams_st, 'CUstreamBatchMemOpParams_union.writeValue');
   }
   private _n_flushRemoteWrites?: CUstreamMemOpFlushRemoteWritesParams_st;
-  /** Params for::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES operations. */
+  /** Params for CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES operations. */
   get flushRemoteWrites(): CUstreamMemOpFlushRemoteWritesParams_st {
     return (this._n_flushRemoteWrites ??= nestedView(this, CUstreamMemOpFlushRemoteWritesParams_st, 0, 8, 'flushRemoteWrites'));
   }
@@ -181,7 +181,7 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
     setNested(this.flushRemoteWrites, v, CUstreamMemOpFlushRemoteWritesParams_st, 'CUstreamBatchMemOpParams_union.flushRemoteWrites');
   }
   private _n_memoryBarrier?: CUstreamMemOpMemoryBarrierParams_st;
-  /** Params for::CU_STREAM_MEM_OP_BARRIER operations. */
+  /** Params for CU_STREAM_MEM_OP_BARRIER operations. */
   get memoryBarrier(): CUstreamMemOpMemoryBarrierParams_st {
     return (this._n_memoryBarrier ??= nestedView(this, CUstreamMemOpMemoryBarrierParams_st, 0, 8, 'memoryBarrier'));
   }
@@ -248,7 +248,7 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
   set value64(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'CUstreamMemOpWaitValueParams_st.value64');
   }
-  /** See::CUstreamWaitValue_flags. */
+  /** See CUstreamWaitValue_flags. */
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
@@ -316,7 +316,7 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
   set value64(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'CUstreamMemOpWriteValueParams_st.value64');
   }
-  /** See::CUstreamWriteValue_flags. */
+  /** See CUstreamWriteValue_flags. */
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
@@ -405,7 +405,7 @@ export class CUstreamMemOpMemoryBarrierParams_st extends CStruct {
   set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpMemoryBarrierParams_st.operation');
   }
-  /** See::CUstreamMemoryBarrier_flags */
+  /** See CUstreamMemoryBarrier_flags */
   get flags(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
@@ -419,7 +419,7 @@ export interface CUstreamMemOpMemoryBarrierParams_stInit {
   flags?: number;
 }
 
-/** Batch memory operation node parameters Used in the legacy::cuGraphAddBatchMemOpNode api. New code should use::cuGraphAddNode() */
+/** Batch memory operation node parameters Used in the legacy cuGraphAddBatchMemOpNode api. New code should use cuGraphAddNode() */
 // struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st — cuda.h:583
 export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st extends CStruct {
   static get layout(): StructLayout {
@@ -777,14 +777,14 @@ export class CUaccessPolicyWindow_st extends CStruct {
   set hitRatio(v: number) {
     W.f32(this._dv, this._o + 16, v, 'CUaccessPolicyWindow_st.hitRatio');
   }
-  /** ::CUaccessProperty set for hit. */
+  /** CUaccessProperty set for hit. */
   get hitProp(): E.CUaccessProperty {
     return this._dv.getInt32(this._o + 20, true) as E.CUaccessProperty;
   }
   set hitProp(v: E.CUaccessProperty) {
     W.i32(this._dv, this._o + 20, v, 'CUaccessPolicyWindow_st.hitProp');
   }
-  /** ::CUaccessProperty set for miss. Must be either NORMAL or STREAMING */
+  /** CUaccessProperty set for miss. Must be either NORMAL or STREAMING */
   get missProp(): E.CUaccessProperty {
     return this._dv.getInt32(this._o + 24, true) as E.CUaccessProperty;
   }
@@ -1396,7 +1396,7 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
     super(32, mem, dv);
     this._init(init, CUDA_CONDITIONAL_NODE_PARAMS.keys);
   }
-  /** Conditional node handle. Handles must be created in advance of creating the node using::cuGraphConditionalHandleCreate. */
+  /** Conditional node handle. Handles must be created in advance of creating the node using cuGraphConditionalHandleCreate. */
   get handle(): H.CUgraphConditionalHandle {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUgraphConditionalHandle;
   }
@@ -1417,7 +1417,7 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
   set size(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_CONDITIONAL_NODE_PARAMS.size');
   }
-  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cuStreamBeginCaptureToGraph. CU_GRAPH_COND_TYPE_IF: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. CU_GRAPH_COND_TYPE_WHILE: phGraph_out[0] is executed as long as the condition is non-zero. CU_GRAPH_COND_TYPE_SWITCH: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
+  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or cuStreamBeginCaptureToGraph. CU_GRAPH_COND_TYPE_IF: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. CU_GRAPH_COND_TYPE_WHILE: phGraph_out[0] is executed as long as the condition is non-zero. CU_GRAPH_COND_TYPE_SWITCH: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
   get phGraph_out(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
@@ -1460,7 +1460,7 @@ export class CUgraphEdgeData_st extends CStruct {
     super(8, mem, dv);
     this._init(init, CUgraphEdgeData_st.keys);
   }
-  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::CU_GRAPH_KERNEL_NODE_PORT_DEFAULT,::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER. */
+  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types: CU_GRAPH_KERNEL_NODE_PORT_DEFAULT, CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, or CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER. */
   get from_port(): number {
     return this._dv.getUint8(this._o + 0);
   }
@@ -1474,7 +1474,7 @@ export class CUgraphEdgeData_st extends CStruct {
   set to_port(v: number) {
     W.u8(this._dv, this._o + 1, v, 'CUgraphEdgeData_st.to_port');
   }
-  /** This should be populated with a value from::CUgraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See::CUgraphDependencyType. */
+  /** This should be populated with a value from CUgraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See CUgraphDependencyType. */
   get type(): number {
     return this._dv.getUint8(this._o + 2);
   }
@@ -1553,7 +1553,7 @@ export interface CUDA_GRAPH_INSTANTIATE_PARAMS_stInit {
   result_out?: E.CUgraphInstantiateResult;
 }
 
-/** Memory Synchronization Domain map See::cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a different domain ID. User may also alter the domain ID with::CUlaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. Domain ID range is available through::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT. */
+/** Memory Synchronization Domain map See cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a different domain ID. User may also alter the domain ID with CUlaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. Domain ID range is available through CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT. */
 // struct CUlaunchMemSyncDomainMap_st — cuda.h:2067
 export class CUlaunchMemSyncDomainMap_st extends CStruct {
   static get layout(): StructLayout {
@@ -1593,7 +1593,7 @@ export interface CUlaunchMemSyncDomainMap_stInit {
   remote?: number;
 }
 
-/** Launch attributes union; used as value field of::CUlaunchAttribute */
+/** Launch attributes union; used as value field of CUlaunchAttribute */
 // union CUlaunchAttributeValue_union — cuda.h:2246
 export class CUlaunchAttributeValue_union extends CStruct {
   static get layout(): StructLayout {
@@ -1619,21 +1619,21 @@ export class CUlaunchAttributeValue_union extends CStruct {
     setBytes(this, 0, 64, v, 'CUlaunchAttributeValue_union.pad');
   }
   private _n_accessPolicyWindow?: CUaccessPolicyWindow_st;
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW. */
   get accessPolicyWindow(): CUaccessPolicyWindow_st {
     return (this._n_accessPolicyWindow ??= nestedView(this, CUaccessPolicyWindow_st, 0, 32, 'accessPolicyWindow'));
   }
   set accessPolicyWindow(v: CUaccessPolicyWindow_st | CUaccessPolicyWindow_stInit) {
     setNested(this.accessPolicyWindow, v, CUaccessPolicyWindow_st, 'CUlaunchAttributeValue_union.accessPolicyWindow');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_COOPERATIVE. Nonzero indicates a cooperative kernel (see::cuLaunchCooperativeKernel). */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_COOPERATIVE. Nonzero indicates a cooperative kernel (see cuLaunchCooperativeKernel). */
   get cooperative(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
   set cooperative(v: number) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.cooperative');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY.::CUsynchronizationPolicy for work queued up in this stream */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY. CUsynchronizationPolicy for work queued up in this stream */
   get syncPolicy(): E.CUsynchronizationPolicy {
     return this._dv.getInt32(this._o + 0, true) as E.CUsynchronizationPolicy;
   }
@@ -1647,14 +1647,14 @@ export class CUlaunchAttributeValue_union extends CStruct {
   set clusterDim(v: CUlaunchAttributeValue_union_clusterDim | CUlaunchAttributeValue_union_clusterDimInit) {
     setNested(this.clusterDim, v, CUlaunchAttributeValue_union_clusterDim, 'CUlaunchAttributeValue_union.clusterDim');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE. Cluster scheduling policy preference for the kernel. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE. Cluster scheduling policy preference for the kernel. */
   get clusterSchedulingPolicyPreference(): E.CUclusterSchedulingPolicy {
     return this._dv.getInt32(this._o + 0, true) as E.CUclusterSchedulingPolicy;
   }
   set clusterSchedulingPolicyPreference(v: E.CUclusterSchedulingPolicy) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.clusterSchedulingPolicyPreference');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. */
   get programmaticStreamSerializationAllowed(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
@@ -1675,7 +1675,7 @@ export class CUlaunchAttributeValue_union extends CStruct {
   set launchCompletionEvent(v: CUlaunchAttributeValue_union_launchCompletionEvent | CUlaunchAttributeValue_union_launchCompletionEventInit) {
     setNested(this.launchCompletionEvent, v, CUlaunchAttributeValue_union_launchCompletionEvent, 'CUlaunchAttributeValue_union.launchCompletionEvent');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PRIORITY. Execution priority of the kernel. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PRIORITY. Execution priority of the kernel. */
   get priority(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
@@ -1683,14 +1683,14 @@ export class CUlaunchAttributeValue_union extends CStruct {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.priority');
   }
   private _n_memSyncDomainMap?: CUlaunchMemSyncDomainMap_st;
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. See::CUlaunchMemSyncDomainMap. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. See CUlaunchMemSyncDomainMap. */
   get memSyncDomainMap(): CUlaunchMemSyncDomainMap_st {
     return (this._n_memSyncDomainMap ??= nestedView(this, CUlaunchMemSyncDomainMap_st, 0, 2, 'memSyncDomainMap'));
   }
   set memSyncDomainMap(v: CUlaunchMemSyncDomainMap_st | CUlaunchMemSyncDomainMap_stInit) {
     setNested(this.memSyncDomainMap, v, CUlaunchMemSyncDomainMap_st, 'CUlaunchAttributeValue_union.memSyncDomainMap');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN. See::CUlaunchMemSyncDomain */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN. See CUlaunchMemSyncDomain */
   get memSyncDomain(): E.CUlaunchMemSyncDomain {
     return this._dv.getInt32(this._o + 0, true) as E.CUlaunchMemSyncDomain;
   }
@@ -1711,7 +1711,7 @@ export class CUlaunchAttributeValue_union extends CStruct {
   set deviceUpdatableKernelNode(v: CUlaunchAttributeValue_union_deviceUpdatableKernelNode | CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit) {
     setNested(this.deviceUpdatableKernelNode, v, CUlaunchAttributeValue_union_deviceUpdatableKernelNode, 'CUlaunchAttributeValue_union.deviceUpdatableKernelNode');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. */
   get sharedMemCarveout(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
@@ -1745,7 +1745,7 @@ export interface CUlaunchAttributeValue_unionInit {
   nvlinkUtilCentricScheduling?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
 // member clusterDim of union CUlaunchAttributeValue_union — cuda.h:2266
 export class CUlaunchAttributeValue_union_clusterDim extends CStruct {
   static get layout(): StructLayout {
@@ -1790,7 +1790,7 @@ export interface CUlaunchAttributeValue_union_clusterDimInit {
   z?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT with the following fields: - CUevent event - Event to fire when all blocks trigger it. - Event record flags, see::cuEventRecordWithFlags. Does not accept:CU_EVENT_RECORD_EXTERNAL. - triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT with the following fields: - CUevent event - Event to fire when all blocks trigger it. - Event record flags, see cuEventRecordWithFlags. Does not accept:CU_EVENT_RECORD_EXTERNAL. - triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
 // member programmaticEvent of union CUlaunchAttributeValue_union — cuda.h:2283
 export class CUlaunchAttributeValue_union_programmaticEvent extends CStruct {
   static get layout(): StructLayout {
@@ -1835,7 +1835,7 @@ export interface CUlaunchAttributeValue_union_programmaticEventInit {
   triggerAtBlockStart?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT with the following fields: - CUevent event - Event to fire when the last block launches - int flags; - Event record flags, see::cuEventRecordWithFlags. Does not accept::CU_EVENT_RECORD_EXTERNAL. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT with the following fields: - CUevent event - Event to fire when the last block launches - int flags; - Event record flags, see cuEventRecordWithFlags. Does not accept CU_EVENT_RECORD_EXTERNAL. */
 // member launchCompletionEvent of union CUlaunchAttributeValue_union — cuda.h:2294
 export class CUlaunchAttributeValue_union_launchCompletionEvent extends CStruct {
   static get layout(): StructLayout {
@@ -1873,7 +1873,7 @@ export interface CUlaunchAttributeValue_union_launchCompletionEventInit {
   flags?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of::CUlaunchAttributeValue::clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of::CUlaunchAttributeValue::clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of::CUlaunchAttributeValue::clusterDim. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of CUlaunchAttributeValue.clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of CUlaunchAttributeValue.clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of CUlaunchAttributeValue.clusterDim. */
 // member preferredClusterDim of union CUlaunchAttributeValue_union — cuda.h:2317
 export class CUlaunchAttributeValue_union_preferredClusterDim extends CStruct {
   static get layout(): StructLayout {
@@ -1918,7 +1918,7 @@ export interface CUlaunchAttributeValue_union_preferredClusterDimInit {
   z?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE. with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - CUgraphDeviceNode devNode - Returns a handle to pass to the various device-side update functions. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE. with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - CUgraphDeviceNode devNode - Returns a handle to pass to the various device-side update functions. */
 // member deviceUpdatableKernelNode of union CUlaunchAttributeValue_union — cuda.h:2329
 export class CUlaunchAttributeValue_union_deviceUpdatableKernelNode extends CStruct {
   static get layout(): StructLayout {
@@ -2079,14 +2079,14 @@ export class CUlaunchConfig_st extends CStruct {
   set hStream(v: H.CUstream | null) {
     W.ptr(this._dv, this._o + 32, v, 'CUlaunchConfig_st.hStream');
   }
-  /** List of attributes; nullable if::CUlaunchConfig::numAttrs == 0 */
+  /** List of attributes; nullable if CUlaunchConfig.numAttrs == 0 */
   get attrs(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
   set attrs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUlaunchAttribute_st | CUlaunchAttribute_stInit)[] | null) {
     setPointerArray(this, 40, v, 'CUlaunchConfig_st.attrs', 'attrs', 72, (dv, at, x, n) => packStruct(dv, at, x, CUlaunchAttribute_st, n));
   }
-  /** Number of attributes populated in::CUlaunchConfig::attrs */
+  /** Number of attributes populated in CUlaunchConfig.attrs */
   get numAttrs(): number {
     return this._dv.getUint32(this._o + 48, true);
   }
@@ -2108,7 +2108,7 @@ export interface CUlaunchConfig_stInit {
   numAttrs?: number;
 }
 
-/** Value for::CU_EXEC_AFFINITY_TYPE_SM_COUNT */
+/** Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT */
 // struct CUexecAffinitySmCount_st — cuda.h:2436
 export class CUexecAffinitySmCount_st extends CStruct {
   static get layout(): StructLayout {
@@ -2812,7 +2812,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   set srcArray(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 56, v, 'CUDA_MEMCPY3D_PEER_st.srcArray');
   }
-  /** Source context (ignored with srcMemoryType is::CU_MEMORYTYPE_ARRAY) */
+  /** Source context (ignored with srcMemoryType is CU_MEMORYTYPE_ARRAY) */
   get srcContext(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 64, true) as H.CUcontext;
   }
@@ -2889,7 +2889,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   set dstArray(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 144, v, 'CUDA_MEMCPY3D_PEER_st.dstArray');
   }
-  /** Destination context (ignored with dstMemoryType is::CU_MEMORYTYPE_ARRAY) */
+  /** Destination context (ignored with dstMemoryType is CU_MEMORYTYPE_ARRAY) */
   get dstContext(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 152, true) as H.CUcontext;
   }
@@ -3186,7 +3186,7 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
   set miptailSize(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.miptailSize');
   }
-  /** Flags will either be zero or::CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL */
+  /** Flags will either be zero or CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL */
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
@@ -4050,7 +4050,7 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
   set size(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.size');
   }
-  /** Flags must either be zero or::CUDA_EXTERNAL_MEMORY_DEDICATED */
+  /** Flags must either be zero or CUDA_EXTERNAL_MEMORY_DEDICATED */
   get flags(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
@@ -4092,7 +4092,7 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle extends CStruct {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.keys);
   }
-  /** File descriptor referencing the memory object. Valid when type is::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD */
+  /** File descriptor referencing the memory object. Valid when type is CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD */
   get fd(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
@@ -4106,7 +4106,7 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle extends CStruct {
   set win32(v: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init) {
     setNested(this.win32, v, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.win32');
   }
-  /** A handle representing an NvSciBuf Object. Valid when type is::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF */
+  /** A handle representing an NvSciBuf Object. Valid when type is CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF */
   get nvSciBufObject(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
@@ -4121,7 +4121,7 @@ export interface CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit {
   nvSciBufObject?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Win32 handle referencing the semaphore object. Valid when type is one of the following: -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32 -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following:::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT then 'name' must be NULL. */
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following: - CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32 - CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT then 'name' must be NULL. */
 // member handle.win32 of struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st — cuda.h:3821
 export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 extends CStruct {
   static get layout(): StructLayout {
@@ -4346,7 +4346,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle extends CStruct {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.keys);
   }
-  /** File descriptor referencing the semaphore object. Valid when type is one of the following: -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD */
+  /** File descriptor referencing the semaphore object. Valid when type is one of the following: - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD */
   get fd(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
@@ -4375,7 +4375,7 @@ export interface CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit {
   nvSciSyncObj?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Win32 handle referencing the semaphore object. Valid when type is one of the following: -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32 -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT then 'name' must be NULL. */
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following: - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32 - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT then 'name' must be NULL. */
 // member handle.win32 of struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st — cuda.h:3968
 export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 extends CStruct {
   static get layout(): StructLayout {
@@ -4441,7 +4441,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st extends CStruct {
   set params(v: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit) {
     setNested(this.params, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.params');
   }
-  /** Only when::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS is used to signal a::CUexternalSemaphore of type::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC which indicates that while signaling the::CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of::CUexternalSemaphore, flags must be zero. */
+  /** Only when CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS is used to signal a CUexternalSemaphore of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC which indicates that while signaling the CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of CUexternalSemaphore, flags must be zero. */
   get flags(): number {
     return this._dv.getUint32(this._o + 72, true);
   }
@@ -4568,7 +4568,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync extends C
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.keys);
   }
-  /** Pointer to NvSciSyncFence. Valid if::CUexternalSemaphoreHandleType is of type::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC. */
+  /** Pointer to NvSciSyncFence. Valid if CUexternalSemaphoreHandleType is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC. */
   get fence(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
@@ -4646,7 +4646,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st extends CStruct {
   set params(v: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit) {
     setNested(this.params, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.params');
   }
-  /** Only when::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS is used to wait on a::CUexternalSemaphore of type::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is::CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC which indicates that while waiting for the::CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of::CUexternalSemaphore, flags must be zero. */
+  /** Only when CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS is used to wait on a CUexternalSemaphore of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC which indicates that while waiting for the CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of CUexternalSemaphore, flags must be zero. */
   get flags(): number {
     return this._dv.getUint32(this._o + 72, true);
   }
@@ -5407,7 +5407,7 @@ export class CUmemLocation_st extends CStruct {
   set type(v: E.CUmemLocationType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemLocation_st.type');
   }
-  /** identifier for a given this location's::CUmemLocationType. */
+  /** identifier for a given this location's CUmemLocationType. */
   get id(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
@@ -5447,7 +5447,7 @@ export class CUmemAllocationProp_st extends CStruct {
   set type(v: E.CUmemAllocationType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemAllocationProp_st.type');
   }
-  /** requested::CUmemAllocationHandleType */
+  /** requested CUmemAllocationHandleType */
   get requestedHandleTypes(): E.CUmemAllocationHandleType {
     return this._dv.getInt32(this._o + 4, true) as E.CUmemAllocationHandleType;
   }
@@ -5462,7 +5462,7 @@ export class CUmemAllocationProp_st extends CStruct {
   set location(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.location, v, CUmemLocation_st, 'CUmemAllocationProp_st.location');
   }
-  /** Windows-specific POBJECT_ATTRIBUTES required when::CU_MEM_HANDLE_TYPE_WIN32 is specified. This object attributes structure includes security attributes that define the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
+  /** Windows-specific POBJECT_ATTRIBUTES required when CU_MEM_HANDLE_TYPE_WIN32 is specified. This object attributes structure includes security attributes that define the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
   get win32HandleMetaData(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
@@ -5505,7 +5505,7 @@ export class CUmemAllocationProp_st_allocFlags extends CStruct {
     super(8, mem, dv);
     this._init(init, CUmemAllocationProp_st_allocFlags.keys);
   }
-  /** Allocation hint for requesting compressible memory. On devices that support Compute Data Compression, compressible memory can be used to accelerate accesses to data with unstructured sparsity and other compressible data patterns. Applications are expected to query allocation property of the handle obtained with::cuMemCreate using::cuMemGetAllocationPropertiesFromHandle to validate if the obtained allocation is compressible or not. Note that compressed memory may not be mappable on all devices. */
+  /** Allocation hint for requesting compressible memory. On devices that support Compute Data Compression, compressible memory can be used to accelerate accesses to data with unstructured sparsity and other compressible data patterns. Applications are expected to query allocation property of the handle obtained with cuMemCreate using cuMemGetAllocationPropertiesFromHandle to validate if the obtained allocation is compressible or not. Note that compressed memory may not be mappable on all devices. */
   get compressionType(): number {
     return this._dv.getUint8(this._o + 0);
   }
@@ -5573,7 +5573,7 @@ export class CUmulticastObjectProp_st extends CStruct {
   set size(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUmulticastObjectProp_st.size');
   }
-  /** Bitmask of exportable handle types (see::CUmemAllocationHandleType) for this object */
+  /** Bitmask of exportable handle types (see CUmemAllocationHandleType) for this object */
   get handleTypes(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
@@ -5623,7 +5623,7 @@ export class CUmemAccessDesc_st extends CStruct {
   set location(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.location, v, CUmemLocation_st, 'CUmemAccessDesc_st.location');
   }
-  /** ::CUmemProt accessibility flags to set on the request */
+  /** CUmemProt accessibility flags to set on the request */
   get flags(): E.CUmemAccess_flags {
     return this._dv.getInt32(this._o + 8, true) as E.CUmemAccess_flags;
   }
@@ -5726,7 +5726,7 @@ export class CUmemPoolProps_st extends CStruct {
   set location(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.location, v, CUmemLocation_st, 'CUmemPoolProps_st.location');
   }
-  /** Windows-specific LPSECURITYATTRIBUTES required when::CU_MEM_HANDLE_TYPE_WIN32 is specified. This security attribute defines the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
+  /** Windows-specific LPSECURITYATTRIBUTES required when CU_MEM_HANDLE_TYPE_WIN32 is specified. This security attribute defines the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
   get win32SecurityAttributes(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
@@ -5797,7 +5797,7 @@ export interface CUmemPoolPtrExportData_stInit {
   reserved?: Uint8Array | number[];
 }
 
-/** Attributes specific to copies within a batch. For more details on usage see::cuMemcpyBatchAsync. */
+/** Attributes specific to copies within a batch. For more details on usage see cuMemcpyBatchAsync. */
 // struct CUmemcpyAttributes_st — cuda.h:4574
 export class CUmemcpyAttributes_st extends CStruct {
   static get layout(): StructLayout {
@@ -5839,7 +5839,7 @@ export class CUmemcpyAttributes_st extends CStruct {
   set dstLocHint(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.dstLocHint, v, CUmemLocation_st, 'CUmemcpyAttributes_st.dstLocHint');
   }
-  /** Additional flags for copies with this attribute. See::CUmemcpyFlags */
+  /** Additional flags for copies with this attribute. See CUmemcpyFlags */
   get flags(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
@@ -5945,7 +5945,7 @@ export interface CUextent3D_stInit {
   depth?: number | bigint;
 }
 
-/** Struct representing an operand for copy with::cuMemcpy3DBatchAsync */
+/** Struct representing an operand for copy with cuMemcpy3DBatchAsync */
 // struct CUmemcpy3DOperand_st — cuda.h:4614
 export class CUmemcpy3DOperand_st extends CStruct {
   static get layout(): StructLayout {
@@ -6024,7 +6024,7 @@ export interface CUmemcpy3DOperand_st_opInit {
   array?: CUmemcpy3DOperand_st_op_array | CUmemcpy3DOperand_st_op_arrayInit;
 }
 
-/** Struct representing an operand when::CUmemcpy3DOperand::type is::CU_MEMCPY_OPERAND_TYPE_POINTER */
+/** Struct representing an operand when CUmemcpy3DOperand.type is CU_MEMCPY_OPERAND_TYPE_POINTER */
 // member op.ptr of struct CUmemcpy3DOperand_st — cuda.h:4620
 export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
   static get layout(): StructLayout {
@@ -6080,7 +6080,7 @@ export interface CUmemcpy3DOperand_st_op_ptrInit {
   locHint?: CUmemLocation_st | CUmemLocation_stInit;
 }
 
-/** Struct representing an operand when::CUmemcpy3DOperand::type is::CU_MEMCPY_OPERAND_TYPE_ARRAY */
+/** Struct representing an operand when CUmemcpy3DOperand.type is CU_MEMCPY_OPERAND_TYPE_ARRAY */
 // member op.array of struct CUmemcpy3DOperand_st — cuda.h:4630
 export class CUmemcpy3DOperand_st_op_array extends CStruct {
   static get layout(): StructLayout {
@@ -6169,7 +6169,7 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   set srcAccessOrder(v: E.CUmemcpySrcAccessOrder) {
     W.i32(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_BATCH_OP_st.srcAccessOrder');
   }
-  /** Additional flags for copies with this attribute. See::CUmemcpyFlags */
+  /** Additional flags for copies with this attribute. See CUmemcpyFlags */
   get flags(): number {
     return this._dv.getUint32(this._o + 108, true);
   }
@@ -6206,7 +6206,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.keys);
   }
   private _n_poolProps?: CUmemPoolProps_st;
-  /** in: location where the allocation should reside (specified in::location).::handleTypes must be::CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
+  /** in: location where the allocation should reside (specified in location). handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
   get poolProps(): CUmemPoolProps_st {
     return (this._n_poolProps ??= nestedView(this, CUmemPoolProps_st, 0, 88, 'poolProps'));
   }
@@ -6271,7 +6271,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.keys);
   }
   private _n_poolProps?: CUmemPoolProps_st;
-  /** in: location where the allocation should reside (specified in::location).::handleTypes must be::CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
+  /** in: location where the allocation should reside (specified in location). handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
   get poolProps(): CUmemPoolProps_st {
     return (this._n_poolProps ??= nestedView(this, CUmemPoolProps_st, 0, 88, 'poolProps'));
   }
@@ -6452,7 +6452,7 @@ export interface CUDA_EVENT_WAIT_NODE_PARAMS_stInit {
   event?: H.CUevent | null;
 }
 
-/** Graph node parameters. See::cuGraphAddNode. */
+/** Graph node parameters. See cuGraphAddNode. */
 // struct CUgraphNodeParams_st — cuda.h:4762
 export class CUgraphNodeParams_st extends CStruct {
   static get layout(): StructLayout {
@@ -6854,35 +6854,35 @@ export class CUmemDecompressParams_st extends CStruct {
     super(64, mem, dv);
     this._init(init, CUmemDecompressParams_st.keys);
   }
-  /** The number of bytes to be read and decompressed from::CUmemDecompressParams_st.src. */
+  /** The number of bytes to be read and decompressed from CUmemDecompressParams_st.src. */
   get srcNumBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
   set srcNumBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUmemDecompressParams_st.srcNumBytes');
   }
-  /** The number of bytes that the decompression operation will be expected to write to::CUmemDecompressParams_st.dst. This value is optional; if present, it may be used by the CUDA driver as a heuristic for scheduling the individual decompression operations. */
+  /** The number of bytes that the decompression operation will be expected to write to CUmemDecompressParams_st.dst. This value is optional; if present, it may be used by the CUDA driver as a heuristic for scheduling the individual decompression operations. */
   get dstNumBytes(): number {
     return readSize(this._dv, this._o + 8);
   }
   set dstNumBytes(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUmemDecompressParams_st.dstNumBytes');
   }
-  /** After the decompression operation has completed, the actual number of bytes written to::CUmemDecompressParams.dst will be recorded as a 32-bit unsigned integer in the memory at this address. */
+  /** After the decompression operation has completed, the actual number of bytes written to CUmemDecompressParams.dst will be recorded as a 32-bit unsigned integer in the memory at this address. */
   get dstActBytes(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
   set dstActBytes(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 16, v, 'CUmemDecompressParams_st.dstActBytes', 'dstActBytes', 4, (dv, at, x, n) => W.u32(dv, at, x, n));
   }
-  /** Pointer to a buffer of at least::CUmemDecompressParams_st.srcNumBytes compressed bytes. */
+  /** Pointer to a buffer of at least CUmemDecompressParams_st.srcNumBytes compressed bytes. */
   get src(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
   set src(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 24, v, 'CUmemDecompressParams_st.src', 'src');
   }
-  /** Pointer to a buffer where the decompressed data will be written. The number of bytes written to this location will be recorded in the memory pointed to by::CUmemDecompressParams_st.dstActBytes */
+  /** Pointer to a buffer where the decompressed data will be written. The number of bytes written to this location will be recorded in the memory pointed to by CUmemDecompressParams_st.dstActBytes */
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
@@ -6962,7 +6962,7 @@ export interface CUdevSmResource_stInit {
   smCoscheduledAlignment?: number;
 }
 
-/** A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it. - If type is CU_DEV_RESOURCE_TYPE_INVALID, this resoure is not valid and cannot be further accessed. - If type is CU_DEV_RESOURCE_TYPE_SM, the::CUdevSmResource structure sm is filled in. For example, sm.smCount will reflect the amount of streaming multiprocessors available in this resource. */
+/** A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it. - If type is CU_DEV_RESOURCE_TYPE_INVALID, this resoure is not valid and cannot be further accessed. - If type is CU_DEV_RESOURCE_TYPE_SM, the CUdevSmResource structure sm is filled in. For example, sm.smCount will reflect the amount of streaming multiprocessors available in this resource. */
 // struct CUdevResource_st — cuda.h:24794
 export class CUdevResource_st extends CStruct {
   static get layout(): StructLayout {

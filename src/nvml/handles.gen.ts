@@ -13,7 +13,7 @@ export type nvmlGpuInstance_t = bigint & { readonly __brand: 'nvmlGpuInstance_t'
 export function nvmlGpuInstance_t(value: bigint | number): nvmlGpuInstance_t {
   return handleFrom(value, 'nvmlGpuInstance_t') as nvmlGpuInstance_t;
 }
-/** ************************************************************************************************ @ { ************************************************************************************************ */
+/** The C handle type nvmlUnit_t */
 export type nvmlUnit_t = bigint & { readonly __brand: 'nvmlUnit_t' };
 /** Makes a nvmlUnit_t from an integer, as cuda-python's `nvmlUnit_t(value)`. */
 export function nvmlUnit_t(value: bigint | number): nvmlUnit_t {

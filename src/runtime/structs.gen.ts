@@ -2518,7 +2518,7 @@ export interface double4_32aInit {
   w?: number;
 }
 
-/** ***************************************************************************** * * * ***************************************************************************** */
+/** struct dim3 */
 // struct dim3 — vector_types.h:576
 export class dim3 extends CStruct {
   static get layout(): StructLayout {
@@ -2667,7 +2667,7 @@ export class cudaArraySparseProperties extends CStruct {
   set miptailSize(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'cudaArraySparseProperties.miptailSize');
   }
-  /** Flags will either be zero or::cudaArraySparsePropertiesSingleMipTail */
+  /** Flags will either be zero or cudaArraySparsePropertiesSingleMipTail */
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
@@ -3374,14 +3374,14 @@ export class cudaAccessPolicyWindow extends CStruct {
   set hitRatio(v: number) {
     W.f32(this._dv, this._o + 16, v, 'cudaAccessPolicyWindow.hitRatio');
   }
-  /** ::CUaccessProperty set for hit. */
+  /** CUaccessProperty set for hit. */
   get hitProp(): E.cudaAccessProperty {
     return this._dv.getInt32(this._o + 20, true) as E.cudaAccessProperty;
   }
   set hitProp(v: E.cudaAccessProperty) {
     W.i32(this._dv, this._o + 20, v, 'cudaAccessPolicyWindow.hitProp');
   }
-  /** ::CUaccessProperty set for miss. Must be either NORMAL or STREAMING. */
+  /** CUaccessProperty set for miss. Must be either NORMAL or STREAMING. */
   get missProp(): E.cudaAccessProperty {
     return this._dv.getInt32(this._o + 24, true) as E.cudaAccessProperty;
   }
@@ -3914,14 +3914,14 @@ export class cudaPointerAttributes extends CStruct {
     super(88, mem, dv);
     this._init(init, cudaPointerAttributes.keys);
   }
-  /** The type of memory -::cudaMemoryTypeUnregistered,::cudaMemoryTypeHost,::cudaMemoryTypeDevice or::cudaMemoryTypeManaged. */
+  /** The type of memory - cudaMemoryTypeUnregistered, cudaMemoryTypeHost, cudaMemoryTypeDevice or cudaMemoryTypeManaged. */
   get type(): E.cudaMemoryType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaMemoryType;
   }
   set type(v: E.cudaMemoryType) {
     W.i32(this._dv, this._o + 0, v, 'cudaPointerAttributes.type');
   }
-  /** The device against which the memory was allocated or registered. If the memory type is::cudaMemoryTypeDevice then this identifies the device on which the memory referred physically resides. If the memory type is::cudaMemoryTypeHost or::cudaMemoryTypeManaged then this identifies the device which was current when the memory was allocated or registered (and if that device is deinitialized then this allocation will vanish with that device's state). */
+  /** The device against which the memory was allocated or registered. If the memory type is cudaMemoryTypeDevice then this identifies the device on which the memory referred physically resides. If the memory type is cudaMemoryTypeHost or cudaMemoryTypeManaged then this identifies the device which was current when the memory was allocated or registered (and if that device is deinitialized then this allocation will vanish with that device's state). */
   get device(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
@@ -3935,7 +3935,7 @@ export class cudaPointerAttributes extends CStruct {
   set devicePointer(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'cudaPointerAttributes.devicePointer', 'devicePointer');
   }
-  /** The address which may be dereferenced on the host to access the memory or NULL if no such address exists. */
+  /** The address which may be dereferenced on the host to access the memory or NULL if no such address exists. Note: CUDA doesn't check if unregistered memory is allocated so this field may contain invalid pointer if an invalid pointer has been passed to CUDA. */
   get hostPointer(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
@@ -4041,7 +4041,7 @@ export class cudaFuncAttributes extends CStruct {
   set maxDynamicSharedSizeBytes(v: number) {
     W.i32(this._dv, this._o + 44, v, 'cudaFuncAttributes.maxDynamicSharedSizeBytes');
   }
-  /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the maximum shared memory. Refer to::cudaDevAttrMaxSharedMemoryPerMultiprocessor. This is only a hint, and the driver can choose a different ratio if required to execute the function. See::cudaFuncSetAttribute */
+  /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the maximum shared memory. Refer to cudaDevAttrMaxSharedMemoryPerMultiprocessor. This is only a hint, and the driver can choose a different ratio if required to execute the function. See cudaFuncSetAttribute */
   get preferredShmemCarveout(): number {
     return this._dv.getInt32(this._o + 48, true);
   }
@@ -4055,7 +4055,7 @@ export class cudaFuncAttributes extends CStruct {
   set clusterDimMustBeSet(v: number) {
     W.i32(this._dv, this._o + 52, v, 'cudaFuncAttributes.clusterDimMustBeSet');
   }
-  /** The required cluster width/height/depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return cudaErrorNotPermitted. See::cudaFuncSetAttribute */
+  /** The required cluster width/height/depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return cudaErrorNotPermitted. See cudaFuncSetAttribute */
   get requiredClusterWidth(): number {
     return this._dv.getInt32(this._o + 56, true);
   }
@@ -4074,14 +4074,14 @@ export class cudaFuncAttributes extends CStruct {
   set requiredClusterDepth(v: number) {
     W.i32(this._dv, this._o + 64, v, 'cudaFuncAttributes.requiredClusterDepth');
   }
-  /** The block scheduling policy of a function. See::cudaFuncSetAttribute */
+  /** The block scheduling policy of a function. See cudaFuncSetAttribute */
   get clusterSchedulingPolicyPreference(): number {
     return this._dv.getInt32(this._o + 68, true);
   }
   set clusterSchedulingPolicyPreference(v: number) {
     W.i32(this._dv, this._o + 68, v, 'cudaFuncAttributes.clusterSchedulingPolicyPreference');
   }
-  /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides::cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See::cudaFuncSetAttribute */
+  /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See cudaFuncSetAttribute */
   get nonPortableClusterSizeAllowed(): number {
     return this._dv.getInt32(this._o + 72, true);
   }
@@ -4117,7 +4117,7 @@ export interface cudaFuncAttributesInit {
   reserved?: (number)[];
 }
 
-/** Specifies a memory location. To specify a gpu, set type =::cudaMemLocationTypeDevice and set id = the gpu's device ordinal. To specify a cpu NUMA node, set type =::cudaMemLocationTypeHostNuma and set id = host NUMA node id. */
+/** Specifies a memory location. To specify a gpu, set type = cudaMemLocationTypeDevice and set id = the gpu's device ordinal. To specify a cpu NUMA node, set type = cudaMemLocationTypeHostNuma and set id = host NUMA node id. */
 // struct cudaMemLocation — driver_types.h:2147
 export class cudaMemLocation extends CStruct {
   static get layout(): StructLayout {
@@ -4143,7 +4143,7 @@ export class cudaMemLocation extends CStruct {
   set type(v: E.cudaMemLocationType) {
     W.i32(this._dv, this._o + 0, v, 'cudaMemLocation.type');
   }
-  /** identifier for a given this location's::CUmemLocationType. */
+  /** identifier for a given this location's CUmemLocationType. */
   get id(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
@@ -4184,7 +4184,7 @@ export class cudaMemAccessDesc extends CStruct {
   set location(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.location, v, cudaMemLocation, 'cudaMemAccessDesc.location');
   }
-  /** ::CUmemProt accessibility flags to set on the request */
+  /** CUmemProt accessibility flags to set on the request */
   get flags(): E.cudaMemAccessFlags {
     return this._dv.getInt32(this._o + 8, true) as E.cudaMemAccessFlags;
   }
@@ -4239,7 +4239,7 @@ export class cudaMemPoolProps extends CStruct {
   set location(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.location, v, cudaMemLocation, 'cudaMemPoolProps.location');
   }
-  /** Windows-specific LPSECURITYATTRIBUTES required when::cudaMemHandleTypeWin32 is specified. This security attribute defines the scope of which exported allocations may be tranferred to other processes. In all other cases, this field is required to be zero. */
+  /** Windows-specific LPSECURITYATTRIBUTES required when cudaMemHandleTypeWin32 is specified. This security attribute defines the scope of which exported allocations may be tranferred to other processes. In all other cases, this field is required to be zero. */
   get win32SecurityAttributes(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
@@ -4472,7 +4472,7 @@ export interface cudaMemFreeNodeParamsInit {
   dptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Attributes specific to copies within a batch. For more details on usage see::cudaMemcpyBatchAsync. */
+/** Attributes specific to copies within a batch. For more details on usage see cudaMemcpyBatchAsync. */
 // struct cudaMemcpyAttributes — driver_types.h:2345
 export class cudaMemcpyAttributes extends CStruct {
   static get layout(): StructLayout {
@@ -4514,7 +4514,7 @@ export class cudaMemcpyAttributes extends CStruct {
   set dstLocHint(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.dstLocHint, v, cudaMemLocation, 'cudaMemcpyAttributes.dstLocHint');
   }
-  /** Additional flags for copies with this attribute. See::cudaMemcpyFlags. */
+  /** Additional flags for copies with this attribute. See cudaMemcpyFlags. */
   get flags(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
@@ -4530,7 +4530,7 @@ export interface cudaMemcpyAttributesInit {
   flags?: number;
 }
 
-/** Struct representing offset into a::cudaArray_t in elements */
+/** Struct representing offset into a cudaArray_t in elements */
 // struct cudaOffset3D — driver_types.h:2364
 export class cudaOffset3D extends CStruct {
   static get layout(): StructLayout {
@@ -4575,7 +4575,7 @@ export interface cudaOffset3DInit {
   z?: number | bigint;
 }
 
-/** Struct representing an operand for copy with::cudaMemcpy3DBatchAsync */
+/** Struct representing an operand for copy with cudaMemcpy3DBatchAsync */
 // struct cudaMemcpy3DOperand — driver_types.h:2373
 export class cudaMemcpy3DOperand extends CStruct {
   static get layout(): StructLayout {
@@ -4654,7 +4654,7 @@ export interface cudaMemcpy3DOperand_opInit {
   array?: cudaMemcpy3DOperand_op_array | cudaMemcpy3DOperand_op_arrayInit;
 }
 
-/** Struct representing an operand when::cudaMemcpy3DOperand::type is::cudaMemcpyOperandTypePointer */
+/** Struct representing an operand when cudaMemcpy3DOperand.type is cudaMemcpyOperandTypePointer */
 // member op.ptr of struct cudaMemcpy3DOperand — driver_types.h:2379
 export class cudaMemcpy3DOperand_op_ptr extends CStruct {
   static get layout(): StructLayout {
@@ -4710,7 +4710,7 @@ export interface cudaMemcpy3DOperand_op_ptrInit {
   locHint?: cudaMemLocation | cudaMemLocationInit;
 }
 
-/** Struct representing an operand when::cudaMemcpy3DOperand::type is::cudaMemcpyOperandTypeArray */
+/** Struct representing an operand when cudaMemcpy3DOperand.type is cudaMemcpyOperandTypeArray */
 // member op.array of struct cudaMemcpy3DOperand — driver_types.h:2389
 export class cudaMemcpy3DOperand_op_array extends CStruct {
   static get layout(): StructLayout {
@@ -4799,7 +4799,7 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   set srcAccessOrder(v: E.cudaMemcpySrcAccessOrder) {
     W.i32(this._dv, this._o + 104, v, 'cudaMemcpy3DBatchOp.srcAccessOrder');
   }
-  /** Additional flags for copy from src to dst. See::cudaMemcpyFlags. */
+  /** Additional flags for copy from src to dst. See cudaMemcpyFlags. */
   get flags(): number {
     return this._dv.getUint32(this._o + 108, true);
   }
@@ -5322,7 +5322,7 @@ export class cudaDeviceProp extends CStruct {
   set canUseHostPointerForRegisteredMem(v: number) {
     W.i32(this._dv, this._o + 664, v, 'cudaDeviceProp.canUseHostPointerForRegisteredMem');
   }
-  /** Device supports launching cooperative kernels via::cudaLaunchCooperativeKernel */
+  /** Device supports launching cooperative kernels via cudaLaunchCooperativeKernel */
   get cooperativeLaunch(): number {
     return this._dv.getInt32(this._o + 668, true);
   }
@@ -5357,7 +5357,7 @@ export class cudaDeviceProp extends CStruct {
   set maxBlocksPerMultiProcessor(v: number) {
     W.i32(this._dv, this._o + 688, v, 'cudaDeviceProp.maxBlocksPerMultiProcessor');
   }
-  /** The maximum value of::cudaAccessPolicyWindow::num_bytes. */
+  /** The maximum value of cudaAccessPolicyWindow.num_bytes. */
   get accessPolicyMaxWindowSize(): number {
     return this._dv.getInt32(this._o + 692, true);
   }
@@ -5371,7 +5371,7 @@ export class cudaDeviceProp extends CStruct {
   set reservedSharedMemPerBlock(v: number | bigint) {
     W.size(this._dv, this._o + 696, v, 'cudaDeviceProp.reservedSharedMemPerBlock');
   }
-  /** Device supports host memory registration via::cudaHostRegister. */
+  /** Device supports host memory registration via cudaHostRegister. */
   get hostRegisterSupported(): number {
     return this._dv.getInt32(this._o + 704, true);
   }
@@ -5385,7 +5385,7 @@ export class cudaDeviceProp extends CStruct {
   set sparseCudaArraySupported(v: number) {
     W.i32(this._dv, this._o + 708, v, 'cudaDeviceProp.sparseCudaArraySupported');
   }
-  /** Device supports using the::cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU */
+  /** Device supports using the cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU */
   get hostRegisterReadOnlySupported(): number {
     return this._dv.getInt32(this._o + 712, true);
   }
@@ -5413,14 +5413,14 @@ export class cudaDeviceProp extends CStruct {
   set gpuDirectRDMASupported(v: number) {
     W.i32(this._dv, this._o + 724, v, 'cudaDeviceProp.gpuDirectRDMASupported');
   }
-  /** Bitmask to be interpreted according to the::cudaFlushGPUDirectRDMAWritesOptions enum */
+  /** Bitmask to be interpreted according to the cudaFlushGPUDirectRDMAWritesOptions enum */
   get gpuDirectRDMAFlushWritesOptions(): number {
     return this._dv.getUint32(this._o + 728, true);
   }
   set gpuDirectRDMAFlushWritesOptions(v: number) {
     W.u32(this._dv, this._o + 728, v, 'cudaDeviceProp.gpuDirectRDMAFlushWritesOptions');
   }
-  /** See the::cudaGPUDirectRDMAWritesOrdering enum for numerical values */
+  /** See the cudaGPUDirectRDMAWritesOrdering enum for numerical values */
   get gpuDirectRDMAWritesOrdering(): number {
     return this._dv.getInt32(this._o + 732, true);
   }
@@ -5462,7 +5462,7 @@ export class cudaDeviceProp extends CStruct {
   set unifiedFunctionPointers(v: number) {
     W.i32(this._dv, this._o + 752, v, 'cudaDeviceProp.unifiedFunctionPointers');
   }
-  /** NUMA configuration of a device: value is of type::cudaDeviceNumaConfig enum */
+  /** NUMA configuration of a device: value is of type cudaDeviceNumaConfig enum */
   get deviceNumaConfig(): number {
     return this._dv.getInt32(this._o + 756, true);
   }
@@ -5749,7 +5749,7 @@ export class cudaExternalMemoryHandleDesc extends CStruct {
   set size(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'cudaExternalMemoryHandleDesc.size');
   }
-  /** Flags must either be zero or::cudaExternalMemoryDedicated */
+  /** Flags must either be zero or cudaExternalMemoryDedicated */
   get flags(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
@@ -5792,7 +5792,7 @@ export class cudaExternalMemoryHandleDesc_handle extends CStruct {
     super(16, mem, dv);
     this._init(init, cudaExternalMemoryHandleDesc_handle.keys);
   }
-  /** File descriptor referencing the memory object. Valid when type is::cudaExternalMemoryHandleTypeOpaqueFd */
+  /** File descriptor referencing the memory object. Valid when type is cudaExternalMemoryHandleTypeOpaqueFd */
   get fd(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
@@ -5806,7 +5806,7 @@ export class cudaExternalMemoryHandleDesc_handle extends CStruct {
   set win32(v: cudaExternalMemoryHandleDesc_handle_win32 | cudaExternalMemoryHandleDesc_handle_win32Init) {
     setNested(this.win32, v, cudaExternalMemoryHandleDesc_handle_win32, 'cudaExternalMemoryHandleDesc_handle.win32');
   }
-  /** A handle representing NvSciBuf Object. Valid when type is::cudaExternalMemoryHandleTypeNvSciBuf */
+  /** A handle representing NvSciBuf Object. Valid when type is cudaExternalMemoryHandleTypeNvSciBuf */
   get nvSciBufObject(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
@@ -5821,7 +5821,7 @@ export interface cudaExternalMemoryHandleDesc_handleInit {
   nvSciBufObject?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Win32 handle referencing the semaphore object. Valid when type is one of the following: -::cudaExternalMemoryHandleTypeOpaqueWin32 -::cudaExternalMemoryHandleTypeOpaqueWin32Kmt -::cudaExternalMemoryHandleTypeD3D12Heap -::cudaExternalMemoryHandleTypeD3D12Resource -::cudaExternalMemoryHandleTypeD3D11Resource -::cudaExternalMemoryHandleTypeD3D11ResourceKmt Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following:::cudaExternalMemoryHandleTypeOpaqueWin32Kmt::cudaExternalMemoryHandleTypeD3D11ResourceKmt then 'name' must be NULL. */
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following: - cudaExternalMemoryHandleTypeOpaqueWin32 - cudaExternalMemoryHandleTypeOpaqueWin32Kmt - cudaExternalMemoryHandleTypeD3D12Heap - cudaExternalMemoryHandleTypeD3D12Resource - cudaExternalMemoryHandleTypeD3D11Resource - cudaExternalMemoryHandleTypeD3D11ResourceKmt Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: cudaExternalMemoryHandleTypeOpaqueWin32Kmt cudaExternalMemoryHandleTypeD3D11ResourceKmt then 'name' must be NULL. */
 // member handle.win32 of struct cudaExternalMemoryHandleDesc — driver_types.h:2698
 export class cudaExternalMemoryHandleDesc_handle_win32 extends CStruct {
   static get layout(): StructLayout {
@@ -5959,7 +5959,7 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   set extent(v: cudaExtent | cudaExtentInit) {
     setNested(this.extent, v, cudaExtent, 'cudaExternalMemoryMipmappedArrayDesc.extent');
   }
-  /** Flags associated with CUDA mipmapped arrays. See::cudaMallocMipmappedArray */
+  /** Flags associated with CUDA mipmapped arrays. See cudaMallocMipmappedArray */
   get flags(): number {
     return this._dv.getUint32(this._o + 56, true);
   }
@@ -6066,7 +6066,7 @@ export class cudaExternalSemaphoreHandleDesc_handle extends CStruct {
     super(16, mem, dv);
     this._init(init, cudaExternalSemaphoreHandleDesc_handle.keys);
   }
-  /** File descriptor referencing the semaphore object. Valid when type is one of the following: -::cudaExternalSemaphoreHandleTypeOpaqueFd -::cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd */
+  /** File descriptor referencing the semaphore object. Valid when type is one of the following: - cudaExternalSemaphoreHandleTypeOpaqueFd - cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd */
   get fd(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
@@ -6095,7 +6095,7 @@ export interface cudaExternalSemaphoreHandleDesc_handleInit {
   nvSciSyncObj?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Win32 handle referencing the semaphore object. Valid when type is one of the following: -::cudaExternalSemaphoreHandleTypeOpaqueWin32 -::cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt -::cudaExternalSemaphoreHandleTypeD3D12Fence -::cudaExternalSemaphoreHandleTypeD3D11Fence -::cudaExternalSemaphoreHandleTypeKeyedMutex -::cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following:::cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt::cudaExternalSemaphoreHandleTypeKeyedMutexKmt then 'name' must be NULL. */
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following: - cudaExternalSemaphoreHandleTypeOpaqueWin32 - cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt - cudaExternalSemaphoreHandleTypeD3D12Fence - cudaExternalSemaphoreHandleTypeD3D11Fence - cudaExternalSemaphoreHandleTypeKeyedMutex - cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt cudaExternalSemaphoreHandleTypeKeyedMutexKmt then 'name' must be NULL. */
 // member handle.win32 of struct cudaExternalSemaphoreHandleDesc — driver_types.h:2860
 export class cudaExternalSemaphoreHandleDesc_handle_win32 extends CStruct {
   static get layout(): StructLayout {
@@ -6161,7 +6161,7 @@ export class cudaExternalSemaphoreSignalParams extends CStruct {
   set params(v: cudaExternalSemaphoreSignalParams_params | cudaExternalSemaphoreSignalParams_paramsInit) {
     setNested(this.params, v, cudaExternalSemaphoreSignalParams_params, 'cudaExternalSemaphoreSignalParams.params');
   }
-  /** Only when::cudaExternalSemaphoreSignalParams is used to signal a::cudaExternalSemaphore_t of type::cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is::cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while signaling the::cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as::cudaExternalMemoryHandleTypeNvSciBuf. For all other types of::cudaExternalSemaphore_t, flags must be zero. */
+  /** Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while signaling the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero. */
   get flags(): number {
     return this._dv.getUint32(this._o + 72, true);
   }
@@ -6288,7 +6288,7 @@ export class cudaExternalSemaphoreSignalParams_params_nvSciSync extends CStruct 
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params_nvSciSync.keys);
   }
-  /** Pointer to NvSciSyncFence. Valid if::cudaExternalSemaphoreHandleType is of type::cudaExternalSemaphoreHandleTypeNvSciSync. */
+  /** Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync. */
   get fence(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
@@ -6365,7 +6365,7 @@ export class cudaExternalSemaphoreWaitParams extends CStruct {
   set params(v: cudaExternalSemaphoreWaitParams_params | cudaExternalSemaphoreWaitParams_paramsInit) {
     setNested(this.params, v, cudaExternalSemaphoreWaitParams_params, 'cudaExternalSemaphoreWaitParams.params');
   }
-  /** Only when::cudaExternalSemaphoreSignalParams is used to signal a::cudaExternalSemaphore_t of type::cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is::cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while waiting for the::cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as::cudaExternalMemoryHandleTypeNvSciBuf. For all other types of::cudaExternalSemaphore_t, flags must be zero. */
+  /** Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while waiting for the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero. */
   get flags(): number {
     return this._dv.getUint32(this._o + 72, true);
   }
@@ -6492,7 +6492,7 @@ export class cudaExternalSemaphoreWaitParams_params_nvSciSync extends CStruct {
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params_nvSciSync.keys);
   }
-  /** Pointer to NvSciSyncFence. Valid if::cudaExternalSemaphoreHandleType is of type::cudaExternalSemaphoreHandleTypeNvSciSync. */
+  /** Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync. */
   get fence(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
@@ -6963,7 +6963,7 @@ export class cudaConditionalNodeParams extends CStruct {
     super(24, mem, dv);
     this._init(init, cudaConditionalNodeParams.keys);
   }
-  /** Conditional node handle. Handles must be created in advance of creating the node using::cudaGraphConditionalHandleCreate. */
+  /** Conditional node handle. Handles must be created in advance of creating the node using cudaGraphConditionalHandleCreate. */
   get handle(): H.cudaGraphConditionalHandle {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaGraphConditionalHandle;
   }
@@ -6984,7 +6984,7 @@ export class cudaConditionalNodeParams extends CStruct {
   set size(v: number) {
     W.u32(this._dv, this._o + 12, v, 'cudaConditionalNodeParams.size');
   }
-  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cudaStreamBeginCaptureToGraph. cudaGraphCondTypeIf: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. cudaGraphCondTypeWhile: phGraph_out[0] is executed as long as the condition is non-zero. cudaGraphCondTypeSwitch: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
+  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or cudaStreamBeginCaptureToGraph. cudaGraphCondTypeIf: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. cudaGraphCondTypeWhile: phGraph_out[0] is executed as long as the condition is non-zero. cudaGraphCondTypeSwitch: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
   get phGraph_out(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
@@ -7104,7 +7104,7 @@ export interface cudaEventWaitNodeParamsInit {
   event?: H.cudaEvent_t | null;
 }
 
-/** Graph node parameters. See::cudaGraphAddNode. */
+/** Graph node parameters. See cudaGraphAddNode. */
 // struct cudaGraphNodeParams — driver_types.h:3471
 export class cudaGraphNodeParams extends CStruct {
   static get layout(): StructLayout {
@@ -7287,7 +7287,7 @@ export class cudaGraphEdgeData_st extends CStruct {
     super(8, mem, dv);
     this._init(init, cudaGraphEdgeData_st.keys);
   }
-  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::cudaGraphKernelNodePortDefault,::cudaGraphKernelNodePortProgrammatic, or::cudaGraphKernelNodePortLaunchCompletion. */
+  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types: cudaGraphKernelNodePortDefault, cudaGraphKernelNodePortProgrammatic, or cudaGraphKernelNodePortLaunchCompletion. */
   get from_port(): number {
     return this._dv.getUint8(this._o + 0);
   }
@@ -7301,7 +7301,7 @@ export class cudaGraphEdgeData_st extends CStruct {
   set to_port(v: number) {
     W.u8(this._dv, this._o + 1, v, 'cudaGraphEdgeData_st.to_port');
   }
-  /** This should be populated with a value from::cudaGraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See::cudaGraphDependencyType. */
+  /** This should be populated with a value from cudaGraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See cudaGraphDependencyType. */
   get type(): number {
     return this._dv.getUint8(this._o + 2);
   }
@@ -7428,7 +7428,7 @@ export interface cudaGraphExecUpdateResultInfo_stInit {
   errorFromNode?: H.cudaGraphNode_t | null;
 }
 
-/** Struct to specify a single node update to pass as part of a larger array to::cudaGraphKernelNodeUpdatesApply */
+/** Struct to specify a single node update to pass as part of a larger array to cudaGraphKernelNodeUpdatesApply */
 // struct cudaGraphKernelNodeUpdate — driver_types.h:3636
 export class cudaGraphKernelNodeUpdate extends CStruct {
   static get layout(): StructLayout {
@@ -7575,7 +7575,7 @@ export interface cudaGraphKernelNodeUpdate_updateData_paramInit {
   size?: number | bigint;
 }
 
-/** Memory Synchronization Domain map See::cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with::cudaLaunchMemSyncDomainRemote will have a different domain ID. User may also alter the domain ID with::cudaLaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See::cudaLaunchAttributeMemSyncDomainMap. Domain ID range is available through::cudaDevAttrMemSyncDomainCount. */
+/** Memory Synchronization Domain map See cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with cudaLaunchMemSyncDomainRemote will have a different domain ID. User may also alter the domain ID with cudaLaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See cudaLaunchAttributeMemSyncDomainMap. Domain ID range is available through cudaDevAttrMemSyncDomainCount. */
 // struct cudaLaunchMemSyncDomainMap_st — driver_types.h:3738
 export class cudaLaunchMemSyncDomainMap_st extends CStruct {
   static get layout(): StructLayout {
@@ -7615,7 +7615,7 @@ export interface cudaLaunchMemSyncDomainMap_stInit {
   remote?: number;
 }
 
-/** Launch attributes union; used as value field of::cudaLaunchAttribute */
+/** Launch attributes union; used as value field of cudaLaunchAttribute */
 // union cudaLaunchAttributeValue — driver_types.h:3911
 export class cudaLaunchAttributeValue extends CStruct {
   static get layout(): StructLayout {
@@ -7641,21 +7641,21 @@ export class cudaLaunchAttributeValue extends CStruct {
     setBytes(this, 0, 64, v, 'cudaLaunchAttributeValue.pad');
   }
   private _n_accessPolicyWindow?: cudaAccessPolicyWindow;
-  /** Value of launch attribute::cudaLaunchAttributeAccessPolicyWindow. */
+  /** Value of launch attribute cudaLaunchAttributeAccessPolicyWindow. */
   get accessPolicyWindow(): cudaAccessPolicyWindow {
     return (this._n_accessPolicyWindow ??= nestedView(this, cudaAccessPolicyWindow, 0, 32, 'accessPolicyWindow'));
   }
   set accessPolicyWindow(v: cudaAccessPolicyWindow | cudaAccessPolicyWindowInit) {
     setNested(this.accessPolicyWindow, v, cudaAccessPolicyWindow, 'cudaLaunchAttributeValue.accessPolicyWindow');
   }
-  /** Value of launch attribute::cudaLaunchAttributeCooperative. Nonzero indicates a cooperative kernel (see::cudaLaunchCooperativeKernel). */
+  /** Value of launch attribute cudaLaunchAttributeCooperative. Nonzero indicates a cooperative kernel (see cudaLaunchCooperativeKernel). */
   get cooperative(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
   set cooperative(v: number) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.cooperative');
   }
-  /** Value of launch attribute::cudaLaunchAttributeSynchronizationPolicy.::cudaSynchronizationPolicy for work queued up in this stream. */
+  /** Value of launch attribute cudaLaunchAttributeSynchronizationPolicy. cudaSynchronizationPolicy for work queued up in this stream. */
   get syncPolicy(): E.cudaSynchronizationPolicy {
     return this._dv.getInt32(this._o + 0, true) as E.cudaSynchronizationPolicy;
   }
@@ -7669,14 +7669,14 @@ export class cudaLaunchAttributeValue extends CStruct {
   set clusterDim(v: cudaLaunchAttributeValue_clusterDim | cudaLaunchAttributeValue_clusterDimInit) {
     setNested(this.clusterDim, v, cudaLaunchAttributeValue_clusterDim, 'cudaLaunchAttributeValue.clusterDim');
   }
-  /** Value of launch attribute::cudaLaunchAttributeClusterSchedulingPolicyPreference. Cluster scheduling policy preference for the kernel. */
+  /** Value of launch attribute cudaLaunchAttributeClusterSchedulingPolicyPreference. Cluster scheduling policy preference for the kernel. */
   get clusterSchedulingPolicyPreference(): E.cudaClusterSchedulingPolicy {
     return this._dv.getInt32(this._o + 0, true) as E.cudaClusterSchedulingPolicy;
   }
   set clusterSchedulingPolicyPreference(v: E.cudaClusterSchedulingPolicy) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.clusterSchedulingPolicyPreference');
   }
-  /** Value of launch attribute::cudaLaunchAttributeProgrammaticStreamSerialization. */
+  /** Value of launch attribute cudaLaunchAttributeProgrammaticStreamSerialization. */
   get programmaticStreamSerializationAllowed(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
@@ -7690,7 +7690,7 @@ export class cudaLaunchAttributeValue extends CStruct {
   set programmaticEvent(v: cudaLaunchAttributeValue_programmaticEvent | cudaLaunchAttributeValue_programmaticEventInit) {
     setNested(this.programmaticEvent, v, cudaLaunchAttributeValue_programmaticEvent, 'cudaLaunchAttributeValue.programmaticEvent');
   }
-  /** Value of launch attribute::cudaLaunchAttributePriority. Execution priority of the kernel. */
+  /** Value of launch attribute cudaLaunchAttributePriority. Execution priority of the kernel. */
   get priority(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
@@ -7698,14 +7698,14 @@ export class cudaLaunchAttributeValue extends CStruct {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.priority');
   }
   private _n_memSyncDomainMap?: cudaLaunchMemSyncDomainMap_st;
-  /** Value of launch attribute::cudaLaunchAttributeMemSyncDomainMap. See::cudaLaunchMemSyncDomainMap. */
+  /** Value of launch attribute cudaLaunchAttributeMemSyncDomainMap. See cudaLaunchMemSyncDomainMap. */
   get memSyncDomainMap(): cudaLaunchMemSyncDomainMap_st {
     return (this._n_memSyncDomainMap ??= nestedView(this, cudaLaunchMemSyncDomainMap_st, 0, 2, 'memSyncDomainMap'));
   }
   set memSyncDomainMap(v: cudaLaunchMemSyncDomainMap_st | cudaLaunchMemSyncDomainMap_stInit) {
     setNested(this.memSyncDomainMap, v, cudaLaunchMemSyncDomainMap_st, 'cudaLaunchAttributeValue.memSyncDomainMap');
   }
-  /** Value of launch attribute::cudaLaunchAttributeMemSyncDomain. See::cudaLaunchMemSyncDomain. */
+  /** Value of launch attribute cudaLaunchAttributeMemSyncDomain. See cudaLaunchMemSyncDomain. */
   get memSyncDomain(): E.cudaLaunchMemSyncDomain {
     return this._dv.getInt32(this._o + 0, true) as E.cudaLaunchMemSyncDomain;
   }
@@ -7733,14 +7733,14 @@ export class cudaLaunchAttributeValue extends CStruct {
   set deviceUpdatableKernelNode(v: cudaLaunchAttributeValue_deviceUpdatableKernelNode | cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit) {
     setNested(this.deviceUpdatableKernelNode, v, cudaLaunchAttributeValue_deviceUpdatableKernelNode, 'cudaLaunchAttributeValue.deviceUpdatableKernelNode');
   }
-  /** Value of launch attribute::cudaLaunchAttributePreferredSharedMemoryCarveout. */
+  /** Value of launch attribute cudaLaunchAttributePreferredSharedMemoryCarveout. */
   get sharedMemCarveout(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
   set sharedMemCarveout(v: number) {
     W.u32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.sharedMemCarveout');
   }
-  /** Value of launch attribute::cudaLaunchAttributeNvlinkUtilCentricScheduling. */
+  /** Value of launch attribute cudaLaunchAttributeNvlinkUtilCentricScheduling. */
   get nvlinkUtilCentricScheduling(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
@@ -7768,7 +7768,7 @@ export interface cudaLaunchAttributeValueInit {
   nvlinkUtilCentricScheduling?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeClusterDimension that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
+/** Value of launch attribute cudaLaunchAttributeClusterDimension that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
 // member clusterDim of union cudaLaunchAttributeValue — driver_types.h:3930
 export class cudaLaunchAttributeValue_clusterDim extends CStruct {
   static get layout(): StructLayout {
@@ -7813,7 +7813,7 @@ export interface cudaLaunchAttributeValue_clusterDimInit {
   z?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeProgrammaticEvent with the following fields: - cudaEvent_t event - Event to fire when all blocks trigger it. - int flags; - Event record flags, see::cudaEventRecordWithFlags. Does not accept::cudaEventRecordExternal. - int triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
+/** Value of launch attribute cudaLaunchAttributeProgrammaticEvent with the following fields: - cudaEvent_t event - Event to fire when all blocks trigger it. - int flags; - Event record flags, see cudaEventRecordWithFlags. Does not accept cudaEventRecordExternal. - int triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
 // member programmaticEvent of union cudaLaunchAttributeValue — driver_types.h:3949
 export class cudaLaunchAttributeValue_programmaticEvent extends CStruct {
   static get layout(): StructLayout {
@@ -7858,7 +7858,7 @@ export interface cudaLaunchAttributeValue_programmaticEventInit {
   triggerAtBlockStart?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributePreferredClusterDimension that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of::cudaLaunchAttributeValue::clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of::cudaLaunchAttributeValue::clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of::cudaLaunchAttributeValue::clusterDim. */
+/** Value of launch attribute cudaLaunchAttributePreferredClusterDimension that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of cudaLaunchAttributeValue.clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of cudaLaunchAttributeValue.clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of cudaLaunchAttributeValue.clusterDim. */
 // member preferredClusterDim of union cudaLaunchAttributeValue — driver_types.h:3973
 export class cudaLaunchAttributeValue_preferredClusterDim extends CStruct {
   static get layout(): StructLayout {
@@ -7903,7 +7903,7 @@ export interface cudaLaunchAttributeValue_preferredClusterDimInit {
   z?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeLaunchCompletionEvent with the following fields: - cudaEvent_t event - Event to fire when the last block launches. - int flags - Event record flags, see::cudaEventRecordWithFlags. Does not accept::cudaEventRecordExternal. */
+/** Value of launch attribute cudaLaunchAttributeLaunchCompletionEvent with the following fields: - cudaEvent_t event - Event to fire when the last block launches. - int flags - Event record flags, see cudaEventRecordWithFlags. Does not accept cudaEventRecordExternal. */
 // member launchCompletionEvent of union cudaLaunchAttributeValue — driver_types.h:3986
 export class cudaLaunchAttributeValue_launchCompletionEvent extends CStruct {
   static get layout(): StructLayout {
@@ -7941,7 +7941,7 @@ export interface cudaLaunchAttributeValue_launchCompletionEventInit {
   flags?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeDeviceUpdatableKernelNode with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - cudaGraphDeviceNode_t devNode - Returns a handle to pass to the various device-side update functions. */
+/** Value of launch attribute cudaLaunchAttributeDeviceUpdatableKernelNode with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - cudaGraphDeviceNode_t devNode - Returns a handle to pass to the various device-side update functions. */
 // member deviceUpdatableKernelNode of union cudaLaunchAttributeValue — driver_types.h:3997
 export class cudaLaunchAttributeValue_deviceUpdatableKernelNode extends CStruct {
   static get layout(): StructLayout {
@@ -8076,14 +8076,14 @@ export class cudaLaunchConfig_st extends CStruct {
   set stream(v: H.cudaStream_t | null) {
     W.ptr(this._dv, this._o + 32, v, 'cudaLaunchConfig_st.stream');
   }
-  /** List of attributes; nullable if::cudaLaunchConfig_t::numAttrs == 0 */
+  /** List of attributes; nullable if cudaLaunchConfig_t.numAttrs == 0 */
   get attrs(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
   set attrs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaLaunchAttribute_st | cudaLaunchAttribute_stInit)[] | null) {
     setPointerArray(this, 40, v, 'cudaLaunchConfig_st.attrs', 'attrs', 72, (dv, at, x, n) => packStruct(dv, at, x, cudaLaunchAttribute_st, n));
   }
-  /** Number of attributes populated in::cudaLaunchConfig_t::attrs */
+  /** Number of attributes populated in cudaLaunchConfig_t.attrs */
   get numAttrs(): number {
     return this._dv.getUint32(this._o + 48, true);
   }
@@ -8416,7 +8416,7 @@ export interface cudaEglPlaneDesc_stInit {
   reserved?: (number)[];
 }
 
-/** CUDA EGLFrame Descriptor - structure defining one frame of EGL. Each frame may contain one or more planes depending on whether the surface is Multiplanar or not. Each plane of EGLFrame is represented by::cudaEglPlaneDesc which is defined as: */
+/** CUDA EGLFrame Descriptor - structure defining one frame of EGL. Each frame may contain one or more planes depending on whether the surface is Multiplanar or not. Each plane of EGLFrame is represented by cudaEglPlaneDesc which is defined as: */
 // struct cudaEglFrame_st — cuda_egl_interop.h:255
 export class cudaEglFrame_st extends CStruct {
   static get layout(): StructLayout {
@@ -8442,7 +8442,7 @@ export class cudaEglFrame_st extends CStruct {
   set frame(v: cudaEglFrame_st_frame | cudaEglFrame_st_frameInit) {
     setNested(this.frame, v, cudaEglFrame_st_frame, 'cudaEglFrame_st.frame');
   }
-  /** CUDA EGL Plane Descriptor::cudaEglPlaneDesc */
+  /** CUDA EGL Plane Descriptor cudaEglPlaneDesc */
   get planeDesc(): cudaEglPlaneDesc_st[] {
     return Array.from({ length: 3 }, (_, i) => new cudaEglPlaneDesc_st(cudaEglPlaneDesc_st.view(this._u8.subarray(96 + i * 56, 96 + (i + 1) * 56), this._dv)));
   }
