@@ -34,6 +34,7 @@ export enum CUctx_flags_enum {
   CU_CTX_SCHED_BLOCKING_SYNC = 4,
   /** Set blocking synchronization as default scheduling Deprecated: This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC. */
   CU_CTX_BLOCKING_SYNC = 4,
+  /** `CU_CTX_SCHED_MASK` = 7 of `enum CUctx_flags_enum` (no description in the header). */
   CU_CTX_SCHED_MASK = 7,
   /** Deprecated: This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled. */
   CU_CTX_MAP_HOST = 8,
@@ -45,6 +46,7 @@ export enum CUctx_flags_enum {
   CU_CTX_USER_COREDUMP_ENABLE = 64,
   /** Ensure synchronous memory operations on this context will synchronize */
   CU_CTX_SYNC_MEMOPS = 128,
+  /** `CU_CTX_FLAGS_MASK` = 255 of `enum CUctx_flags_enum` (no description in the header). */
   CU_CTX_FLAGS_MASK = 255,
 }
 /** Alias of {@link CUctx_flags_enum} (C typedef `CUctx_flags`): its members are types too. */
@@ -337,6 +339,7 @@ export enum CUarray_format_enum {
   CU_AD_FORMAT_YUV444_16bit_SemiPlanar = 181,
   /** 4 channel unorm R10G10B10A2 RGB format */
   CU_AD_FORMAT_UNORM_INT_101010_2 = 80,
+  /** `CU_AD_FORMAT_MAX` = 2147483647 of `enum CUarray_format_enum` (no description in the header). */
   CU_AD_FORMAT_MAX = 2147483647,
 }
 /** Alias of {@link CUarray_format_enum} (C typedef `CUarray_format`): its members are types too. */
@@ -677,6 +680,7 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED = 146,
   /** Link between the device and the host supports only some native atomic operations */
   CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147,
+  /** `CU_DEVICE_ATTRIBUTE_MAX` = 148 of `enum CUdevice_attribute_enum` (no description in the header). */
   CU_DEVICE_ATTRIBUTE_MAX = 148,
 }
 /** Alias of {@link CUdevice_attribute_enum} (C typedef `CUdevice_attribute`): its members are types too. */
@@ -1011,16 +1015,27 @@ export enum CUjit_target_enum {
   CU_TARGET_COMPUTE_120 = 120,
   /** Compute device class 12.1. */
   CU_TARGET_COMPUTE_121 = 121,
+  /** `CU_TARGET_COMPUTE_90A` = 65626 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_90A = 65626,
+  /** `CU_TARGET_COMPUTE_100A` = 65636 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_100A = 65636,
+  /** `CU_TARGET_COMPUTE_110A` = 65646 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_110A = 65646,
+  /** `CU_TARGET_COMPUTE_103A` = 65639 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_103A = 65639,
+  /** `CU_TARGET_COMPUTE_120A` = 65656 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_120A = 65656,
+  /** `CU_TARGET_COMPUTE_121A` = 65657 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_121A = 65657,
+  /** `CU_TARGET_COMPUTE_100F` = 131172 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_100F = 131172,
+  /** `CU_TARGET_COMPUTE_110F` = 131182 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_110F = 131182,
+  /** `CU_TARGET_COMPUTE_103F` = 131175 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_103F = 131175,
+  /** `CU_TARGET_COMPUTE_120F` = 131192 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_120F = 131192,
+  /** `CU_TARGET_COMPUTE_121F` = 131193 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_121F = 131193,
 }
 /** Alias of {@link CUjit_target_enum} (C typedef `CUjit_target`): its members are types too. */
@@ -1074,10 +1089,15 @@ export import CUjitInputType = CUjitInputType_enum;
 /** Flags to register a graphics resource */
 // enum CUgraphicsRegisterFlags_enum — cuda.h:1656
 export enum CUgraphicsRegisterFlags_enum {
+  /** `CU_GRAPHICS_REGISTER_FLAGS_NONE` = 0 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_NONE = 0,
+  /** `CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY` = 1 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY = 1,
+  /** `CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD` = 2 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD = 2,
+  /** `CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST` = 4 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST = 4,
+  /** `CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER` = 8 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER = 8,
 }
 /** Alias of {@link CUgraphicsRegisterFlags_enum} (C typedef `CUgraphicsRegisterFlags`): its members are types too. */
@@ -1086,8 +1106,11 @@ export import CUgraphicsRegisterFlags = CUgraphicsRegisterFlags_enum;
 /** Flags for mapping and unmapping interop resources */
 // enum CUgraphicsMapResourceFlags_enum — cuda.h:1667
 export enum CUgraphicsMapResourceFlags_enum {
+  /** `CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE` = 0 of `enum CUgraphicsMapResourceFlags_enum` (no description in the header). */
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE = 0,
+  /** `CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY` = 1 of `enum CUgraphicsMapResourceFlags_enum` (no description in the header). */
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY = 1,
+  /** `CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD` = 2 of `enum CUgraphicsMapResourceFlags_enum` (no description in the header). */
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2,
 }
 /** Alias of {@link CUgraphicsMapResourceFlags_enum} (C typedef `CUgraphicsMapResourceFlags`): its members are types too. */
@@ -1135,6 +1158,7 @@ export enum CUlimit_enum {
   CU_LIMIT_CIG_ENABLED = 8,
   /** When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available */
   CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED = 9,
+  /** `CU_LIMIT_MAX` = 10 of `enum CUlimit_enum` (no description in the header). */
   CU_LIMIT_MAX = 10,
 }
 /** Alias of {@link CUlimit_enum} (C typedef `CUlimit`): its members are types too. */
@@ -1249,9 +1273,13 @@ export import CUgraphInstantiateResult = CUgraphInstantiateResult_enum;
 /** enum CUsynchronizationPolicy_enum */
 // enum CUsynchronizationPolicy_enum — cuda.h:2019
 export enum CUsynchronizationPolicy_enum {
+  /** `CU_SYNC_POLICY_AUTO` = 1 of `enum CUsynchronizationPolicy_enum` (no description in the header). */
   CU_SYNC_POLICY_AUTO = 1,
+  /** `CU_SYNC_POLICY_SPIN` = 2 of `enum CUsynchronizationPolicy_enum` (no description in the header). */
   CU_SYNC_POLICY_SPIN = 2,
+  /** `CU_SYNC_POLICY_YIELD` = 3 of `enum CUsynchronizationPolicy_enum` (no description in the header). */
   CU_SYNC_POLICY_YIELD = 3,
+  /** `CU_SYNC_POLICY_BLOCKING_SYNC` = 4 of `enum CUsynchronizationPolicy_enum` (no description in the header). */
   CU_SYNC_POLICY_BLOCKING_SYNC = 4,
 }
 /** Alias of {@link CUsynchronizationPolicy_enum} (C typedef `CUsynchronizationPolicy`): its members are types too. */
@@ -1340,8 +1368,11 @@ export import CUstreamCaptureStatus = CUstreamCaptureStatus_enum;
 /** Possible modes for stream capture thread interactions. For more details see cuStreamBeginCapture and cuThreadExchangeStreamCaptureMode */
 // enum CUstreamCaptureMode_enum — cuda.h:2391
 export enum CUstreamCaptureMode_enum {
+  /** `CU_STREAM_CAPTURE_MODE_GLOBAL` = 0 of `enum CUstreamCaptureMode_enum` (no description in the header). */
   CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+  /** `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL` = 1 of `enum CUstreamCaptureMode_enum` (no description in the header). */
   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+  /** `CU_STREAM_CAPTURE_MODE_RELAXED` = 2 of `enum CUstreamCaptureMode_enum` (no description in the header). */
   CU_STREAM_CAPTURE_MODE_RELAXED = 2,
 }
 /** Alias of {@link CUstreamCaptureMode_enum} (C typedef `CUstreamCaptureMode`): its members are types too. */
@@ -1378,6 +1409,7 @@ export import CUdriverProcAddressQueryResult = CUdriverProcAddressQueryResult_en
 export enum CUexecAffinityType_enum {
   /** Create a context with limited SMs. */
   CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0,
+  /** `CU_EXEC_AFFINITY_TYPE_MAX` = 1 of `enum CUexecAffinityType_enum` (no description in the header). */
   CU_EXEC_AFFINITY_TYPE_MAX = 1,
 }
 /** Alias of {@link CUexecAffinityType_enum} (C typedef `CUexecAffinityType`): its members are types too. */
@@ -1386,6 +1418,7 @@ export import CUexecAffinityType = CUexecAffinityType_enum;
 /** enum CUcigDataType_enum */
 // enum CUcigDataType_enum — cuda.h:2455
 export enum CUcigDataType_enum {
+  /** `CIG_DATA_TYPE_D3D12_COMMAND_QUEUE` = 1 of `enum CUcigDataType_enum` (no description in the header). */
   CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 1,
   /** D3D12 Command Queue Handle */
   CIG_DATA_TYPE_NV_BLOB = 2,
@@ -1396,6 +1429,7 @@ export import CUcigDataType = CUcigDataType_enum;
 /** Library options to be specified with cuLibraryLoadData() or cuLibraryLoadFromFile() */
 // enum CUlibraryOption_enum — cuda.h:2482
 export enum CUlibraryOption_enum {
+  /** `CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE` = 0 of `enum CUlibraryOption_enum` (no description in the header). */
   CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0,
   /** Specifes that the argument code passed to cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with cuLibraryLoadFromFile() is invalid and will return CUDA_ERROR_INVALID_VALUE. */
   CU_LIBRARY_BINARY_IS_PRESERVED = 1,
@@ -1636,19 +1670,33 @@ export import CUdevice_P2PAttribute = CUdevice_P2PAttribute_enum;
 /** CUDA-valid Atomic Operations */
 // enum CUatomicOperation_enum — cuda.h:3197
 export enum CUatomicOperation_enum {
+  /** `CU_ATOMIC_OPERATION_INTEGER_ADD` = 0 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_ADD = 0,
+  /** `CU_ATOMIC_OPERATION_INTEGER_MIN` = 1 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_MIN = 1,
+  /** `CU_ATOMIC_OPERATION_INTEGER_MAX` = 2 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_MAX = 2,
+  /** `CU_ATOMIC_OPERATION_INTEGER_INCREMENT` = 3 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_INCREMENT = 3,
+  /** `CU_ATOMIC_OPERATION_INTEGER_DECREMENT` = 4 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_DECREMENT = 4,
+  /** `CU_ATOMIC_OPERATION_AND` = 5 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_AND = 5,
+  /** `CU_ATOMIC_OPERATION_OR` = 6 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_OR = 6,
+  /** `CU_ATOMIC_OPERATION_XOR` = 7 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_XOR = 7,
+  /** `CU_ATOMIC_OPERATION_EXCHANGE` = 8 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_EXCHANGE = 8,
+  /** `CU_ATOMIC_OPERATION_CAS` = 9 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_CAS = 9,
+  /** `CU_ATOMIC_OPERATION_FLOAT_ADD` = 10 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_FLOAT_ADD = 10,
+  /** `CU_ATOMIC_OPERATION_FLOAT_MIN` = 11 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_FLOAT_MIN = 11,
+  /** `CU_ATOMIC_OPERATION_FLOAT_MAX` = 12 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_FLOAT_MAX = 12,
+  /** `CU_ATOMIC_OPERATION_MAX` = 13 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_MAX = 13,
 }
 /** Alias of {@link CUatomicOperation_enum} (C typedef `CUatomicOperation`): its members are types too. */
@@ -1657,12 +1705,19 @@ export import CUatomicOperation = CUatomicOperation_enum;
 /** CUDA-valid Atomic Operation capabilities */
 // enum CUatomicOperationCapability_enum — cuda.h:3217
 export enum CUatomicOperationCapability_enum {
+  /** `CU_ATOMIC_CAPABILITY_SIGNED` = 1 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_SIGNED = 1,
+  /** `CU_ATOMIC_CAPABILITY_UNSIGNED` = 2 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_UNSIGNED = 2,
+  /** `CU_ATOMIC_CAPABILITY_REDUCTION` = 4 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_REDUCTION = 4,
+  /** `CU_ATOMIC_CAPABILITY_SCALAR_32` = 8 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_SCALAR_32 = 8,
+  /** `CU_ATOMIC_CAPABILITY_SCALAR_64` = 16 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_SCALAR_64 = 16,
+  /** `CU_ATOMIC_CAPABILITY_SCALAR_128` = 32 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_SCALAR_128 = 32,
+  /** `CU_ATOMIC_CAPABILITY_VECTOR_32x4` = 64 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_VECTOR_32x4 = 64,
 }
 /** Alias of {@link CUatomicOperationCapability_enum} (C typedef `CUatomicOperationCapability`): its members are types too. */
@@ -1748,21 +1803,37 @@ export import CUresourceViewFormat = CUresourceViewFormat_enum;
 /** Tensor map data type */
 // enum CUtensorMapDataType_enum — cuda.h:3610
 export enum CUtensorMapDataType_enum {
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT8` = 0 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT16` = 1 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT32` = 2 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+  /** `CU_TENSOR_MAP_DATA_TYPE_INT32` = 3 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT64` = 4 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4,
+  /** `CU_TENSOR_MAP_DATA_TYPE_INT64` = 5 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT16` = 6 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT32` = 7 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT64` = 8 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+  /** `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16` = 9 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ` = 10 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ = 10,
+  /** `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32` = 11 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 = 11,
+  /** `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ` = 12 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ = 12,
+  /** `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B` = 13 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B = 13,
+  /** `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B` = 14 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B = 14,
+  /** `CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B` = 15 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B = 15,
 }
 /** Alias of {@link CUtensorMapDataType_enum} (C typedef `CUtensorMapDataType`): its members are types too. */
@@ -1771,8 +1842,11 @@ export import CUtensorMapDataType = CUtensorMapDataType_enum;
 /** Tensor map interleave layout type */
 // enum CUtensorMapInterleave_enum — cuda.h:3632
 export enum CUtensorMapInterleave_enum {
+  /** `CU_TENSOR_MAP_INTERLEAVE_NONE` = 0 of `enum CUtensorMapInterleave_enum` (no description in the header). */
   CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  /** `CU_TENSOR_MAP_INTERLEAVE_16B` = 1 of `enum CUtensorMapInterleave_enum` (no description in the header). */
   CU_TENSOR_MAP_INTERLEAVE_16B = 1,
+  /** `CU_TENSOR_MAP_INTERLEAVE_32B` = 2 of `enum CUtensorMapInterleave_enum` (no description in the header). */
   CU_TENSOR_MAP_INTERLEAVE_32B = 2,
 }
 /** Alias of {@link CUtensorMapInterleave_enum} (C typedef `CUtensorMapInterleave`): its members are types too. */
@@ -1781,12 +1855,19 @@ export import CUtensorMapInterleave = CUtensorMapInterleave_enum;
 /** Tensor map swizzling mode of shared memory banks */
 // enum CUtensorMapSwizzle_enum — cuda.h:3641
 export enum CUtensorMapSwizzle_enum {
+  /** `CU_TENSOR_MAP_SWIZZLE_NONE` = 0 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  /** `CU_TENSOR_MAP_SWIZZLE_32B` = 1 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  /** `CU_TENSOR_MAP_SWIZZLE_64B` = 2 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  /** `CU_TENSOR_MAP_SWIZZLE_128B` = 3 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_128B = 3,
+  /** `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B` = 4 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4,
+  /** `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B` = 5 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B = 5,
+  /** `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B` = 6 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B = 6,
 }
 /** Alias of {@link CUtensorMapSwizzle_enum} (C typedef `CUtensorMapSwizzle`): its members are types too. */
@@ -1795,9 +1876,13 @@ export import CUtensorMapSwizzle = CUtensorMapSwizzle_enum;
 /** Tensor map L2 promotion type */
 // enum CUtensorMapL2promotion_enum — cuda.h:3654
 export enum CUtensorMapL2promotion_enum {
+  /** `CU_TENSOR_MAP_L2_PROMOTION_NONE` = 0 of `enum CUtensorMapL2promotion_enum` (no description in the header). */
   CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  /** `CU_TENSOR_MAP_L2_PROMOTION_L2_64B` = 1 of `enum CUtensorMapL2promotion_enum` (no description in the header). */
   CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1,
+  /** `CU_TENSOR_MAP_L2_PROMOTION_L2_128B` = 2 of `enum CUtensorMapL2promotion_enum` (no description in the header). */
   CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  /** `CU_TENSOR_MAP_L2_PROMOTION_L2_256B` = 3 of `enum CUtensorMapL2promotion_enum` (no description in the header). */
   CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
 }
 /** Alias of {@link CUtensorMapL2promotion_enum} (C typedef `CUtensorMapL2promotion`): its members are types too. */
@@ -1806,7 +1891,9 @@ export import CUtensorMapL2promotion = CUtensorMapL2promotion_enum;
 /** Tensor map out-of-bounds fill type */
 // enum CUtensorMapFloatOOBfill_enum — cuda.h:3664
 export enum CUtensorMapFloatOOBfill_enum {
+  /** `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` = 0 of `enum CUtensorMapFloatOOBfill_enum` (no description in the header). */
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+  /** `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA` = 1 of `enum CUtensorMapFloatOOBfill_enum` (no description in the header). */
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1,
 }
 /** Alias of {@link CUtensorMapFloatOOBfill_enum} (C typedef `CUtensorMapFloatOOBfill`): its members are types too. */
@@ -1815,7 +1902,9 @@ export import CUtensorMapFloatOOBfill = CUtensorMapFloatOOBfill_enum;
 /** Tensor map Im2Col wide mode */
 // enum CUtensorMapIm2ColWideMode_enum — cuda.h:3672
 export enum CUtensorMapIm2ColWideMode_enum {
+  /** `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W` = 0 of `enum CUtensorMapIm2ColWideMode_enum` (no description in the header). */
   CU_TENSOR_MAP_IM2COL_WIDE_MODE_W = 0,
+  /** `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128` = 1 of `enum CUtensorMapIm2ColWideMode_enum` (no description in the header). */
   CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 = 1,
 }
 /** Alias of {@link CUtensorMapIm2ColWideMode_enum} (C typedef `CUtensorMapIm2ColWideMode`): its members are types too. */
@@ -1899,6 +1988,7 @@ export enum CUmemAllocationHandleType_enum {
   CU_MEM_HANDLE_TYPE_WIN32_KMT = 4,
   /** Allows a fabric handle to be used for exporting. (CUmemFabricHandle) */
   CU_MEM_HANDLE_TYPE_FABRIC = 8,
+  /** `CU_MEM_HANDLE_TYPE_MAX` = 2147483647 of `enum CUmemAllocationHandleType_enum` (no description in the header). */
   CU_MEM_HANDLE_TYPE_MAX = 2147483647,
 }
 /** Alias of {@link CUmemAllocationHandleType_enum} (C typedef `CUmemAllocationHandleType`): its members are types too. */
@@ -1913,6 +2003,7 @@ export enum CUmemAccess_flags_enum {
   CU_MEM_ACCESS_FLAGS_PROT_READ = 1,
   /** Make the address range read-write accessible */
   CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
+  /** `CU_MEM_ACCESS_FLAGS_PROT_MAX` = 2147483647 of `enum CUmemAccess_flags_enum` (no description in the header). */
   CU_MEM_ACCESS_FLAGS_PROT_MAX = 2147483647,
 }
 /** Alias of {@link CUmemAccess_flags_enum} (C typedef `CUmemAccess_flags`): its members are types too. */
@@ -1921,6 +2012,7 @@ export import CUmemAccess_flags = CUmemAccess_flags_enum;
 /** Specifies the type of location */
 // enum CUmemLocationType_enum — cuda.h:4157
 export enum CUmemLocationType_enum {
+  /** `CU_MEM_LOCATION_TYPE_INVALID` = 0 of `enum CUmemLocationType_enum` (no description in the header). */
   CU_MEM_LOCATION_TYPE_INVALID = 0,
   /** Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool */
   CU_MEM_LOCATION_TYPE_NONE = 0,
@@ -1932,6 +2024,7 @@ export enum CUmemLocationType_enum {
   CU_MEM_LOCATION_TYPE_HOST_NUMA = 3,
   /** Location is a host NUMA node of the current thread, id is ignored */
   CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 4,
+  /** `CU_MEM_LOCATION_TYPE_MAX` = 2147483647 of `enum CUmemLocationType_enum` (no description in the header). */
   CU_MEM_LOCATION_TYPE_MAX = 2147483647,
 }
 /** Alias of {@link CUmemLocationType_enum} (C typedef `CUmemLocationType`): its members are types too. */
@@ -1940,6 +2033,7 @@ export import CUmemLocationType = CUmemLocationType_enum;
 /** Defines the allocation types available */
 // enum CUmemAllocationType_enum — cuda.h:4170
 export enum CUmemAllocationType_enum {
+  /** `CU_MEM_ALLOCATION_TYPE_INVALID` = 0 of `enum CUmemAllocationType_enum` (no description in the header). */
   CU_MEM_ALLOCATION_TYPE_INVALID = 0,
   /** This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it */
   CU_MEM_ALLOCATION_TYPE_PINNED = 1,
@@ -1965,7 +2059,9 @@ export import CUmemAllocationGranularity_flags = CUmemAllocationGranularity_flag
 /** Specifies the handle type for address range */
 // enum CUmemRangeHandleType_enum — cuda.h:4194
 export enum CUmemRangeHandleType_enum {
+  /** `CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD` = 1 of `enum CUmemRangeHandleType_enum` (no description in the header). */
   CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1,
+  /** `CU_MEM_RANGE_HANDLE_TYPE_MAX` = 2147483647 of `enum CUmemRangeHandleType_enum` (no description in the header). */
   CU_MEM_RANGE_HANDLE_TYPE_MAX = 2147483647,
 }
 /** Alias of {@link CUmemRangeHandleType_enum} (C typedef `CUmemRangeHandleType`): its members are types too. */
@@ -1983,7 +2079,9 @@ export import CUmemRangeFlags = CUmemRangeFlags_enum;
 /** Sparse subresource types */
 // enum CUarraySparseSubresourceType_enum — cuda.h:4210
 export enum CUarraySparseSubresourceType_enum {
+  /** `CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL` = 0 of `enum CUarraySparseSubresourceType_enum` (no description in the header). */
   CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL = 0,
+  /** `CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL` = 1 of `enum CUarraySparseSubresourceType_enum` (no description in the header). */
   CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL = 1,
 }
 /** Alias of {@link CUarraySparseSubresourceType_enum} (C typedef `CUarraySparseSubresourceType`): its members are types too. */
@@ -1992,7 +2090,9 @@ export import CUarraySparseSubresourceType = CUarraySparseSubresourceType_enum;
 /** Memory operation types */
 // enum CUmemOperationType_enum — cuda.h:4218
 export enum CUmemOperationType_enum {
+  /** `CU_MEM_OPERATION_TYPE_MAP` = 1 of `enum CUmemOperationType_enum` (no description in the header). */
   CU_MEM_OPERATION_TYPE_MAP = 1,
+  /** `CU_MEM_OPERATION_TYPE_UNMAP` = 2 of `enum CUmemOperationType_enum` (no description in the header). */
   CU_MEM_OPERATION_TYPE_UNMAP = 2,
 }
 /** Alias of {@link CUmemOperationType_enum} (C typedef `CUmemOperationType`): its members are types too. */
@@ -2001,6 +2101,7 @@ export import CUmemOperationType = CUmemOperationType_enum;
 /** Memory handle types */
 // enum CUmemHandleType_enum — cuda.h:4226
 export enum CUmemHandleType_enum {
+  /** `CU_MEM_HANDLE_TYPE_GENERIC` = 0 of `enum CUmemHandleType_enum` (no description in the header). */
   CU_MEM_HANDLE_TYPE_GENERIC = 0,
 }
 /** Alias of {@link CUmemHandleType_enum} (C typedef `CUmemHandleType`): its members are types too. */
@@ -2079,6 +2180,7 @@ export import CUmemPool_attribute = CUmemPool_attribute_enum;
 /** Flags to specify for copies within a batch. For more details see cuMemcpyBatchAsync. */
 // enum CUmemcpyFlags_enum — cuda.h:4524
 export enum CUmemcpyFlags_enum {
+  /** `CU_MEMCPY_FLAG_DEFAULT` = 0 of `enum CUmemcpyFlags_enum` (no description in the header). */
   CU_MEMCPY_FLAG_DEFAULT = 0,
   /** Hint to the driver to try and overlap the copy with compute work on the SMs. */
   CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 1,
@@ -2110,6 +2212,7 @@ export enum CUmemcpy3DOperandType_enum {
   CU_MEMCPY_OPERAND_TYPE_POINTER = 1,
   /** Memcpy operand is a CUarray. */
   CU_MEMCPY_OPERAND_TYPE_ARRAY = 2,
+  /** `CU_MEMCPY_OPERAND_TYPE_MAX` = 2147483647 of `enum CUmemcpy3DOperandType_enum` (no description in the header). */
   CU_MEMCPY_OPERAND_TYPE_MAX = 2147483647,
 }
 /** Alias of {@link CUmemcpy3DOperandType_enum} (C typedef `CUmemcpy3DOperandType`): its members are types too. */
@@ -2312,8 +2415,11 @@ export import CUmemDecompressAlgorithm = CUmemDecompressAlgorithm_enum;
 /** enum CUfunctionLoadingState_enum */
 // enum CUfunctionLoadingState_enum — cuda.h:17376
 export enum CUfunctionLoadingState_enum {
+  /** `CU_FUNCTION_LOADING_STATE_UNLOADED` = 0 of `enum CUfunctionLoadingState_enum` (no description in the header). */
   CU_FUNCTION_LOADING_STATE_UNLOADED = 0,
+  /** `CU_FUNCTION_LOADING_STATE_LOADED` = 1 of `enum CUfunctionLoadingState_enum` (no description in the header). */
   CU_FUNCTION_LOADING_STATE_LOADED = 1,
+  /** `CU_FUNCTION_LOADING_STATE_MAX` = 2 of `enum CUfunctionLoadingState_enum` (no description in the header). */
   CU_FUNCTION_LOADING_STATE_MAX = 2,
 }
 /** Alias of {@link CUfunctionLoadingState_enum} (C typedef `CUfunctionLoadingState`): its members are types too. */
@@ -2322,13 +2428,21 @@ export import CUfunctionLoadingState = CUfunctionLoadingState_enum;
 /** Flags for choosing a coredump attribute to get/set */
 // enum CUcoredumpSettings_enum — cuda.h:24366
 export enum CUcoredumpSettings_enum {
+  /** `CU_COREDUMP_ENABLE_ON_EXCEPTION` = 1 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_ENABLE_ON_EXCEPTION = 1,
+  /** `CU_COREDUMP_TRIGGER_HOST` = 2 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_TRIGGER_HOST = 2,
+  /** `CU_COREDUMP_LIGHTWEIGHT` = 3 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_LIGHTWEIGHT = 3,
+  /** `CU_COREDUMP_ENABLE_USER_TRIGGER` = 4 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_ENABLE_USER_TRIGGER = 4,
+  /** `CU_COREDUMP_FILE` = 5 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_FILE = 5,
+  /** `CU_COREDUMP_PIPE` = 6 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_PIPE = 6,
+  /** `CU_COREDUMP_GENERATION_FLAGS` = 7 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_GENERATION_FLAGS = 7,
+  /** `CU_COREDUMP_MAX` = 8 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_MAX = 8,
 }
 /** Alias of {@link CUcoredumpSettings_enum} (C typedef `CUcoredumpSettings`): its members are types too. */
@@ -2337,13 +2451,21 @@ export import CUcoredumpSettings = CUcoredumpSettings_enum;
 /** Flags for controlling coredump contents */
 // enum CUCoredumpGenerationFlags — cuda.h:24380
 export enum CUCoredumpGenerationFlags {
+  /** `CU_COREDUMP_DEFAULT_FLAGS` = 0 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_DEFAULT_FLAGS = 0,
+  /** `CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES` = 1 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES = 1,
+  /** `CU_COREDUMP_SKIP_GLOBAL_MEMORY` = 2 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_GLOBAL_MEMORY = 2,
+  /** `CU_COREDUMP_SKIP_SHARED_MEMORY` = 4 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_SHARED_MEMORY = 4,
+  /** `CU_COREDUMP_SKIP_LOCAL_MEMORY` = 8 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_LOCAL_MEMORY = 8,
+  /** `CU_COREDUMP_SKIP_ABORT` = 16 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_ABORT = 16,
+  /** `CU_COREDUMP_SKIP_CONSTBANK_MEMORY` = 32 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_CONSTBANK_MEMORY = 32,
+  /** `CU_COREDUMP_LIGHTWEIGHT_FLAGS` = 47 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_LIGHTWEIGHT_FLAGS = 47,
 }
 
@@ -2357,13 +2479,16 @@ export enum CUgreenCtxCreate_flags {
 /** enum CUdevSmResourceSplit_flags */
 // enum CUdevSmResourceSplit_flags — cuda.h:24743
 export enum CUdevSmResourceSplit_flags {
+  /** `CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING` = 1 of `CUdevSmResourceSplit_flags` (no description in the header). */
   CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING = 1,
+  /** `CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE` = 2 of `CUdevSmResourceSplit_flags` (no description in the header). */
   CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE = 2,
 }
 
 /** Type of resource */
 // enum CUdevResourceType — cuda.h:24758
 export enum CUdevResourceType {
+  /** `CU_DEV_RESOURCE_TYPE_INVALID` = 0 of `CUdevResourceType` (no description in the header). */
   CU_DEV_RESOURCE_TYPE_INVALID = 0,
   /** Streaming multiprocessors related information */
   CU_DEV_RESOURCE_TYPE_SM = 1,
@@ -2372,7 +2497,9 @@ export enum CUdevResourceType {
 /** enum CUlogLevel_enum */
 // enum CUlogLevel_enum — cuda.h:25297
 export enum CUlogLevel_enum {
+  /** `CU_LOG_LEVEL_ERROR` = 0 of `enum CUlogLevel_enum` (no description in the header). */
   CU_LOG_LEVEL_ERROR = 0,
+  /** `CU_LOG_LEVEL_WARNING` = 1 of `enum CUlogLevel_enum` (no description in the header). */
   CU_LOG_LEVEL_WARNING = 1,
 }
 /** Alias of {@link CUlogLevel_enum} (C typedef `CUlogLevel`): its members are types too. */
@@ -2405,8 +2532,11 @@ export import CUGLDeviceList = CUGLDeviceList_enum;
 /** Flags to map or unmap a resource */
 // enum CUGLmap_flags_enum — cudaGL.h:298
 export enum CUGLmap_flags_enum {
+  /** `CU_GL_MAP_RESOURCE_FLAGS_NONE` = 0 of `enum CUGLmap_flags_enum` (no description in the header). */
   CU_GL_MAP_RESOURCE_FLAGS_NONE = 0,
+  /** `CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY` = 1 of `enum CUGLmap_flags_enum` (no description in the header). */
   CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY = 1,
+  /** `CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD` = 2 of `enum CUGLmap_flags_enum` (no description in the header). */
   CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2,
 }
 /** Alias of {@link CUGLmap_flags_enum} (C typedef `CUGLmap_flags`): its members are types too. */
@@ -2671,6 +2801,7 @@ export enum CUeglColorFormat_enum {
   CU_EGL_COLOR_FORMAT_UYVY_709_ER = 115,
   /** Y, U, V in one surface, interleaved as UYVY in one channel. */
   CU_EGL_COLOR_FORMAT_UYVY_2020 = 116,
+  /** `CU_EGL_COLOR_FORMAT_MAX` = 117 of `enum CUeglColorFormat_enum` (no description in the header). */
   CU_EGL_COLOR_FORMAT_MAX = 117,
 }
 /** Alias of {@link CUeglColorFormat_enum} (C typedef `CUeglColorFormat`): its members are types too. */

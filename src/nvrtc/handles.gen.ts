@@ -2,7 +2,10 @@
 import { handleFrom } from '../ffi/marshal';
 
 /** nvrtcProgram is the unit of compilation, and an opaque handle for a program. To compile a CUDA program string, an instance of nvrtcProgram must be created first with nvrtcCreateProgram, then compiled with nvrtcCompileProgram. */
-export type nvrtcProgram = bigint & { readonly __brand: 'nvrtcProgram' };
+export type nvrtcProgram = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvrtcProgram';
+};
 /** Makes a nvrtcProgram from an integer, as cuda-python's `nvrtcProgram(value)`. */
 export function nvrtcProgram(value: bigint | number): nvrtcProgram {
   return handleFrom(value, 'nvrtcProgram') as nvrtcProgram;

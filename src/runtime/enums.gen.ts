@@ -2,9 +2,13 @@
 /** enum cudaRoundMode */
 // enum cudaRoundMode — device_types.h:68
 export enum cudaRoundMode {
+  /** `cudaRoundNearest` = 0 of `enum cudaRoundMode` (no description in the header). */
   cudaRoundNearest = 0,
+  /** `cudaRoundZero` = 1 of `enum cudaRoundMode` (no description in the header). */
   cudaRoundZero = 1,
+  /** `cudaRoundPosInf` = 2 of `enum cudaRoundMode` (no description in the header). */
   cudaRoundPosInf = 2,
+  /** `cudaRoundMinInf` = 3 of `enum cudaRoundMode` (no description in the header). */
   cudaRoundMinInf = 3,
 }
 
@@ -405,17 +409,24 @@ export enum cudaStreamCaptureStatus {
 /** Possible modes for stream capture thread interactions. For more details see cudaStreamBeginCapture and cudaThreadExchangeStreamCaptureMode */
 // enum cudaStreamCaptureMode — driver_types.h:1429
 export enum cudaStreamCaptureMode {
+  /** `cudaStreamCaptureModeGlobal` = 0 of `enum cudaStreamCaptureMode` (no description in the header). */
   cudaStreamCaptureModeGlobal = 0,
+  /** `cudaStreamCaptureModeThreadLocal` = 1 of `enum cudaStreamCaptureMode` (no description in the header). */
   cudaStreamCaptureModeThreadLocal = 1,
+  /** `cudaStreamCaptureModeRelaxed` = 2 of `enum cudaStreamCaptureMode` (no description in the header). */
   cudaStreamCaptureModeRelaxed = 2,
 }
 
 /** enum cudaSynchronizationPolicy */
 // enum cudaSynchronizationPolicy — driver_types.h:1435
 export enum cudaSynchronizationPolicy {
+  /** `cudaSyncPolicyAuto` = 1 of `enum cudaSynchronizationPolicy` (no description in the header). */
   cudaSyncPolicyAuto = 1,
+  /** `cudaSyncPolicySpin` = 2 of `enum cudaSynchronizationPolicy` (no description in the header). */
   cudaSyncPolicySpin = 2,
+  /** `cudaSyncPolicyYield` = 3 of `enum cudaSynchronizationPolicy` (no description in the header). */
   cudaSyncPolicyYield = 3,
+  /** `cudaSyncPolicyBlockingSync` = 4 of `enum cudaSynchronizationPolicy` (no description in the header). */
   cudaSyncPolicyBlockingSync = 4,
 }
 
@@ -603,6 +614,7 @@ export enum cudaFuncAttribute {
   cudaFuncAttributeNonPortableClusterSizeAllowed = 14,
   /** Required cluster scheduling policy preference */
   cudaFuncAttributeClusterSchedulingPolicyPreference = 15,
+  /** `cudaFuncAttributeMax` = 16 of `enum cudaFuncAttribute` (no description in the header). */
   cudaFuncAttributeMax = 16,
 }
 
@@ -622,8 +634,11 @@ export enum cudaFuncCache {
 /** CUDA shared memory configuration Deprecated: */
 // enum cudaSharedMemConfig — driver_types.h:1813
 export enum cudaSharedMemConfig {
+  /** `cudaSharedMemBankSizeDefault` = 0 of `enum cudaSharedMemConfig` (no description in the header). */
   cudaSharedMemBankSizeDefault = 0,
+  /** `cudaSharedMemBankSizeFourByte` = 1 of `enum cudaSharedMemConfig` (no description in the header). */
   cudaSharedMemBankSizeFourByte = 1,
+  /** `cudaSharedMemBankSizeEightByte` = 2 of `enum cudaSharedMemConfig` (no description in the header). */
   cudaSharedMemBankSizeEightByte = 2,
 }
 
@@ -927,11 +942,15 @@ export enum cudaDeviceAttr {
   cudaDevAttrComputePreemptionSupported = 90,
   /** Device can access host registered memory at the same virtual address as the CPU */
   cudaDevAttrCanUseHostPointerForRegisteredMem = 91,
+  /** `cudaDevAttrReserved92` = 92 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved92 = 92,
+  /** `cudaDevAttrReserved93` = 93 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved93 = 93,
+  /** `cudaDevAttrReserved94` = 94 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved94 = 94,
   /** Device supports launching cooperative kernels via cudaLaunchCooperativeKernel */
   cudaDevAttrCooperativeLaunch = 95,
+  /** `cudaDevAttrReserved96` = 96 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved96 = 96,
   /** The maximum optin shared memory per block. This value may vary by chip. See cudaFuncSetAttribute */
   cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
@@ -971,20 +990,27 @@ export enum cudaDeviceAttr {
   cudaDevAttrClusterLaunch = 120,
   /** Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays */
   cudaDevAttrDeferredMappingCudaArraySupported = 121,
+  /** `cudaDevAttrReserved122` = 122 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved122 = 122,
+  /** `cudaDevAttrReserved123` = 123 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved123 = 123,
+  /** `cudaDevAttrReserved124` = 124 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved124 = 124,
   /** Device supports IPC Events. */
   cudaDevAttrIpcEventSupport = 125,
   /** Number of memory synchronization domains the device supports. */
   cudaDevAttrMemSyncDomainCount = 126,
+  /** `cudaDevAttrReserved127` = 127 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved127 = 127,
+  /** `cudaDevAttrReserved128` = 128 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved128 = 128,
+  /** `cudaDevAttrReserved129` = 129 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved129 = 129,
   /** NUMA configuration of a device: value is of type cudaDeviceNumaConfig enum */
   cudaDevAttrNumaConfig = 130,
   /** NUMA node ID of the GPU memory */
   cudaDevAttrNumaId = 131,
+  /** `cudaDevAttrReserved132` = 132 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved132 = 132,
   /** Contexts created on this device will be shared via MPS */
   cudaDevAttrMpsEnabled = 133,
@@ -998,6 +1024,7 @@ export enum cudaDeviceAttr {
   cudaDevAttrGpuPciDeviceId = 139,
   /** The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID. */
   cudaDevAttrGpuPciSubsystemId = 140,
+  /** `cudaDevAttrReserved141` = 141 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved141 = 141,
   /** Device supports HOST_NUMA location with the cudaMallocAsync and cudaMemPool family of APIs */
   cudaDevAttrHostNumaMemoryPoolsSupported = 142,
@@ -1005,9 +1032,11 @@ export enum cudaDeviceAttr {
   cudaDevAttrHostNumaMultinodeIpcSupported = 143,
   /** Device suports HOST location with the cuMemAllocAsync and cuMemPool family of APIs */
   cudaDevAttrHostMemoryPoolsSupported = 144,
+  /** `cudaDevAttrReserved145` = 145 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrReserved145 = 145,
   /** Link between the device and the host supports only some native atomic operations */
   cudaDevAttrOnlyPartialHostNativeAtomicSupported = 147,
+  /** `cudaDevAttrMax` = 148 of `enum cudaDeviceAttr` (no description in the header). */
   cudaDevAttrMax = 148,
 }
 
@@ -1035,6 +1064,7 @@ export enum cudaMemPoolAttr {
 /** Specifies the type of location */
 // enum cudaMemLocationType — driver_types.h:2132
 export enum cudaMemLocationType {
+  /** `cudaMemLocationTypeInvalid` = 0 of `enum cudaMemLocationType` (no description in the header). */
   cudaMemLocationTypeInvalid = 0,
   /** Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool */
   cudaMemLocationTypeNone = 0,
@@ -1062,6 +1092,7 @@ export enum cudaMemAccessFlags {
 /** Defines the allocation types available */
 // enum cudaMemAllocationType — driver_types.h:2172
 export enum cudaMemAllocationType {
+  /** `cudaMemAllocationTypeInvalid` = 0 of `enum cudaMemAllocationType` (no description in the header). */
   cudaMemAllocationTypeInvalid = 0,
   /** This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it */
   cudaMemAllocationTypePinned = 1,
@@ -1102,6 +1133,7 @@ export enum cudaGraphMemAttributeType {
 /** Flags to specify for copies within a batch. For more details see cudaMemcpyBatchAsync. */
 // enum cudaMemcpyFlags — driver_types.h:2299
 export enum cudaMemcpyFlags {
+  /** `cudaMemcpyFlagDefault` = 0 of `enum cudaMemcpyFlags` (no description in the header). */
   cudaMemcpyFlagDefault = 0,
   /** Hint to the driver to try and overlap the copy with compute work on the SMs. */
   cudaMemcpyFlagPreferOverlapWithCompute = 1,
@@ -1129,6 +1161,7 @@ export enum cudaMemcpy3DOperandType {
   cudaMemcpyOperandTypePointer = 1,
   /** Memcpy operand is a CUarray. */
   cudaMemcpyOperandTypeArray = 2,
+  /** `cudaMemcpyOperandTypeMax` = 2147483647 of `enum cudaMemcpy3DOperandType` (no description in the header). */
   cudaMemcpyOperandTypeMax = 2147483647,
 }
 
@@ -1150,30 +1183,50 @@ export enum cudaDeviceP2PAttr {
 /** CUDA-valid Atomic Operations */
 // enum cudaAtomicOperation — driver_types.h:2421
 export enum cudaAtomicOperation {
+  /** `cudaAtomicOperationIntegerAdd` = 0 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationIntegerAdd = 0,
+  /** `cudaAtomicOperationIntegerMin` = 1 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationIntegerMin = 1,
+  /** `cudaAtomicOperationIntegerMax` = 2 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationIntegerMax = 2,
+  /** `cudaAtomicOperationIntegerIncrement` = 3 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationIntegerIncrement = 3,
+  /** `cudaAtomicOperationIntegerDecrement` = 4 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationIntegerDecrement = 4,
+  /** `cudaAtomicOperationAnd` = 5 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationAnd = 5,
+  /** `cudaAtomicOperationOr` = 6 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationOr = 6,
+  /** `cudaAtomicOperationXOR` = 7 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationXOR = 7,
+  /** `cudaAtomicOperationExchange` = 8 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationExchange = 8,
+  /** `cudaAtomicOperationCAS` = 9 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationCAS = 9,
+  /** `cudaAtomicOperationFloatAdd` = 10 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationFloatAdd = 10,
+  /** `cudaAtomicOperationFloatMin` = 11 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationFloatMin = 11,
+  /** `cudaAtomicOperationFloatMax` = 12 of `enum cudaAtomicOperation` (no description in the header). */
   cudaAtomicOperationFloatMax = 12,
 }
 
 /** CUDA-valid Atomic Operation capabilities */
 // enum cudaAtomicOperationCapability — driver_types.h:2440
 export enum cudaAtomicOperationCapability {
+  /** `cudaAtomicCapabilitySigned` = 1 of `enum cudaAtomicOperationCapability` (no description in the header). */
   cudaAtomicCapabilitySigned = 1,
+  /** `cudaAtomicCapabilityUnsigned` = 2 of `enum cudaAtomicOperationCapability` (no description in the header). */
   cudaAtomicCapabilityUnsigned = 2,
+  /** `cudaAtomicCapabilityReduction` = 4 of `enum cudaAtomicOperationCapability` (no description in the header). */
   cudaAtomicCapabilityReduction = 4,
+  /** `cudaAtomicCapabilityScalar32` = 8 of `enum cudaAtomicOperationCapability` (no description in the header). */
   cudaAtomicCapabilityScalar32 = 8,
+  /** `cudaAtomicCapabilityScalar64` = 16 of `enum cudaAtomicOperationCapability` (no description in the header). */
   cudaAtomicCapabilityScalar64 = 16,
+  /** `cudaAtomicCapabilityScalar128` = 32 of `enum cudaAtomicOperationCapability` (no description in the header). */
   cudaAtomicCapabilityScalar128 = 32,
+  /** `cudaAtomicCapabilityVector32x4` = 64 of `enum cudaAtomicOperationCapability` (no description in the header). */
   cudaAtomicCapabilityVector32x4 = 64,
 }
 
@@ -1265,6 +1318,7 @@ export enum cudaJitOption {
 /** Library options to be specified with cudaLibraryLoadData() or cudaLibraryLoadFromFile() */
 // enum cudaLibraryOption — driver_types.h:3214
 export enum cudaLibraryOption {
+  /** `cudaLibraryHostUniversalFunctionAndDataTable` = 0 of `enum cudaLibraryOption` (no description in the header). */
   cudaLibraryHostUniversalFunctionAndDataTable = 0,
   /** Specifes that the argument code passed to cudaLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until cudaLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with cudaLibraryLoadFromFile() is invalid and will return cudaErrorInvalidValue. */
   cudaLibraryBinaryIsPreserved = 1,
@@ -1348,6 +1402,7 @@ export enum cudaGraphNodeType {
   cudaGraphNodeTypeMemFree = 11,
   /** Conditional node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using cudaGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call cudaGraphSetConditional from device code. */
   cudaGraphNodeTypeConditional = 13,
+  /** `cudaGraphNodeTypeCount` = 14 of `enum cudaGraphNodeType` (no description in the header). */
   cudaGraphNodeTypeCount = 14,
 }
 
@@ -1553,7 +1608,9 @@ export import cudaAsyncNotificationType = cudaAsyncNotificationType_enum;
 /** enum CUDAlogLevel_enum */
 // enum CUDAlogLevel_enum — driver_types.h:4088
 export enum CUDAlogLevel_enum {
+  /** `cudaLogLevelError` = 0 of `enum CUDAlogLevel_enum` (no description in the header). */
   cudaLogLevelError = 0,
+  /** `cudaLogLevelWarning` = 1 of `enum CUDAlogLevel_enum` (no description in the header). */
   cudaLogLevelWarning = 1,
 }
 /** Alias of {@link CUDAlogLevel_enum} (C typedef `cudaLogLevel`): its members are types too. */
@@ -1635,40 +1692,75 @@ export enum cudaGLMapFlags {
 /** enum cudaDataType_t */
 // enum cudaDataType_t — library_types.h:57
 export enum cudaDataType_t {
+  /** `CUDA_R_16F` = 2 of `cudaDataType_t` (no description in the header). */
   CUDA_R_16F = 2,
+  /** `CUDA_C_16F` = 6 of `cudaDataType_t` (no description in the header). */
   CUDA_C_16F = 6,
+  /** `CUDA_R_16BF` = 14 of `cudaDataType_t` (no description in the header). */
   CUDA_R_16BF = 14,
+  /** `CUDA_C_16BF` = 15 of `cudaDataType_t` (no description in the header). */
   CUDA_C_16BF = 15,
+  /** `CUDA_R_32F` = 0 of `cudaDataType_t` (no description in the header). */
   CUDA_R_32F = 0,
+  /** `CUDA_C_32F` = 4 of `cudaDataType_t` (no description in the header). */
   CUDA_C_32F = 4,
+  /** `CUDA_R_64F` = 1 of `cudaDataType_t` (no description in the header). */
   CUDA_R_64F = 1,
+  /** `CUDA_C_64F` = 5 of `cudaDataType_t` (no description in the header). */
   CUDA_C_64F = 5,
+  /** `CUDA_R_4I` = 16 of `cudaDataType_t` (no description in the header). */
   CUDA_R_4I = 16,
+  /** `CUDA_C_4I` = 17 of `cudaDataType_t` (no description in the header). */
   CUDA_C_4I = 17,
+  /** `CUDA_R_4U` = 18 of `cudaDataType_t` (no description in the header). */
   CUDA_R_4U = 18,
+  /** `CUDA_C_4U` = 19 of `cudaDataType_t` (no description in the header). */
   CUDA_C_4U = 19,
+  /** `CUDA_R_8I` = 3 of `cudaDataType_t` (no description in the header). */
   CUDA_R_8I = 3,
+  /** `CUDA_C_8I` = 7 of `cudaDataType_t` (no description in the header). */
   CUDA_C_8I = 7,
+  /** `CUDA_R_8U` = 8 of `cudaDataType_t` (no description in the header). */
   CUDA_R_8U = 8,
+  /** `CUDA_C_8U` = 9 of `cudaDataType_t` (no description in the header). */
   CUDA_C_8U = 9,
+  /** `CUDA_R_16I` = 20 of `cudaDataType_t` (no description in the header). */
   CUDA_R_16I = 20,
+  /** `CUDA_C_16I` = 21 of `cudaDataType_t` (no description in the header). */
   CUDA_C_16I = 21,
+  /** `CUDA_R_16U` = 22 of `cudaDataType_t` (no description in the header). */
   CUDA_R_16U = 22,
+  /** `CUDA_C_16U` = 23 of `cudaDataType_t` (no description in the header). */
   CUDA_C_16U = 23,
+  /** `CUDA_R_32I` = 10 of `cudaDataType_t` (no description in the header). */
   CUDA_R_32I = 10,
+  /** `CUDA_C_32I` = 11 of `cudaDataType_t` (no description in the header). */
   CUDA_C_32I = 11,
+  /** `CUDA_R_32U` = 12 of `cudaDataType_t` (no description in the header). */
   CUDA_R_32U = 12,
+  /** `CUDA_C_32U` = 13 of `cudaDataType_t` (no description in the header). */
   CUDA_C_32U = 13,
+  /** `CUDA_R_64I` = 24 of `cudaDataType_t` (no description in the header). */
   CUDA_R_64I = 24,
+  /** `CUDA_C_64I` = 25 of `cudaDataType_t` (no description in the header). */
   CUDA_C_64I = 25,
+  /** `CUDA_R_64U` = 26 of `cudaDataType_t` (no description in the header). */
   CUDA_R_64U = 26,
+  /** `CUDA_C_64U` = 27 of `cudaDataType_t` (no description in the header). */
   CUDA_C_64U = 27,
+  /** `CUDA_R_8F_E4M3` = 28 of `cudaDataType_t` (no description in the header). */
   CUDA_R_8F_E4M3 = 28,
+  /** `CUDA_R_8F_UE4M3` = 28 of `cudaDataType_t` (no description in the header). */
   CUDA_R_8F_UE4M3 = 28,
+  /** `CUDA_R_8F_E5M2` = 29 of `cudaDataType_t` (no description in the header). */
   CUDA_R_8F_E5M2 = 29,
+  /** `CUDA_R_8F_UE8M0` = 30 of `cudaDataType_t` (no description in the header). */
   CUDA_R_8F_UE8M0 = 30,
+  /** `CUDA_R_6F_E2M3` = 31 of `cudaDataType_t` (no description in the header). */
   CUDA_R_6F_E2M3 = 31,
+  /** `CUDA_R_6F_E3M2` = 32 of `cudaDataType_t` (no description in the header). */
   CUDA_R_6F_E3M2 = 32,
+  /** `CUDA_R_4F_E2M1` = 33 of `cudaDataType_t` (no description in the header). */
   CUDA_R_4F_E2M1 = 33,
 }
 /** Alias of {@link cudaDataType_t} (C typedef `cudaDataType`): its members are types too. */
@@ -1716,8 +1808,11 @@ export import cudaEmulationSpecialValuesSupport = cudaEmulationSpecialValuesSupp
 /** enum libraryPropertyType_t */
 // enum libraryPropertyType_t — library_types.h:158
 export enum libraryPropertyType_t {
+  /** `MAJOR_VERSION` = 0 of `libraryPropertyType_t` (no description in the header). */
   MAJOR_VERSION = 0,
+  /** `MINOR_VERSION` = 1 of `libraryPropertyType_t` (no description in the header). */
   MINOR_VERSION = 1,
+  /** `PATCH_LEVEL` = 2 of `libraryPropertyType_t` (no description in the header). */
   PATCH_LEVEL = 2,
 }
 /** Alias of {@link libraryPropertyType_t} (C typedef `libraryPropertyType`): its members are types too. */
