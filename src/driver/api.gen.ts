@@ -57,7 +57,7 @@ export function cuGetErrorName(error: E.CUresult): Res<[string | null]> {
 
 let f_cuInit: KoffiFunction | undefined;
 /**
- * Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the Flags parameter must be 0. If::cuInit() has not been called, any function from the driver API will return::CUDA_ERROR_NOT_INITIALIZED.
+ * Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the Flags parameter must be 0. If cuInit() has not been called, any function from the driver API will return CUDA_ERROR_NOT_INITIALIZED.
  * @param Flags - Initialization flag for CUDA
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE).
  */
@@ -304,8 +304,8 @@ export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType, dev: 
 let f_cuFlushGPUDirectRDMAWrites: KoffiFunction | undefined;
 /**
  * Blocks until remote writes are visible to the specified scope
- * @param target - The target of the operation, see::CUflushGPUDirectRDMAWritesTarget
- * @param scope - The scope of the operation, see::CUflushGPUDirectRDMAWritesScope
+ * @param target - The target of the operation, see CUflushGPUDirectRDMAWritesTarget
+ * @param scope - The scope of the operation, see CUflushGPUDirectRDMAWritesScope
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
  */
 // CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) — cuda.h:5717
@@ -1349,7 +1349,7 @@ export function cuKernelSetCacheConfig(kernel: H.CUkernel | null, config: E.CUfu
 
 let f_cuKernelGetName: KoffiFunction | undefined;
 /**
- * Returns the function name for a::CUkernel handle
+ * Returns the function name for a CUkernel handle
  * @param hfunc - The function handle to retrieve the name for
  * @returns `[err, name]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `name`: The returned name of the function; the outputs are null unless `err` is CUDA_SUCCESS.
  */
@@ -1527,7 +1527,7 @@ let f_cuMemAllocManaged: KoffiFunction | undefined;
 /**
  * Allocates memory that will be automatically managed by the Unified Memory system
  * @param bytesize - Requested allocation size in bytes
- * @param flags - Must be one of::CU_MEM_ATTACH_GLOBAL or::CU_MEM_ATTACH_HOST
+ * @param flags - Must be one of CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST
  * @returns `[err, dptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `dptr`: Returned device pointer; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuMemAllocManaged(CUdeviceptr * dptr, size_t bytesize, unsigned int flags) — cuda.h:9096
@@ -1608,7 +1608,7 @@ export function cuDeviceGetPCIBusId(len: number, dev: number): Res<[string]> {
 let f_cuIpcGetEventHandle: KoffiFunction | undefined;
 /**
  * Gets an interprocess handle for a previously allocated event
- * @param event - Event allocated with::CU_EVENT_INTERPROCESS and::CU_EVENT_DISABLE_TIMING flags
+ * @param event - Event allocated with CU_EVENT_INTERPROCESS and CU_EVENT_DISABLE_TIMING flags
  * @returns `[err, pHandle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_INVALID_VALUE); `pHandle`: Pointer to a user allocated CUipcEventHandle in which to return the opaque event handle; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuIpcGetEventHandle(CUipcEventHandle * pHandle, CUevent event) — cuda.h:9265
@@ -1638,7 +1638,7 @@ let f_cuIpcGetMemHandle: KoffiFunction | undefined;
 /**
  * Gets an interprocess memory handle for an existing device memory allocation
  * @param dptr - Base pointer to previously allocated device memory
- * @returns `[err, pHandle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_INVALID_VALUE); `pHandle`: Pointer to user allocated::CUipcMemHandle to return the handle in; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @returns `[err, pHandle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_INVALID_VALUE); `pHandle`: Pointer to user allocated CUipcMemHandle to return the handle in; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuIpcGetMemHandle(CUipcMemHandle * pHandle, CUdeviceptr dptr) — cuda.h:9352
 export function cuIpcGetMemHandle(dptr: DevicePointer | number): Res<[S.CUipcMemHandle_st]> {
@@ -1667,8 +1667,8 @@ export function cuIpcOpenMemHandle(handle: S.CUipcMemHandle_st | S.CUipcMemHandl
 
 let f_cuIpcCloseMemHandle: KoffiFunction | undefined;
 /**
- * Attempts to close memory mapped with::cuIpcOpenMemHandle
- * @param dptr - Device pointer returned by::cuIpcOpenMemHandle
+ * Attempts to close memory mapped with cuIpcOpenMemHandle
+ * @param dptr - Device pointer returned by cuIpcOpenMemHandle
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE).
  */
 // CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) — cuda.h:9450
@@ -2506,7 +2506,7 @@ let f_cuArrayGetSparseProperties: KoffiFunction | undefined;
 /**
  * Returns the layout properties of a sparse CUDA array
  * @param array - CUDA array to get the sparse properties of
- * @returns `[err, sparseProperties]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `sparseProperties`: Pointer to::CUDA_ARRAY_SPARSE_PROPERTIES; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @returns `[err, sparseProperties]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `sparseProperties`: Pointer to CUDA_ARRAY_SPARSE_PROPERTIES; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES * sparseProperties, CUarray array) — cuda.h:11913
 export function cuArrayGetSparseProperties(array: H.CUarray | null): Res<[S.CUDA_ARRAY_SPARSE_PROPERTIES_st]> {
@@ -2521,7 +2521,7 @@ let f_cuMipmappedArrayGetSparseProperties: KoffiFunction | undefined;
 /**
  * Returns the layout properties of a sparse CUDA mipmapped array
  * @param mipmap - CUDA mipmapped array to get the sparse properties of
- * @returns `[err, sparseProperties]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `sparseProperties`: Pointer to::CUDA_ARRAY_SPARSE_PROPERTIES; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @returns `[err, sparseProperties]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `sparseProperties`: Pointer to CUDA_ARRAY_SPARSE_PROPERTIES; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES * sparseProperties, CUmipmappedArray mipmap) — cuda.h:11938
 export function cuMipmappedArrayGetSparseProperties(mipmap: H.CUmipmappedArray | null): Res<[S.CUDA_ARRAY_SPARSE_PROPERTIES_st]> {
@@ -2537,7 +2537,7 @@ let f_cuArrayGetMemoryRequirements: KoffiFunction | undefined;
  * Returns the memory requirements of a CUDA array
  * @param array - CUDA array to get the memory requirements of
  * @param device - Device to get the memory requirements for
- * @returns `[err, memoryRequirements]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `memoryRequirements`: Pointer to::CUDA_ARRAY_MEMORY_REQUIREMENTS; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @returns `[err, memoryRequirements]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `memoryRequirements`: Pointer to CUDA_ARRAY_MEMORY_REQUIREMENTS; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS * memoryRequirements, CUarray array, CUdevice device) — cuda.h:11961
 export function cuArrayGetMemoryRequirements(array: H.CUarray | null, device: number): Res<[S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st]> {
@@ -2554,7 +2554,7 @@ let f_cuMipmappedArrayGetMemoryRequirements: KoffiFunction | undefined;
  * Returns the memory requirements of a CUDA mipmapped array
  * @param mipmap - CUDA mipmapped array to get the memory requirements of
  * @param device - Device to get the memory requirements for
- * @returns `[err, memoryRequirements]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `memoryRequirements`: Pointer to::CUDA_ARRAY_MEMORY_REQUIREMENTS; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @returns `[err, memoryRequirements]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `memoryRequirements`: Pointer to CUDA_ARRAY_MEMORY_REQUIREMENTS; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS * memoryRequirements, CUmipmappedArray mipmap, CUdevice device) — cuda.h:11985
 export function cuMipmappedArrayGetMemoryRequirements(mipmap: H.CUmipmappedArray | null, device: number): Res<[S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st]> {
@@ -2678,7 +2678,7 @@ let f_cuMemGetHandleForAddressRange: KoffiFunction | undefined;
  * @param dptr - Pointer to a valid CUDA device allocation
  * @param size - Length of the address range
  * @param handleType - Type of handle requested (defines type and size of the handle output parameter)
- * @param flags - When requesting CUmemRangeHandleType::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD the value could be::CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, otherwise 0
+ * @param flags - When requesting CUmemRangeHandleType.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD the value could be CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, otherwise 0
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED).
  */
 // CUresult cuMemGetHandleForAddressRange(void * handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) — cuda.h:12597
@@ -2808,8 +2808,8 @@ export function cuMemMap(ptr: DevicePointer | number, size: number | bigint, off
 let f_cuMemMapArrayAsync: KoffiFunction | undefined;
 /**
  * Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
- * @param mapInfoList - List of::CUarrayMapInfo
- * @param count - Count of::CUarrayMapInfo in mapInfoList
+ * @param mapInfoList - List of CUarrayMapInfo
+ * @param count - Count of CUarrayMapInfo in mapInfoList
  * @param hStream - Stream identifier for the stream to use for map or unmap operations
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
  */
@@ -2845,8 +2845,8 @@ let f_cuMemSetAccess: KoffiFunction | undefined;
  * Set the access flags for each location specified in desc for the given virtual address range
  * @param ptr - Starting address for the virtual address range
  * @param size - Length of the virtual address range
- * @param desc - Array of::CUmemAccessDesc that describe how to change the - mapping for each location specified
- * @param count - Number of::CUmemAccessDesc in desc
+ * @param desc - Array of CUmemAccessDesc that describe how to change the - mapping for each location specified
+ * @param count - Number of CUmemAccessDesc in desc
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_SUPPORTED).
  */
 // CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc * desc, size_t count) — cuda.h:13116
@@ -2902,7 +2902,7 @@ let f_cuMemImportFromShareableHandle: KoffiFunction | undefined;
 /**
  * Imports an allocation from a requested shareable handle type.
  * @param osHandle - Shareable Handle representing the memory allocation that is to be imported
- * @param shHandleType - handle type of the exported handle::CUmemAllocationHandleType
+ * @param shHandleType - handle type of the exported handle CUmemAllocationHandleType
  * @returns `[err, handle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `handle`: CUDA Memory handle for the memory allocation; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle * handle, void * osHandle, CUmemAllocationHandleType shHandleType) — cuda.h:13199
@@ -3703,7 +3703,7 @@ let f_cuStreamWaitEvent: KoffiFunction | undefined;
  * Make a compute stream wait on an event
  * @param hStream - Stream to wait
  * @param hEvent - Event to wait on (may not be NULL)
- * @param Flags - See::CUevent_capture_flags
+ * @param Flags - See CUevent_capture_flags
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE).
  */
 // CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) — cuda.h:15268
@@ -3865,7 +3865,7 @@ let f_cuStreamAttachMemAsync: KoffiFunction | undefined;
  * @param hStream - Stream in which to enqueue the attach operation
  * @param dptr - Pointer to memory (must be a pointer to managed memory or to a valid host-accessible region of system-allocated pageable memory)
  * @param length - Length of memory
- * @param flags - Must be one of::CUmemAttach_flags
+ * @param flags - Must be one of CUmemAttach_flags
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_SUPPORTED).
  */
 // CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) — cuda.h:15736
@@ -3926,7 +3926,7 @@ let f_cuStreamCopyAttributes: KoffiFunction | undefined;
 /**
  * Copies attributes from source stream to destination stream.
  * @param dst - Destination stream
- * @param src - Source stream For list of attributes see::CUstreamAttrID
+ * @param src - Source stream For list of attributes see CUstreamAttrID
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
  */
 // CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) — cuda.h:15845
@@ -4008,7 +4008,7 @@ let f_cuEventRecordWithFlags: KoffiFunction | undefined;
  * Records an event
  * @param hEvent - Event to record
  * @param hStream - Stream to record event for
- * @param flags - See::CUevent_capture_flags
+ * @param flags - See CUevent_capture_flags
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE).
  */
 // CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) — cuda.h:16039
@@ -4377,7 +4377,7 @@ export function cuFuncGetModule(hfunc: H.CUfunction | null): Res<[H.CUmodule]> {
 
 let f_cuFuncGetName: KoffiFunction | undefined;
 /**
- * Returns the function name for a::CUfunction handle
+ * Returns the function name for a CUfunction handle
  * @param hfunc - The function handle to retrieve the name for
  * @returns `[err, name]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `name`: The returned name of the function; the outputs are null unless `err` is CUDA_SUCCESS.
  */
@@ -4435,8 +4435,8 @@ export function cuFuncLoad(function_: H.CUfunction | null): [E.CUresult] {
 
 let f_cuLaunchKernel: KoffiFunction | undefined;
 /**
- * Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel
- * @param f - Function::CUfunction or Kernel::CUkernel to launch
+ * Launches a CUDA function CUfunction or a CUDA kernel CUkernel
+ * @param f - Function CUfunction or Kernel CUkernel to launch
  * @param gridDimX - Width of grid in blocks
  * @param gridDimY - Height of grid in blocks
  * @param gridDimZ - Depth of grid in blocks
@@ -4469,9 +4469,9 @@ export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDim
 
 let f_cuLaunchKernelEx: KoffiFunction | undefined;
 /**
- * Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel with launch-time configuration
+ * Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration
  * @param config - Config to launch
- * @param f - Function::CUfunction or Kernel::CUkernel to launch
+ * @param f - Function CUfunction or Kernel CUkernel to launch
  * @param kernelParams - Array of pointers to kernel parameters
  * @param extra - Extra options
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_FOUND).
@@ -4489,8 +4489,8 @@ export function cuLaunchKernelEx(config: S.CUlaunchConfig_st | S.CUlaunchConfig_
 
 let f_cuLaunchCooperativeKernel: KoffiFunction | undefined;
 /**
- * Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel where thread blocks can cooperate and synchronize as they execute
- * @param f - Function::CUfunction or Kernel::CUkernel to launch
+ * Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks can cooperate and synchronize as they execute
+ * @param f - Function CUfunction or Kernel CUkernel to launch
  * @param gridDimX - Width of grid in blocks
  * @param gridDimY - Height of grid in blocks
  * @param gridDimZ - Depth of grid in blocks
@@ -4722,7 +4722,7 @@ let f_cuParamSetTexRef: KoffiFunction | undefined;
 /**
  * Adds a texture-reference to the function's argument list
  * @param hfunc - Kernel to add texture-reference to
- * @param texunit - Texture unit (must be::CU_PARAM_TR_DEFAULT)
+ * @param texunit - Texture unit (must be CU_PARAM_TR_DEFAULT)
  * @param hTexRef - Texture-reference to add to argument list
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
  */
@@ -5979,7 +5979,7 @@ let f_cuGraphKernelNodeCopyAttributes: KoffiFunction | undefined;
 /**
  * Copies attributes from source node to destination node.
  * @param dst - Destination node
- * @param src - Source node For list of attributes see::CUkernelNodeAttrID
+ * @param src - Source node For list of attributes see CUkernelNodeAttrID
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
  */
 // CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) — cuda.h:21232
@@ -6050,7 +6050,7 @@ let f_cuUserObjectCreate: KoffiFunction | undefined;
  * @param ptr - The pointer to pass to the destroy function
  * @param destroy - Callback to free the user object when it is no longer in use
  * @param initialRefcount - The initial refcount to create the object with, typically 1
- * @param flags - Currently it is required to pass::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC, which is the only defined flag
+ * @param flags - Currently it is required to pass CU_USER_OBJECT_NO_DESTRUCTOR_SYNC, which is the only defined flag
  * @returns `[err, object_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `object_out`: Location to return the user object handle; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuUserObjectCreate(CUuserObject * object_out, void * ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) — cuda.h:21331
@@ -6102,7 +6102,7 @@ let f_cuGraphRetainUserObject: KoffiFunction | undefined;
  * @param graph - The graph to associate the reference with
  * @param object - The user object to retain a reference for
  * @param count - The number of references to add to the graph, typically 1
- * @param flags - The optional flag::CU_GRAPH_USER_OBJECT_MOVE transfers references from the calling thread, rather than create new references
+ * @param flags - The optional flag CU_GRAPH_USER_OBJECT_MOVE transfers references from the calling thread, rather than create new references
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
  */
 // CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) — cuda.h:21412
@@ -6346,7 +6346,7 @@ let f_cuTexRefSetArray: KoffiFunction | undefined;
  * Binds an array as a texture reference
  * @param hTexRef - Texture reference to bind
  * @param hArray - Array to bind
- * @param Flags - Options (must be::CU_TRSA_OVERRIDE_FORMAT)
+ * @param Flags - Options (must be CU_TRSA_OVERRIDE_FORMAT)
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
  */
 // CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) — cuda.h:21935
@@ -6364,7 +6364,7 @@ let f_cuTexRefSetMipmappedArray: KoffiFunction | undefined;
  * Binds a mipmapped array to a texture reference
  * @param hTexRef - Texture reference to bind
  * @param hMipmappedArray - Mipmapped array to bind
- * @param Flags - Options (must be::CU_TRSA_OVERRIDE_FORMAT)
+ * @param Flags - Options (must be CU_TRSA_OVERRIDE_FORMAT)
  * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
  */
 // CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) — cuda.h:21965
@@ -7149,7 +7149,7 @@ let f_cuGraphicsSubResourceGetMappedArray: KoffiFunction | undefined;
 /**
  * Get an array through which to access a subresource of a mapped graphics resource.
  * @param resource - Mapped resource to access
- * @param arrayIndex - Array index for array textures or cubemap face index as defined by::CUarray_cubemap_face for cubemap textures for the subresource to access
+ * @param arrayIndex - Array index for array textures or cubemap face index as defined by CUarray_cubemap_face for cubemap textures for the subresource to access
  * @param mipLevel - Mipmap level for the subresource to access
  * @returns `[err, pArray]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_MAPPED, CUDA_ERROR_NOT_MAPPED_AS_ARRAY); `pArray`: Returned array through which a subresource of resource may be accessed; the outputs are null unless `err` is CUDA_SUCCESS.
  */
@@ -7345,7 +7345,7 @@ export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value
 
 let f_cuGetExportTable: KoffiFunction | undefined;
 /**
- * @ }
+ * (undocumented in the header)
  * @param pExportTableId - (undocumented in the header) C type `const CUuuid *`
  * @returns `[err, ppExportTable]` — `err`: the status; `ppExportTable`; the outputs are null unless `err` is CUDA_SUCCESS.
  */
@@ -7360,7 +7360,7 @@ export function cuGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit |
 let f_cuGreenCtxCreate: KoffiFunction | undefined;
 /**
  * Creates a green context with a specified set of resources.
- * @param desc - Descriptor generated via::cuDevResourceGenerateDesc which contains the set of resources to be used
+ * @param desc - Descriptor generated via cuDevResourceGenerateDesc which contains the set of resources to be used
  * @param dev - Device on which to create the green context
  * @param flags - One of the supported green context creation flags
  * @returns `[err, phCtx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY); `phCtx`: Pointer for the output handle to the green context; the outputs are null unless `err` is CUDA_SUCCESS.
@@ -7754,7 +7754,7 @@ let f_cuProfilerInitialize: KoffiFunction | undefined;
  * Initialize the profiling.
  * @param configFile - Name of the config file that lists the counters/options for profiling
  * @param outputFile - Name of the outputFile where the profiling results will be stored
- * @param outputMode - outputMode, can be::CU_OUT_KEY_VALUE_PAIR or::CU_OUT_CSV
+ * @param outputMode - outputMode, can be CU_OUT_KEY_VALUE_PAIR or CU_OUT_CSV
  * @returns `[err]` — `err`: the status (CUDA_ERROR_NOT_SUPPORTED).
  */
 // CUresult cuProfilerInitialize(const char * configFile, const char * outputFile, CUoutput_mode outputMode) — cudaProfiler.h:143
@@ -8041,9 +8041,9 @@ let f_cuEGLStreamConsumerAcquireFrame: KoffiFunction | undefined;
  * Acquire an image frame from the EGLStream with CUDA as a consumer.
  * @param conn - Connection on which to acquire
  * @param pCudaResource - CUDA resource on which the stream frame will be mapped for use
- * @param pStream - CUDA stream for synchronization and any data migrations implied by::CUeglResourceLocationFlags
+ * @param pStream - CUDA stream for synchronization and any data migrations implied by CUeglResourceLocationFlags
  * @param timeout - Desired timeout in usec for a new frame to be acquired
- * @returns `[err, conn, pCudaResource, pStream]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_LAUNCH_TIMEOUT); `conn`: Connection on which to acquire; `pCudaResource`: CUDA resource on which the stream frame will be mapped for use; `pStream`: CUDA stream for synchronization and any data migrations implied by::CUeglResourceLocationFlags; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @returns `[err, conn, pCudaResource, pStream]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_LAUNCH_TIMEOUT); `conn`: Connection on which to acquire; `pCudaResource`: CUDA resource on which the stream frame will be mapped for use; `pStream`: CUDA stream for synchronization and any data migrations implied by CUeglResourceLocationFlags; the outputs are null unless `err` is CUDA_SUCCESS.
  */
 // CUresult cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection * conn, CUgraphicsResource * pCudaResource, CUstream * pStream, unsigned int timeout) — cudaEGL.h:428
 export function cuEGLStreamConsumerAcquireFrame(conn: H.CUeglStreamConnection | null, pCudaResource: H.CUgraphicsResource | null, pStream: H.CUstream | null, timeout: number): Res<[H.CUeglStreamConnection, H.CUgraphicsResource, H.CUstream]> {

@@ -32,9 +32,11 @@ export enum CUctx_flags_enum {
   CU_CTX_SCHED_YIELD = 2,
   /** Set blocking synchronization as default scheduling */
   CU_CTX_SCHED_BLOCKING_SYNC = 4,
-  /** Set blocking synchronization as default scheduling */
+  /** Set blocking synchronization as default scheduling Deprecated: This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC. */
   CU_CTX_BLOCKING_SYNC = 4,
+  /** `CU_CTX_SCHED_MASK` = 7 of `enum CUctx_flags_enum` (no description in the header). */
   CU_CTX_SCHED_MASK = 7,
+  /** Deprecated: This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled. */
   CU_CTX_MAP_HOST = 8,
   /** Keep local memory allocation after launch */
   CU_CTX_LMEM_RESIZE_TO_MAX = 16,
@@ -44,6 +46,7 @@ export enum CUctx_flags_enum {
   CU_CTX_USER_COREDUMP_ENABLE = 64,
   /** Ensure synchronous memory operations on this context will synchronize */
   CU_CTX_SYNC_MEMOPS = 128,
+  /** `CU_CTX_FLAGS_MASK` = 255 of `enum CUctx_flags_enum` (no description in the header). */
   CU_CTX_FLAGS_MASK = 255,
 }
 /** Alias of {@link CUctx_flags_enum} (C typedef `CUctx_flags`): its members are types too. */
@@ -142,7 +145,7 @@ export enum CUevent_wait_flags_enum {
 /** Alias of {@link CUevent_wait_flags_enum} (C typedef `CUevent_wait_flags`): its members are types too. */
 export import CUevent_wait_flags = CUevent_wait_flags_enum;
 
-/** Flags for::cuStreamWaitValue32 and::cuStreamWaitValue64 */
+/** Flags for cuStreamWaitValue32 and cuStreamWaitValue64 */
 // enum CUstreamWaitValue_flags_enum — cuda.h:485
 export enum CUstreamWaitValue_flags_enum {
   /** Wait until (int32_t)(*addr - value) >= 0 (or int64_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.) */
@@ -151,45 +154,45 @@ export enum CUstreamWaitValue_flags_enum {
   CU_STREAM_WAIT_VALUE_EQ = 1,
   /** Wait until (*addr & value) != 0. */
   CU_STREAM_WAIT_VALUE_AND = 2,
-  /** Wait until ~(*addr | value) != 0. Support for this operation can be queried with::cuDeviceGetAttribute() and::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR. */
+  /** Wait until ~(*addr | value) != 0. Support for this operation can be queried with cuDeviceGetAttribute() and CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR. */
   CU_STREAM_WAIT_VALUE_NOR = 3,
-  /** Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES. */
+  /** Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES. */
   CU_STREAM_WAIT_VALUE_FLUSH = 1073741824,
 }
 /** Alias of {@link CUstreamWaitValue_flags_enum} (C typedef `CUstreamWaitValue_flags`): its members are types too. */
 export import CUstreamWaitValue_flags = CUstreamWaitValue_flags_enum;
 
-/** Flags for::cuStreamWriteValue32 */
+/** Flags for cuStreamWriteValue32 */
 // enum CUstreamWriteValue_flags_enum — cuda.h:508
 export enum CUstreamWriteValue_flags_enum {
   /** Default behavior */
   CU_STREAM_WRITE_VALUE_DEFAULT = 0,
-  /** Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally,::cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API. */
+  /** Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API. */
   CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 1,
 }
 /** Alias of {@link CUstreamWriteValue_flags_enum} (C typedef `CUstreamWriteValue_flags`): its members are types too. */
 export import CUstreamWriteValue_flags = CUstreamWriteValue_flags_enum;
 
-/** Operations for::cuStreamBatchMemOp */
+/** Operations for cuStreamBatchMemOp */
 // enum CUstreamBatchMemOpType_enum — cuda.h:522
 export enum CUstreamBatchMemOpType_enum {
-  /** Represents a::cuStreamWaitValue32 operation */
+  /** Represents a cuStreamWaitValue32 operation */
   CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1,
-  /** Represents a::cuStreamWriteValue32 operation */
+  /** Represents a cuStreamWriteValue32 operation */
   CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2,
-  /** Represents a::cuStreamWaitValue64 operation */
+  /** Represents a cuStreamWaitValue64 operation */
   CU_STREAM_MEM_OP_WAIT_VALUE_64 = 4,
-  /** Represents a::cuStreamWriteValue64 operation */
+  /** Represents a cuStreamWriteValue64 operation */
   CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5,
   /** Insert a memory barrier of the specified type */
   CU_STREAM_MEM_OP_BARRIER = 6,
-  /** This has the same effect as::CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation. */
+  /** This has the same effect as CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation. */
   CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3,
 }
 /** Alias of {@link CUstreamBatchMemOpType_enum} (C typedef `CUstreamBatchMemOpType`): its members are types too. */
 export import CUstreamBatchMemOpType = CUstreamBatchMemOpType_enum;
 
-/** Flags for::CUstreamBatchMemOpParams::memoryBarrier */
+/** Flags for CUstreamBatchMemOpParams.memoryBarrier */
 // enum CUstreamMemoryBarrier_flags_enum — cuda.h:535
 export enum CUstreamMemoryBarrier_flags_enum {
   /** System-wide memory barrier. */
@@ -211,7 +214,7 @@ export enum CUoccupancy_flags_enum {
 /** Alias of {@link CUoccupancy_flags_enum} (C typedef `CUoccupancy_flags`): its members are types too. */
 export import CUoccupancy_flags = CUoccupancy_flags_enum;
 
-/** Flags for::cuStreamUpdateCaptureDependencies */
+/** Flags for cuStreamUpdateCaptureDependencies */
 // enum CUstreamUpdateCaptureDependencies_flags_enum — cuda.h:612
 export enum CUstreamUpdateCaptureDependencies_flags_enum {
   /** Add new nodes to the dependency set */
@@ -336,6 +339,7 @@ export enum CUarray_format_enum {
   CU_AD_FORMAT_YUV444_16bit_SemiPlanar = 181,
   /** 4 channel unorm R10G10B10A2 RGB format */
   CU_AD_FORMAT_UNORM_INT_101010_2 = 80,
+  /** `CU_AD_FORMAT_MAX` = 2147483647 of `enum CUarray_format_enum` (no description in the header). */
   CU_AD_FORMAT_MAX = 2147483647,
 }
 /** Alias of {@link CUarray_format_enum} (C typedef `CUarray_format`): its members are types too. */
@@ -412,7 +416,7 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_INTEGRATED = 18,
   /** Device can map host memory into CUDA address space */
   CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19,
-  /** Compute mode (See::CUcomputemode for details) */
+  /** Compute mode (See CUcomputemode for details) */
   CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 20,
   /** Maximum 1D texture width */
   CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH = 21,
@@ -562,21 +566,21 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED = 90,
   /** Device can access host registered memory at the same virtual address as the CPU */
   CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 91,
-  /** Deprecated, along with v1 MemOps API,::cuStreamBatchMemOp and related APIs are supported. */
+  /** Deprecated, along with v1 MemOps API, cuStreamBatchMemOp and related APIs are supported. */
   CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1 = 92,
-  /** Deprecated, along with v1 MemOps API, 64-bit operations are supported in::cuStreamBatchMemOp and related APIs. */
+  /** Deprecated, along with v1 MemOps API, 64-bit operations are supported in cuStreamBatchMemOp and related APIs. */
   CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1 = 93,
-  /** Deprecated, along with v1 MemOps API,::CU_STREAM_WAIT_VALUE_NOR is supported. */
+  /** Deprecated, along with v1 MemOps API, CU_STREAM_WAIT_VALUE_NOR is supported. */
   CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1 = 94,
-  /** Device supports launching cooperative kernels via::cuLaunchCooperativeKernel */
+  /** Device supports launching cooperative kernels via cuLaunchCooperativeKernel */
   CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95,
-  /** Deprecated,::cuLaunchCooperativeKernelMultiDevice is deprecated. */
+  /** Deprecated, cuLaunchCooperativeKernelMultiDevice is deprecated. */
   CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH = 96,
   /** Maximum optin shared memory per block */
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
-  /** The::CU_STREAM_WAIT_VALUE_FLUSH flag and the::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. See CUDA_MEMOP for additional details. */
+  /** The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. See CUDA_MEMOP for additional details. */
   CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES = 98,
-  /** Device supports host memory registration via::cudaHostRegister. */
+  /** Device supports host memory registration via cudaHostRegister. */
   CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 99,
   /** Device accesses pageable memory via the host's page tables. */
   CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100,
@@ -584,13 +588,13 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = 101,
   /** Deprecated, Use CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
   CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED = 102,
-  /** Device supports virtual memory management APIs like::cuMemAddressReserve,::cuMemCreate,::cuMemMap and related APIs */
+  /** Device supports virtual memory management APIs like cuMemAddressReserve, cuMemCreate, cuMemMap and related APIs */
   CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102,
-  /** Device supports exporting memory to a posix file descriptor with::cuMemExportToShareableHandle, if requested via::cuMemCreate */
+  /** Device supports exporting memory to a posix file descriptor with cuMemExportToShareableHandle, if requested via cuMemCreate */
   CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 103,
-  /** Device supports exporting memory to a Win32 NT handle with::cuMemExportToShareableHandle, if requested via::cuMemCreate */
+  /** Device supports exporting memory to a Win32 NT handle with cuMemExportToShareableHandle, if requested via cuMemCreate */
   CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED = 104,
-  /** Device supports exporting memory to a Win32 KMT handle with::cuMemExportToShareableHandle, if requested via::cuMemCreate */
+  /** Device supports exporting memory to a Win32 KMT handle with cuMemExportToShareableHandle, if requested via cuMemCreate */
   CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED = 105,
   /** Maximum number of blocks per multiprocessor */
   CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106,
@@ -598,25 +602,25 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED = 107,
   /** Maximum L2 persisting lines capacity setting in bytes. */
   CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE = 108,
-  /** Maximum value of CUaccessPolicyWindow::num_bytes. */
+  /** Maximum value of CUaccessPolicyWindow.num_bytes. */
   CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE = 109,
-  /** Device supports specifying the GPUDirect RDMA flag with::cuMemCreate */
+  /** Device supports specifying the GPUDirect RDMA flag with cuMemCreate */
   CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED = 110,
   /** Shared memory reserved by CUDA driver per block in bytes */
   CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK = 111,
   /** Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays */
   CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED = 112,
-  /** Device supports using the::cuMemHostRegister flag::CU_MEMHOSTERGISTER_READ_ONLY to register memory that must be mapped as read-only to the GPU */
+  /** Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register memory that must be mapped as read-only to the GPU */
   CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED = 113,
   /** External timeline semaphore interop is supported on the device */
   CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED = 114,
-  /** Device supports using the::cuMemAllocAsync and::cuMemPool family of APIs */
+  /** Device supports using the cuMemAllocAsync and cuMemPool family of APIs */
   CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
   /** Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages (see https://docs.nvidia.com/cuda/gpudirect-rdma for more information) */
   CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED = 116,
-  /** The returned attribute shall be interpreted as a bitmask, where the individual bits are described by the::CUflushGPUDirectRDMAWritesOptions enum */
+  /** The returned attribute shall be interpreted as a bitmask, where the individual bits are described by the CUflushGPUDirectRDMAWritesOptions enum */
   CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS = 117,
-  /** GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See::CUGPUDirectRDMAWritesOrdering for the numerical values returned here. */
+  /** GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See CUGPUDirectRDMAWritesOrdering for the numerical values returned here. */
   CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING = 118,
   /** Handle types supported with mempool based IPC */
   CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES = 119,
@@ -624,9 +628,9 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH = 120,
   /** Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays */
   CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED = 121,
-  /** 64-bit operations are supported in::cuStreamBatchMemOp and related MemOp APIs. */
+  /** 64-bit operations are supported in cuStreamBatchMemOp and related MemOp APIs. */
   CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 122,
-  /** ::CU_STREAM_WAIT_VALUE_NOR is supported by MemOp APIs. */
+  /** CU_STREAM_WAIT_VALUE_NOR is supported by MemOp APIs. */
   CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR = 123,
   /** Device supports buffer sharing with dma_buf mechanism. */
   CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124,
@@ -640,7 +644,7 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED = 128,
   /** Device supports unified function pointers. */
   CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS = 129,
-  /** NUMA configuration of a device: value is of type::CUdeviceNumaConfig enum */
+  /** NUMA configuration of a device: value is of type CUdeviceNumaConfig enum */
   CU_DEVICE_ATTRIBUTE_NUMA_CONFIG = 130,
   /** NUMA node ID of the GPU memory */
   CU_DEVICE_ATTRIBUTE_NUMA_ID = 131,
@@ -652,7 +656,7 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = 134,
   /** Device supports CIG with D3D12. */
   CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED = 135,
-  /** The returned valued shall be interpreted as a bitmask, where the individual bits are described by the::CUmemDecompressAlgorithm enum. */
+  /** The returned valued shall be interpreted as a bitmask, where the individual bits are described by the CUmemDecompressAlgorithm enum. */
   CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK = 136,
   /** The returned valued is the maximum length in bytes of a single decompress operation that is allowed. */
   CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH = 137,
@@ -662,20 +666,21 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID = 139,
   /** The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID. */
   CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID = 140,
-  /** Device supports HOST_NUMA location with the virtual memory management APIs like::cuMemCreate,::cuMemMap and related APIs */
+  /** Device supports HOST_NUMA location with the virtual memory management APIs like cuMemCreate, cuMemMap and related APIs */
   CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 141,
-  /** Device supports HOST_NUMA location with the::cuMemAllocAsync and::cuMemPool family of APIs */
+  /** Device supports HOST_NUMA location with the cuMemAllocAsync and cuMemPool family of APIs */
   CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED = 142,
   /** Device supports HOST_NUMA location IPC between nodes in a multi-node system. */
   CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED = 143,
-  /** Device suports HOST location with the::cuMemAllocAsync and::cuMemPool family of APIs */
+  /** Device suports HOST location with the cuMemAllocAsync and cuMemPool family of APIs */
   CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED = 144,
-  /** Device supports HOST location with the virtual memory management APIs like::cuMemCreate,::cuMemMap and related APIs */
+  /** Device supports HOST location with the virtual memory management APIs like cuMemCreate, cuMemMap and related APIs */
   CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 145,
   /** Device supports page-locked host memory buffer sharing with dma_buf mechanism. */
   CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED = 146,
   /** Link between the device and the host supports only some native atomic operations */
   CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147,
+  /** `CU_DEVICE_ATTRIBUTE_MAX` = 148 of `enum CUdevice_attribute_enum` (no description in the header). */
   CU_DEVICE_ATTRIBUTE_MAX = 148,
 }
 /** Alias of {@link CUdevice_attribute_enum} (C typedef `CUdevice_attribute`): its members are types too. */
@@ -684,9 +689,9 @@ export import CUdevice_attribute = CUdevice_attribute_enum;
 /** Pointer information */
 // enum CUpointer_attribute_enum — cuda.h:900
 export enum CUpointer_attribute_enum {
-  /** The::CUcontext on which a pointer was allocated or registered */
+  /** The CUcontext on which a pointer was allocated or registered */
   CU_POINTER_ATTRIBUTE_CONTEXT = 1,
-  /** The::CUmemorytype describing the physical location of a pointer */
+  /** The CUmemorytype describing the physical location of a pointer */
   CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
   /** The address at which a pointer's memory may be accessed on the device */
   CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
@@ -702,7 +707,7 @@ export enum CUpointer_attribute_enum {
   CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
   /** A device ordinal of a device on which a pointer was allocated or registered */
   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
-  /** 1 if this pointer maps to an allocation that is suitable for::cudaIpcGetMemHandle, 0 otherwise * */
+  /** 1 if this pointer maps to an allocation that is suitable for cudaIpcGetMemHandle, 0 otherwise * */
   CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE = 10,
   /** Starting address for this requested pointer */
   CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
@@ -710,7 +715,7 @@ export enum CUpointer_attribute_enum {
   CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
   /** 1 if this pointer is in a valid address range that is mapped to a backing allocation, 0 otherwise * */
   CU_POINTER_ATTRIBUTE_MAPPED = 13,
-  /** Bitmask of allowed::CUmemAllocationHandleType for this allocation * */
+  /** Bitmask of allowed CUmemAllocationHandleType for this allocation * */
   CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14,
   /** 1 if the memory this pointer is referencing can be used with the GPUDirect RDMA API * */
   CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15,
@@ -749,23 +754,23 @@ export enum CUfunction_attribute_enum {
   CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6,
   /** The attribute to indicate whether the function has been compiled with user specified option "-Xptxas --dlcm=ca" set. */
   CU_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7,
-  /** The maximum size in bytes of dynamically-allocated shared memory that can be used by this function. If the user-specified dynamic shared memory size is larger than this value, the launch will fail. The default value of this attribute is::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK -::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, except when::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is greater than::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, then the default value of this attribute is 0. The value can be increased to::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN -::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES. See::cuFuncSetAttribute,::cuKernelSetAttribute */
+  /** The maximum size in bytes of dynamically-allocated shared memory that can be used by this function. If the user-specified dynamic shared memory size is larger than this value, the launch will fail. The default value of this attribute is CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK - CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, except when CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is greater than CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, then the default value of this attribute is 0. The value can be increased to CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN - CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES. See cuFuncSetAttribute, cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
-  /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the total shared memory. Refer to::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR. This is only a hint, and the driver can choose a different ratio if required to execute the function. See::cuFuncSetAttribute,::cuKernelSetAttribute */
+  /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the total shared memory. Refer to CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR. This is only a hint, and the driver can choose a different ratio if required to execute the function. See cuFuncSetAttribute, cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
-  /** If this attribute is set, the kernel must launch with a valid cluster size specified. See::cuFuncSetAttribute,::cuKernelSetAttribute */
+  /** If this attribute is set, the kernel must launch with a valid cluster size specified. See cuFuncSetAttribute, cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET = 10,
-  /** The required cluster width in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime will return CUDA_ERROR_NOT_PERMITTED. See::cuFuncSetAttribute,::cuKernelSetAttribute */
+  /** The required cluster width in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime will return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11,
-  /** The required cluster height in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See::cuFuncSetAttribute,::cuKernelSetAttribute */
+  /** The required cluster height in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT = 12,
-  /** The required cluster depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See::cuFuncSetAttribute,::cuKernelSetAttribute */
+  /** The required cluster depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH = 13,
-  /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See::cuFuncSetAttribute,::cuKernelSetAttribute */
+  /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See cuFuncSetAttribute, cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
-  /** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See::cuFuncSetAttribute,::cuKernelSetAttribute */
+  /** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See cuFuncSetAttribute, cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15,
-  /** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See::cuFuncSetAttribute,::cuKernelSetAttribute */
+  /** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See cuFuncSetAttribute, cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_MAX = 16,
 }
 /** Alias of {@link CUfunction_attribute_enum} (C typedef `CUfunction_attribute`): its members are types too. */
@@ -786,7 +791,7 @@ export enum CUfunc_cache_enum {
 /** Alias of {@link CUfunc_cache_enum} (C typedef `CUfunc_cache`): its members are types too. */
 export import CUfunc_cache = CUfunc_cache_enum;
 
-/** Shared memory configurations */
+/** Deprecated: Shared memory configurations */
 // enum CUsharedconfig_enum — cuda.h:1092
 export enum CUsharedconfig_enum {
   /** set default shared memory bank size */
@@ -799,7 +804,7 @@ export enum CUsharedconfig_enum {
 /** Alias of {@link CUsharedconfig_enum} (C typedef `CUsharedconfig`): its members are types too. */
 export import CUsharedconfig = CUsharedconfig_enum;
 
-/** Shared memory carveout configurations. These may be passed to::cuFuncSetAttribute or::cuKernelSetAttribute */
+/** Shared memory carveout configurations. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute */
 // enum CUshared_carveout_enum — cuda.h:1101
 export enum CUshared_carveout_enum {
   /** No preference for shared memory or L1 (default) */
@@ -845,7 +850,7 @@ export import CUcomputemode = CUcomputemode_enum;
 export enum CUmem_advise_enum {
   /** Data will mostly be read and only occasionally be written to */
   CU_MEM_ADVISE_SET_READ_MOSTLY = 1,
-  /** Undo the effect of::CU_MEM_ADVISE_SET_READ_MOSTLY */
+  /** Undo the effect of CU_MEM_ADVISE_SET_READ_MOSTLY */
   CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2,
   /** Set the preferred location for the data as the specified device */
   CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3,
@@ -866,7 +871,7 @@ export enum CUmem_range_attribute_enum {
   CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1,
   /** The preferred location of the range */
   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2,
-  /** Memory range has::CU_MEM_ADVISE_SET_ACCESSED_BY set for specified device */
+  /** Memory range has CU_MEM_ADVISE_SET_ACCESSED_BY set for specified device */
   CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3,
   /** The last location to which the range was prefetched */
   CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 4,
@@ -887,15 +892,15 @@ export import CUmem_range_attribute = CUmem_range_attribute_enum;
 export enum CUjit_option_enum {
   /** Max number of registers that a thread may use. Option type: unsigned int Applies to: compiler only */
   CU_JIT_MAX_REGISTERS = 0,
-  /** IN: Specifies minimum number of threads per block to target compilation for OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization. Cannot be combined with::CU_JIT_TARGET. Option type: unsigned int Applies to: compiler only */
+  /** IN: Specifies minimum number of threads per block to target compilation for OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization. Cannot be combined with CU_JIT_TARGET. Option type: unsigned int Applies to: compiler only */
   CU_JIT_THREADS_PER_BLOCK = 1,
   /** Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linker Option type: float Applies to: compiler and linker */
   CU_JIT_WALL_TIME = 2,
-  /** Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES) Option type: char * Applies to: compiler and linker */
+  /** Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES) Option type: char * Applies to: compiler and linker */
   CU_JIT_INFO_LOG_BUFFER = 3,
   /** IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker */
   CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
-  /** Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) Option type: char * Applies to: compiler and linker */
+  /** Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) Option type: char * Applies to: compiler and linker */
   CU_JIT_ERROR_LOG_BUFFER = 5,
   /** IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker */
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
@@ -903,9 +908,9 @@ export enum CUjit_option_enum {
   CU_JIT_OPTIMIZATION_LEVEL = 7,
   /** No option value required. Determines the target based on the current attached context (default) Option type: No option value needed Applies to: compiler and linker */
   CU_JIT_TARGET_FROM_CUCONTEXT = 8,
-  /** Target is chosen based on supplied::CUjit_target. Cannot be combined with::CU_JIT_THREADS_PER_BLOCK. Option type: unsigned int for enumerated type::CUjit_target Applies to: compiler and linker */
+  /** Target is chosen based on supplied CUjit_target. Cannot be combined with CU_JIT_THREADS_PER_BLOCK. Option type: unsigned int for enumerated type CUjit_target Applies to: compiler and linker */
   CU_JIT_TARGET = 9,
-  /** Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied::CUjit_fallback. This option cannot be used with cuLink* APIs as the linker requires exact matches. Option type: unsigned int for enumerated type::CUjit_fallback Applies to: compiler only */
+  /** Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied CUjit_fallback. This option cannot be used with cuLink* APIs as the linker requires exact matches. Option type: unsigned int for enumerated type CUjit_fallback Applies to: compiler only */
   CU_JIT_FALLBACK_STRATEGY = 10,
   /** Specifies whether to create debug information in output (-g) (0: false, default) Option type: int Applies to: compiler and linker */
   CU_JIT_GENERATE_DEBUG_INFO = 11,
@@ -913,44 +918,45 @@ export enum CUjit_option_enum {
   CU_JIT_LOG_VERBOSE = 12,
   /** Generate line number information (-lineinfo) (0: false, default) Option type: int Applies to: compiler only */
   CU_JIT_GENERATE_LINE_INFO = 13,
-  /** Specifies whether to enable caching explicitly (-dlcm) Choice is based on supplied::CUjit_cacheMode_enum. Option type: unsigned int for enumerated type::CUjit_cacheMode_enum Applies to: compiler only */
+  /** Specifies whether to enable caching explicitly (-dlcm) Choice is based on supplied CUjit_cacheMode_enum. Option type: unsigned int for enumerated type CUjit_cacheMode_enum Applies to: compiler only */
   CU_JIT_CACHE_MODE = 14,
+  /** Deprecated: This jit option is deprecated and should not be used. */
   CU_JIT_NEW_SM3X_OPT = 15,
   /** This jit option is used for internal purpose only. */
   CU_JIT_FAST_COMPILE = 16,
-  /** Array of device symbol names that will be relocated to the corresponding host addresses stored in::CU_JIT_GLOBAL_SYMBOL_ADDRESSES. Must contain::CU_JIT_GLOBAL_SYMBOL_COUNT entries. When loading a device module, driver will relocate all encountered unresolved symbols to the host addresses. It is only allowed to register symbols that correspond to unresolved global variables. It is illegal to register the same device symbol at multiple addresses. Option type: const char ** Applies to: dynamic linker only */
+  /** Array of device symbol names that will be relocated to the corresponding host addresses stored in CU_JIT_GLOBAL_SYMBOL_ADDRESSES. Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries. When loading a device module, driver will relocate all encountered unresolved symbols to the host addresses. It is only allowed to register symbols that correspond to unresolved global variables. It is illegal to register the same device symbol at multiple addresses. Option type: const char ** Applies to: dynamic linker only */
   CU_JIT_GLOBAL_SYMBOL_NAMES = 17,
-  /** Array of host addresses that will be used to relocate corresponding device symbols stored in::CU_JIT_GLOBAL_SYMBOL_NAMES. Must contain::CU_JIT_GLOBAL_SYMBOL_COUNT entries. Option type: void ** Applies to: dynamic linker only */
+  /** Array of host addresses that will be used to relocate corresponding device symbols stored in CU_JIT_GLOBAL_SYMBOL_NAMES. Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries. Option type: void ** Applies to: dynamic linker only */
   CU_JIT_GLOBAL_SYMBOL_ADDRESSES = 18,
-  /** Number of entries in::CU_JIT_GLOBAL_SYMBOL_NAMES and::CU_JIT_GLOBAL_SYMBOL_ADDRESSES arrays. Option type: unsigned int Applies to: dynamic linker only */
+  /** Number of entries in CU_JIT_GLOBAL_SYMBOL_NAMES and CU_JIT_GLOBAL_SYMBOL_ADDRESSES arrays. Option type: unsigned int Applies to: dynamic linker only */
   CU_JIT_GLOBAL_SYMBOL_COUNT = 19,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: Enable link-time optimization (-dlto) for device code (Disabled by default). This option is not supported on 32-bit platforms. Option type: int Applies to: compiler and linker Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_LTO = 20,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: Control single-precision denormals (-ftz) support (0: false, default). 1: flushes denormal values to zero 0: preserves denormal values Option type: int Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_FTZ = 21,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: Control single-precision floating-point division and reciprocals (-prec-div) support (1: true, default). 1: Enables the IEEE round-to-nearest mode 0: Enables the fast approximation mode Option type: int Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_PREC_DIV = 22,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: Control single-precision floating-point square root (-prec-sqrt) support (1: true, default). 1: Enables the IEEE round-to-nearest mode 0: Enables the fast approximation mode Option type: int Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_PREC_SQRT = 23,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: Enable/Disable the contraction of floating-point multiplies and adds/subtracts into floating-point multiply-add (-fma) operations (1: Enable, default; 0: Disable). Option type: int Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_FMA = 24,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: Array of kernel names that should be preserved at link time while others can be removed. Must contain CU_JIT_REFERENCED_KERNEL_COUNT entries. Note that kernel names can be mangled by the compiler in which case the mangled name needs to be specified. Wildcard "*" can be used to represent zero or more characters instead of specifying the full or mangled name. It is important to note that the wildcard "*" is also added implicitly. For example, specifying "foo" will match "foobaz", "barfoo", "barfoobaz" and thus preserve all kernels with those names. This can be avoided by providing a more specific name like "barfoobaz". Option type: const char ** Applies to: dynamic linker only Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_REFERENCED_KERNEL_NAMES = 25,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: Number of entries in CU_JIT_REFERENCED_KERNEL_NAMES array. Option type: unsigned int Applies to: dynamic linker only Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_REFERENCED_KERNEL_COUNT = 26,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: Array of variable names (__device__ and/or __constant__) that should be preserved at link time while others can be removed. Must contain CU_JIT_REFERENCED_VARIABLE_COUNT entries. Note that variable names can be mangled by the compiler in which case the mangled name needs to be specified. Wildcard "*" can be used to represent zero or more characters instead of specifying the full or mangled name. It is important to note that the wildcard "*" is also added implicitly. For example, specifying "foo" will match "foobaz", "barfoo", "barfoobaz" and thus preserve all variables with those names. This can be avoided by providing a more specific name like "barfoobaz". Option type: const char ** Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_REFERENCED_VARIABLE_NAMES = 27,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: Number of entries in CU_JIT_REFERENCED_VARIABLE_NAMES array. Option type: unsigned int Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_REFERENCED_VARIABLE_COUNT = 28,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: This option serves as a hint to enable the JIT compiler/linker to remove constant (__constant__) and device (__device__) variables unreferenced in device code (Disabled by default). Note that host references to constant and device variables using APIs like cuModuleGetGlobal() with this option specified may result in undefined behavior unless the variables are explicitly specified using CU_JIT_REFERENCED_VARIABLE_NAMES. Option type: int Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES = 29,
   /** Generate position independent code (0: false) Option type: int Applies to: compiler only */
   CU_JIT_POSITION_INDEPENDENT_CODE = 30,
-  /** This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with::CU_JIT_MAX_REGISTERS or::CU_JIT_THREADS_PER_BLOCK. Optimizations based on this option need::CU_JIT_MAX_THREADS_PER_BLOCK to be specified as well. For kernels already using PTX directive.minnctapersm, this option will be ignored by default. Use::CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: unsigned int Applies to: compiler only */
+  /** This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with CU_JIT_MAX_REGISTERS or CU_JIT_THREADS_PER_BLOCK. Optimizations based on this option need CU_JIT_MAX_THREADS_PER_BLOCK to be specified as well. For kernels already using PTX directive.minnctapersm, this option will be ignored by default. Use CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: unsigned int Applies to: compiler only */
   CU_JIT_MIN_CTA_PER_SM = 31,
-  /** Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive.maxntid, this option will be ignored by default. Use::CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: int Applies to: compiler only */
+  /** Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive.maxntid, this option will be ignored by default. Use CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: int Applies to: compiler only */
   CU_JIT_MAX_THREADS_PER_BLOCK = 32,
-  /** This option lets the values specified using::CU_JIT_MAX_REGISTERS,::CU_JIT_THREADS_PER_BLOCK,::CU_JIT_MAX_THREADS_PER_BLOCK and::CU_JIT_MIN_CTA_PER_SM take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: int Applies to: compiler only */
+  /** This option lets the values specified using CU_JIT_MAX_REGISTERS, CU_JIT_THREADS_PER_BLOCK, CU_JIT_MAX_THREADS_PER_BLOCK and CU_JIT_MIN_CTA_PER_SM take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: int Applies to: compiler only */
   CU_JIT_OVERRIDE_DIRECTIVE_VALUES = 33,
   /** This option specifies the maximum number of concurrent threads to use when running compiler optimizations. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. Option type: unsigned int Applies to: compiler only */
   CU_JIT_SPLIT_COMPILE = 34,
@@ -1009,16 +1015,27 @@ export enum CUjit_target_enum {
   CU_TARGET_COMPUTE_120 = 120,
   /** Compute device class 12.1. */
   CU_TARGET_COMPUTE_121 = 121,
+  /** `CU_TARGET_COMPUTE_90A` = 65626 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_90A = 65626,
+  /** `CU_TARGET_COMPUTE_100A` = 65636 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_100A = 65636,
+  /** `CU_TARGET_COMPUTE_110A` = 65646 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_110A = 65646,
+  /** `CU_TARGET_COMPUTE_103A` = 65639 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_103A = 65639,
+  /** `CU_TARGET_COMPUTE_120A` = 65656 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_120A = 65656,
+  /** `CU_TARGET_COMPUTE_121A` = 65657 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_121A = 65657,
+  /** `CU_TARGET_COMPUTE_100F` = 131172 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_100F = 131172,
+  /** `CU_TARGET_COMPUTE_110F` = 131182 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_110F = 131182,
+  /** `CU_TARGET_COMPUTE_103F` = 131175 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_103F = 131175,
+  /** `CU_TARGET_COMPUTE_120F` = 131192 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_120F = 131192,
+  /** `CU_TARGET_COMPUTE_121F` = 131193 of `enum CUjit_target_enum` (no description in the header). */
   CU_TARGET_COMPUTE_121F = 131193,
 }
 /** Alias of {@link CUjit_target_enum} (C typedef `CUjit_target`): its members are types too. */
@@ -1055,15 +1072,15 @@ export enum CUjitInputType_enum {
   CU_JIT_INPUT_CUBIN = 0,
   /** PTX source code Applicable options: PTX compiler options */
   CU_JIT_INPUT_PTX = 1,
-  /** Bundle of multiple cubins and/or PTX of some device code Applicable options: PTX compiler options,::CU_JIT_FALLBACK_STRATEGY */
+  /** Bundle of multiple cubins and/or PTX of some device code Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY */
   CU_JIT_INPUT_FATBINARY = 2,
-  /** Host object with embedded device code Applicable options: PTX compiler options,::CU_JIT_FALLBACK_STRATEGY */
+  /** Host object with embedded device code Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY */
   CU_JIT_INPUT_OBJECT = 3,
-  /** Archive of host objects with embedded device code Applicable options: PTX compiler options,::CU_JIT_FALLBACK_STRATEGY */
+  /** Archive of host objects with embedded device code Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY */
   CU_JIT_INPUT_LIBRARY = 4,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: High-level intermediate code for link-time optimization Applicable options: NVVM compiler options, PTX compiler options Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_INPUT_NVVM = 5,
-  /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
+  /** Deprecated: High-level intermediate code for link-time optimization Applicable options: NVVM compiler options, PTX compiler options Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_NUM_INPUT_TYPES = 6,
 }
 /** Alias of {@link CUjitInputType_enum} (C typedef `CUjitInputType`): its members are types too. */
@@ -1072,10 +1089,15 @@ export import CUjitInputType = CUjitInputType_enum;
 /** Flags to register a graphics resource */
 // enum CUgraphicsRegisterFlags_enum — cuda.h:1656
 export enum CUgraphicsRegisterFlags_enum {
+  /** `CU_GRAPHICS_REGISTER_FLAGS_NONE` = 0 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_NONE = 0,
+  /** `CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY` = 1 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY = 1,
+  /** `CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD` = 2 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD = 2,
+  /** `CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST` = 4 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST = 4,
+  /** `CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER` = 8 of `enum CUgraphicsRegisterFlags_enum` (no description in the header). */
   CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER = 8,
 }
 /** Alias of {@link CUgraphicsRegisterFlags_enum} (C typedef `CUgraphicsRegisterFlags`): its members are types too. */
@@ -1084,8 +1106,11 @@ export import CUgraphicsRegisterFlags = CUgraphicsRegisterFlags_enum;
 /** Flags for mapping and unmapping interop resources */
 // enum CUgraphicsMapResourceFlags_enum — cuda.h:1667
 export enum CUgraphicsMapResourceFlags_enum {
+  /** `CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE` = 0 of `enum CUgraphicsMapResourceFlags_enum` (no description in the header). */
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE = 0,
+  /** `CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY` = 1 of `enum CUgraphicsMapResourceFlags_enum` (no description in the header). */
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY = 1,
+  /** `CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD` = 2 of `enum CUgraphicsMapResourceFlags_enum` (no description in the header). */
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2,
 }
 /** Alias of {@link CUgraphicsMapResourceFlags_enum} (C typedef `CUgraphicsMapResourceFlags`): its members are types too. */
@@ -1133,6 +1158,7 @@ export enum CUlimit_enum {
   CU_LIMIT_CIG_ENABLED = 8,
   /** When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available */
   CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED = 9,
+  /** `CU_LIMIT_MAX` = 10 of `enum CUlimit_enum` (no description in the header). */
   CU_LIMIT_MAX = 10,
 }
 /** Alias of {@link CUlimit_enum} (C typedef `CUlimit`): its members are types too. */
@@ -1153,7 +1179,7 @@ export enum CUresourcetype_enum {
 /** Alias of {@link CUresourcetype_enum} (C typedef `CUresourcetype`): its members are types too. */
 export import CUresourcetype = CUresourcetype_enum;
 
-/** Specifies performance hint with::CUaccessPolicyWindow for hitProp and missProp members. */
+/** Specifies performance hint with CUaccessPolicyWindow for hitProp and missProp members. */
 // enum CUaccessProperty_enum — cuda.h:1727
 export enum CUaccessProperty_enum {
   /** Normal cache persistence. */
@@ -1206,20 +1232,20 @@ export enum CUgraphNodeType_enum {
   CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10,
   /** Memory Free Node */
   CU_GRAPH_NODE_TYPE_MEM_FREE = 11,
-  /** Batch MemOp Node See::cuStreamBatchMemOp and::CUstreamBatchMemOpType for what these nodes can do. */
+  /** Batch MemOp Node See cuStreamBatchMemOp and CUstreamBatchMemOpType for what these nodes can do. */
   CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12,
-  /** Conditional Node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using::cuGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call::cudaGraphSetConditional from device code. */
+  /** Conditional Node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using cuGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call cudaGraphSetConditional from device code. */
   CU_GRAPH_NODE_TYPE_CONDITIONAL = 13,
 }
 /** Alias of {@link CUgraphNodeType_enum} (C typedef `CUgraphNodeType`): its members are types too. */
 export import CUgraphNodeType = CUgraphNodeType_enum;
 
-/** Type annotations that can be applied to graph edges as part of::CUgraphEdgeData. */
+/** Type annotations that can be applied to graph edges as part of CUgraphEdgeData. */
 // enum CUgraphDependencyType_enum — cuda.h:1940
 export enum CUgraphDependencyType_enum {
   /** This is an ordinary dependency. */
   CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0,
-  /** This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port. */
+  /** This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port. */
   CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1,
 }
 /** Alias of {@link CUgraphDependencyType_enum} (C typedef `CUgraphDependencyType`): its members are types too. */
@@ -1247,15 +1273,19 @@ export import CUgraphInstantiateResult = CUgraphInstantiateResult_enum;
 /** enum CUsynchronizationPolicy_enum */
 // enum CUsynchronizationPolicy_enum — cuda.h:2019
 export enum CUsynchronizationPolicy_enum {
+  /** `CU_SYNC_POLICY_AUTO` = 1 of `enum CUsynchronizationPolicy_enum` (no description in the header). */
   CU_SYNC_POLICY_AUTO = 1,
+  /** `CU_SYNC_POLICY_SPIN` = 2 of `enum CUsynchronizationPolicy_enum` (no description in the header). */
   CU_SYNC_POLICY_SPIN = 2,
+  /** `CU_SYNC_POLICY_YIELD` = 3 of `enum CUsynchronizationPolicy_enum` (no description in the header). */
   CU_SYNC_POLICY_YIELD = 3,
+  /** `CU_SYNC_POLICY_BLOCKING_SYNC` = 4 of `enum CUsynchronizationPolicy_enum` (no description in the header). */
   CU_SYNC_POLICY_BLOCKING_SYNC = 4,
 }
 /** Alias of {@link CUsynchronizationPolicy_enum} (C typedef `CUsynchronizationPolicy`): its members are types too. */
 export import CUsynchronizationPolicy = CUsynchronizationPolicy_enum;
 
-/** Cluster scheduling policies. These may be passed to::cuFuncSetAttribute or::cuKernelSetAttribute */
+/** Cluster scheduling policies. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute */
 // enum CUclusterSchedulingPolicy_enum — cuda.h:2029
 export enum CUclusterSchedulingPolicy_enum {
   /** the default policy */
@@ -1268,7 +1298,7 @@ export enum CUclusterSchedulingPolicy_enum {
 /** Alias of {@link CUclusterSchedulingPolicy_enum} (C typedef `CUclusterSchedulingPolicy`): its members are types too. */
 export import CUclusterSchedulingPolicy = CUclusterSchedulingPolicy_enum;
 
-/** Memory Synchronization Domain A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating latency increase from memory barriers ordering unrelated traffic. By default, kernels are launched in domain 0. Kernel launched with::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a different domain ID. User may also alter the domain ID with::CUlaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN,::cuStreamSetAttribute,::cuLaunchKernelEx,::cuGraphKernelNodeSetAttribute. Memory operations done in kernels launched in different domains are considered system-scope distanced. In other words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another memory synchronization domain even if they are on the same GPU. */
+/** Memory Synchronization Domain A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating latency increase from memory barriers ordering unrelated traffic. By default, kernels are launched in domain 0. Kernel launched with CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a different domain ID. User may also alter the domain ID with CUlaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, cuStreamSetAttribute, cuLaunchKernelEx, cuGraphKernelNodeSetAttribute. Memory operations done in kernels launched in different domains are considered system-scope distanced. In other words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another memory synchronization domain even if they are on the same GPU. */
 // enum CUlaunchMemSyncDomain_enum — cuda.h:2051
 export enum CUlaunchMemSyncDomain_enum {
   /** Launch kernels in the default domain */
@@ -1279,40 +1309,40 @@ export enum CUlaunchMemSyncDomain_enum {
 /** Alias of {@link CUlaunchMemSyncDomain_enum} (C typedef `CUlaunchMemSyncDomain`): its members are types too. */
 export import CUlaunchMemSyncDomain = CUlaunchMemSyncDomain_enum;
 
-/** Launch attributes enum; used as id field of::CUlaunchAttribute */
+/** Launch attributes enum; used as id field of CUlaunchAttribute */
 // enum CUlaunchAttributeID_enum — cuda.h:2075
 export enum CUlaunchAttributeID_enum {
   /** Ignored entry, for convenient composition */
   CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
-  /** Valid for streams, graph nodes, launches. See::CUlaunchAttributeValue::accessPolicyWindow. */
+  /** Valid for streams, graph nodes, launches. See CUlaunchAttributeValue.accessPolicyWindow. */
   CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1,
-  /** Valid for graph nodes, launches. See::CUlaunchAttributeValue::cooperative. */
+  /** Valid for graph nodes, launches. See CUlaunchAttributeValue.cooperative. */
   CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2,
-  /** Valid for streams. See::CUlaunchAttributeValue::syncPolicy. */
+  /** Valid for streams. See CUlaunchAttributeValue.syncPolicy. */
   CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY = 3,
-  /** Valid for graph nodes, launches. See::CUlaunchAttributeValue::clusterDim. */
+  /** Valid for graph nodes, launches. See CUlaunchAttributeValue.clusterDim. */
   CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
-  /** Valid for graph nodes, launches. See::CUlaunchAttributeValue::clusterSchedulingPolicyPreference. */
+  /** Valid for graph nodes, launches. See CUlaunchAttributeValue.clusterSchedulingPolicyPreference. */
   CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5,
-  /** Valid for launches. Setting::CUlaunchAttributeValue::programmaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). */
+  /** Valid for launches. Setting CUlaunchAttributeValue.programmaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). */
   CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
-  /** Valid for launches. Set::CUlaunchAttributeValue::programmaticEvent to record the event. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event through PTX launchdep.release or CUDA builtin function cudaTriggerProgrammaticLaunchCompletion(). A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). Note that dependents (including the CPU thread calling cuEventSynchronize()) are not guaranteed to observe the release precisely when it is released. For example, cuEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. Note also this type of dependency allows, but does not guarantee, concurrent execution of tasks. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the::CU_EVENT_DISABLE_TIMING flag set). */
+  /** Valid for launches. Set CUlaunchAttributeValue.programmaticEvent to record the event. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event through PTX launchdep.release or CUDA builtin function cudaTriggerProgrammaticLaunchCompletion(). A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). Note that dependents (including the CPU thread calling cuEventSynchronize()) are not guaranteed to observe the release precisely when it is released. For example, cuEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. Note also this type of dependency allows, but does not guarantee, concurrent execution of tasks. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the CU_EVENT_DISABLE_TIMING flag set). */
   CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT = 7,
-  /** Valid for streams, graph nodes, launches. See::CUlaunchAttributeValue::priority. */
+  /** Valid for streams, graph nodes, launches. See CUlaunchAttributeValue.priority. */
   CU_LAUNCH_ATTRIBUTE_PRIORITY = 8,
-  /** Valid for streams, graph nodes, launches. See::CUlaunchAttributeValue::memSyncDomainMap. */
+  /** Valid for streams, graph nodes, launches. See CUlaunchAttributeValue.memSyncDomainMap. */
   CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP = 9,
-  /** Valid for streams, graph nodes, launches. See::CUlaunchAttributeValue::memSyncDomain. */
+  /** Valid for streams, graph nodes, launches. See CUlaunchAttributeValue.memSyncDomain. */
   CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN = 10,
-  /** Valid for graph nodes, launches. Set::CUlaunchAttributeValue::preferredClusterDim to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than `maxBlocksPerCluster`, if it is set in the kernel's `__launch_bounds__`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted. */
+  /** Valid for graph nodes, launches. Set CUlaunchAttributeValue.preferredClusterDim to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than `maxBlocksPerCluster`, if it is set in the kernel's `__launch_bounds__`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted. */
   CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION = 11,
-  /** Valid for launches. Set::CUlaunchAttributeValue::launchCompletionEvent to record the event. Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. A launch completion event is nominally similar to a programmatic event with triggerAtBlockStart set except that it is not visible to cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the::CU_EVENT_DISABLE_TIMING flag set). */
+  /** Valid for launches. Set CUlaunchAttributeValue.launchCompletionEvent to record the event. Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. A launch completion event is nominally similar to a programmatic event with triggerAtBlockStart set except that it is not visible to cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the CU_EVENT_DISABLE_TIMING flag set). */
   CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12,
-  /** Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error.::CUlaunchAttributeValue::deviceUpdatableKernelNode::deviceUpdatable can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via::CUlaunchAttributeValue::deviceUpdatableKernelNode::devNode which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see::cudaGraphKernelNodeUpdatesApply. Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via::cuGraphDestroyNode. Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via::cuGraphKernelNodeCopyAttributes. Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to::cuGraphExecUpdate. If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with::cuGraphUpload before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again. */
+  /** Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error. CUlaunchAttributeValue.deviceUpdatableKernelNode.deviceUpdatable can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via CUlaunchAttributeValue.deviceUpdatableKernelNode.devNode which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see cudaGraphKernelNodeUpdatesApply. Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via cuGraphDestroyNode. Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via cuGraphKernelNodeCopyAttributes. Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to cuGraphExecUpdate. If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with cuGraphUpload before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again. */
   CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE = 13,
-  /** Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting::CUlaunchAttributeValue::sharedMemCarveout to a percentage between 0-100 signals the CUDA driver to set the shared memory carveout preference, in percent of the total shared memory for that kernel launch. This attribute takes precedence over::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. This is only a hint, and the CUDA driver can choose a different configuration if required for the launch. */
+  /** Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting CUlaunchAttributeValue.sharedMemCarveout to a percentage between 0-100 signals the CUDA driver to set the shared memory carveout preference, in percent of the total shared memory for that kernel launch. This attribute takes precedence over CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. This is only a hint, and the CUDA driver can choose a different configuration if required for the launch. */
   CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 14,
-  /** Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. Valid values for::CUlaunchAttributeValue::nvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled). */
+  /** Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. Valid values for CUlaunchAttributeValue.nvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled). */
   CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING = 16,
 }
 /** Alias of {@link CUlaunchAttributeID_enum} (C typedef `CUlaunchAttributeID`): its members are types too. */
@@ -1322,7 +1352,7 @@ export import CUkernelNodeAttrID = CUlaunchAttributeID_enum;
 /** Alias of {@link CUlaunchAttributeID_enum} (C typedef `CUstreamAttrID`): its members are types too. */
 export import CUstreamAttrID = CUlaunchAttributeID_enum;
 
-/** Possible stream capture statuses returned by::cuStreamIsCapturing */
+/** Possible stream capture statuses returned by cuStreamIsCapturing */
 // enum CUstreamCaptureStatus_enum — cuda.h:2380
 export enum CUstreamCaptureStatus_enum {
   /** Stream is not capturing */
@@ -1335,17 +1365,20 @@ export enum CUstreamCaptureStatus_enum {
 /** Alias of {@link CUstreamCaptureStatus_enum} (C typedef `CUstreamCaptureStatus`): its members are types too. */
 export import CUstreamCaptureStatus = CUstreamCaptureStatus_enum;
 
-/** Possible modes for stream capture thread interactions. For more details see::cuStreamBeginCapture and::cuThreadExchangeStreamCaptureMode */
+/** Possible modes for stream capture thread interactions. For more details see cuStreamBeginCapture and cuThreadExchangeStreamCaptureMode */
 // enum CUstreamCaptureMode_enum — cuda.h:2391
 export enum CUstreamCaptureMode_enum {
+  /** `CU_STREAM_CAPTURE_MODE_GLOBAL` = 0 of `enum CUstreamCaptureMode_enum` (no description in the header). */
   CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+  /** `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL` = 1 of `enum CUstreamCaptureMode_enum` (no description in the header). */
   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+  /** `CU_STREAM_CAPTURE_MODE_RELAXED` = 2 of `enum CUstreamCaptureMode_enum` (no description in the header). */
   CU_STREAM_CAPTURE_MODE_RELAXED = 2,
 }
 /** Alias of {@link CUstreamCaptureMode_enum} (C typedef `CUstreamCaptureMode`): its members are types too. */
 export import CUstreamCaptureMode = CUstreamCaptureMode_enum;
 
-/** Flags to specify search options. For more details see::cuGetProcAddress */
+/** Flags to specify search options. For more details see cuGetProcAddress */
 // enum CUdriverProcAddress_flags_enum — cuda.h:2410
 export enum CUdriverProcAddress_flags_enum {
   /** Default search mode for driver symbols. */
@@ -1358,7 +1391,7 @@ export enum CUdriverProcAddress_flags_enum {
 /** Alias of {@link CUdriverProcAddress_flags_enum} (C typedef `CUdriverProcAddress_flags`): its members are types too. */
 export import CUdriverProcAddress_flags = CUdriverProcAddress_flags_enum;
 
-/** Flags to indicate search status. For more details see::cuGetProcAddress */
+/** Flags to indicate search status. For more details see cuGetProcAddress */
 // enum CUdriverProcAddressQueryResult_enum — cuda.h:2419
 export enum CUdriverProcAddressQueryResult_enum {
   /** Symbol was succesfully found */
@@ -1376,6 +1409,7 @@ export import CUdriverProcAddressQueryResult = CUdriverProcAddressQueryResult_en
 export enum CUexecAffinityType_enum {
   /** Create a context with limited SMs. */
   CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0,
+  /** `CU_EXEC_AFFINITY_TYPE_MAX` = 1 of `enum CUexecAffinityType_enum` (no description in the header). */
   CU_EXEC_AFFINITY_TYPE_MAX = 1,
 }
 /** Alias of {@link CUexecAffinityType_enum} (C typedef `CUexecAffinityType`): its members are types too. */
@@ -1384,6 +1418,7 @@ export import CUexecAffinityType = CUexecAffinityType_enum;
 /** enum CUcigDataType_enum */
 // enum CUcigDataType_enum — cuda.h:2455
 export enum CUcigDataType_enum {
+  /** `CIG_DATA_TYPE_D3D12_COMMAND_QUEUE` = 1 of `enum CUcigDataType_enum` (no description in the header). */
   CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 1,
   /** D3D12 Command Queue Handle */
   CIG_DATA_TYPE_NV_BLOB = 2,
@@ -1391,13 +1426,14 @@ export enum CUcigDataType_enum {
 /** Alias of {@link CUcigDataType_enum} (C typedef `CUcigDataType`): its members are types too. */
 export import CUcigDataType = CUcigDataType_enum;
 
-/** Library options to be specified with::cuLibraryLoadData() or::cuLibraryLoadFromFile() */
+/** Library options to be specified with cuLibraryLoadData() or cuLibraryLoadFromFile() */
 // enum CUlibraryOption_enum — cuda.h:2482
 export enum CUlibraryOption_enum {
+  /** `CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE` = 0 of `enum CUlibraryOption_enum` (no description in the header). */
   CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0,
-  /** Specifes that the argument code passed to::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with::cuLibraryLoadFromFile() is invalid and will return::CUDA_ERROR_INVALID_VALUE. */
+  /** Specifes that the argument code passed to cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with cuLibraryLoadFromFile() is invalid and will return CUDA_ERROR_INVALID_VALUE. */
   CU_LIBRARY_BINARY_IS_PRESERVED = 1,
-  /** Specifes that the argument code passed to::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with::cuLibraryLoadFromFile() is invalid and will return::CUDA_ERROR_INVALID_VALUE. */
+  /** Specifes that the argument code passed to cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with cuLibraryLoadFromFile() is invalid and will return CUDA_ERROR_INVALID_VALUE. */
   CU_LIBRARY_NUM_OPTIONS = 2,
 }
 /** Alias of {@link CUlibraryOption_enum} (C typedef `CUlibraryOption`): its members are types too. */
@@ -1406,26 +1442,29 @@ export import CUlibraryOption = CUlibraryOption_enum;
 /** Error codes */
 // enum cudaError_enum — cuda.h:2511
 export enum cudaError_enum {
-  /** The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see::cuEventQuery() and::cuStreamQuery()). */
+  /** The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see cuEventQuery() and cuStreamQuery()). */
   CUDA_SUCCESS = 0,
   /** This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values. */
   CUDA_ERROR_INVALID_VALUE = 1,
   /** The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation. */
   CUDA_ERROR_OUT_OF_MEMORY = 2,
-  /** This indicates that the CUDA driver has not been initialized with::cuInit() or that initialization has failed. */
+  /** This indicates that the CUDA driver has not been initialized with cuInit() or that initialization has failed. */
   CUDA_ERROR_NOT_INITIALIZED = 3,
   /** This indicates that the CUDA driver is in the process of shutting down. */
   CUDA_ERROR_DEINITIALIZED = 4,
   /** This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler. */
   CUDA_ERROR_PROFILER_DISABLED = 5,
+  /** Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to attempt to enable/disable the profiling via cuProfilerStart or cuProfilerStop without initialization. */
   CUDA_ERROR_PROFILER_NOT_INITIALIZED = 6,
+  /** Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStart() when profiling is already enabled. */
   CUDA_ERROR_PROFILER_ALREADY_STARTED = 7,
+  /** Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStop() when profiling is already disabled. */
   CUDA_ERROR_PROFILER_ALREADY_STOPPED = 8,
   /** This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error. */
   CUDA_ERROR_STUB_LIBRARY = 34,
   /** This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed. */
   CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER = 36,
-  /** This indicates that requested CUDA device is unavailable at the current time. Devices are often unavailable due to use of::CU_COMPUTEMODE_EXCLUSIVE_PROCESS or::CU_COMPUTEMODE_PROHIBITED. */
+  /** This indicates that requested CUDA device is unavailable at the current time. Devices are often unavailable due to use of CU_COMPUTEMODE_EXCLUSIVE_PROCESS or CU_COMPUTEMODE_PROHIBITED. */
   CUDA_ERROR_DEVICE_UNAVAILABLE = 46,
   /** This indicates that no CUDA-capable devices were detected by the installed CUDA driver. */
   CUDA_ERROR_NO_DEVICE = 100,
@@ -1435,9 +1474,9 @@ export enum cudaError_enum {
   CUDA_ERROR_DEVICE_NOT_LICENSED = 102,
   /** This indicates that the device kernel image is invalid. This can also indicate an invalid CUDA module. */
   CUDA_ERROR_INVALID_IMAGE = 200,
-  /** This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had::cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See::cuCtxGetApiVersion() for more details. This can also be returned if the green context passed to an API call was not converted to a::CUcontext using::cuCtxFromGreenCtx API. */
+  /** This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See cuCtxGetApiVersion() for more details. This can also be returned if the green context passed to an API call was not converted to a CUcontext using cuCtxFromGreenCtx API. */
   CUDA_ERROR_INVALID_CONTEXT = 201,
-  /** This indicated that the context being supplied as a parameter to the API call was already the active context. */
+  /** This indicated that the context being supplied as a parameter to the API call was already the active context. Deprecated: This error return is deprecated as of CUDA 3.2. It is no longer an error to attempt to push the active context via cuCtxPushCurrent(). */
   CUDA_ERROR_CONTEXT_ALREADY_CURRENT = 202,
   /** This indicates that a map or register operation has failed. */
   CUDA_ERROR_MAP_FAILED = 205,
@@ -1459,9 +1498,9 @@ export enum cudaError_enum {
   CUDA_ERROR_NOT_MAPPED_AS_POINTER = 213,
   /** This indicates that an uncorrectable ECC error was detected during execution. */
   CUDA_ERROR_ECC_UNCORRECTABLE = 214,
-  /** This indicates that the::CUlimit passed to the API call is not supported by the active device. */
+  /** This indicates that the CUlimit passed to the API call is not supported by the active device. */
   CUDA_ERROR_UNSUPPORTED_LIMIT = 215,
-  /** This indicates that the::CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread. */
+  /** This indicates that the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread. */
   CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216,
   /** This indicates that peer access is not supported across the given devices. */
   CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
@@ -1477,7 +1516,7 @@ export enum cudaError_enum {
   CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
   /** This indicates that the PTX JIT compilation was disabled. */
   CUDA_ERROR_JIT_COMPILATION_DISABLED = 223,
-  /** This indicates that the::CUexecAffinityType passed to the API call is not supported by the active device. */
+  /** This indicates that the CUexecAffinityType passed to the API call is not supported by the active device. */
   CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY = 224,
   /** This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize. */
   CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC = 225,
@@ -1493,7 +1532,7 @@ export enum cudaError_enum {
   CUDA_ERROR_SHARED_OBJECT_INIT_FAILED = 303,
   /** This indicates that an OS call failed. */
   CUDA_ERROR_OPERATING_SYSTEM = 304,
-  /** This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like::CUstream and::CUevent. */
+  /** This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like CUstream and CUevent. */
   CUDA_ERROR_INVALID_HANDLE = 400,
   /** This indicates that a resource required by the API call is not in a valid state to perform the requested operation. */
   CUDA_ERROR_ILLEGAL_STATE = 401,
@@ -1501,31 +1540,31 @@ export enum cudaError_enum {
   CUDA_ERROR_LOSSY_QUERY = 402,
   /** This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names. */
   CUDA_ERROR_NOT_FOUND = 500,
-  /** This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than::CUDA_SUCCESS (which indicates completion). Calls that may return this value include::cuEventQuery() and::cuStreamQuery(). */
+  /** This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than CUDA_SUCCESS (which indicates completion). Calls that may return this value include cuEventQuery() and cuStreamQuery(). */
   CUDA_ERROR_NOT_READY = 600,
   /** While executing a kernel, the device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_ILLEGAL_ADDRESS = 700,
   /** This indicates that a launch did not occur because it did not have appropriate resources. This error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count. Passing arguments of the wrong size (i.e. a 64-bit pointer when a 32-bit int is expected) is equivalent to passing too many arguments and can also result in this error. */
   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
-  /** This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
+  /** This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_LAUNCH_TIMEOUT = 702,
   /** This error indicates a kernel launch that uses an incompatible texturing mode. */
   CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING = 703,
-  /** This error indicates that a call to::cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled. */
+  /** This error indicates that a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled. */
   CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
-  /** This error indicates that::cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via::cuCtxEnablePeerAccess(). */
+  /** This error indicates that cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess(). */
   CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
   /** This error indicates that the primary context for the specified device has already been initialized. */
   CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE = 708,
-  /** This error indicates that the context current to the calling thread has been destroyed using::cuCtxDestroy, or is a primary context which has not yet been initialized. */
+  /** This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized. */
   CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
   /** A device-side assert triggered during kernel execution. The context cannot be used anymore, and must be destroyed. All existing device memory allocations from this context are invalid and must be reconstructed if the program is to continue using CUDA. */
   CUDA_ERROR_ASSERT = 710,
-  /** This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to::cuCtxEnablePeerAccess(). */
+  /** This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess(). */
   CUDA_ERROR_TOO_MANY_PEERS = 711,
-  /** This error indicates that the memory range passed to::cuMemHostRegister() has already been registered. */
+  /** This error indicates that the memory range passed to cuMemHostRegister() has already been registered. */
   CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
-  /** This error indicates that the pointer passed to::cuMemHostUnregister() does not correspond to any currently registered memory region. */
+  /** This error indicates that the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region. */
   CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
   /** While executing a kernel, the device encountered a stack error. This can be due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
@@ -1539,7 +1578,7 @@ export enum cudaError_enum {
   CUDA_ERROR_INVALID_PC = 718,
   /** An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_LAUNCH_FAILED = 719,
-  /** This error indicates that the number of blocks launched per grid for a kernel that was launched via either::cuLaunchCooperativeKernel or::cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by::cuOccupancyMaxActiveBlocksPerMultiprocessor or::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT. */
+  /** This error indicates that the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT. */
   CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
   /** An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_TENSOR_MEMORY_LEAK = 721,
@@ -1585,7 +1624,7 @@ export enum cudaError_enum {
   CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
   /** This error indicates that the operation is not permitted on an event which was last recorded in a capturing stream. */
   CUDA_ERROR_CAPTURED_EVENT = 907,
-  /** A stream capture sequence not initiated with the::CU_STREAM_CAPTURE_MODE_RELAXED argument to::cuStreamBeginCapture was passed to::cuStreamEndCapture in a different thread. */
+  /** A stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread. */
   CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
   /** This error indicates that the timeout specified for the wait operation has lapsed. */
   CUDA_ERROR_TIMEOUT = 909,
@@ -1618,6 +1657,7 @@ export enum CUdevice_P2PAttribute_enum {
   CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 2,
   /** All CUDA-valid atomic operation over the link are supported */
   CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 3,
+  /** Deprecated: use CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED instead */
   CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED = 4,
   /** Accessing CUDA arrays over the link supported */
   CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 4,
@@ -1630,19 +1670,33 @@ export import CUdevice_P2PAttribute = CUdevice_P2PAttribute_enum;
 /** CUDA-valid Atomic Operations */
 // enum CUatomicOperation_enum — cuda.h:3197
 export enum CUatomicOperation_enum {
+  /** `CU_ATOMIC_OPERATION_INTEGER_ADD` = 0 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_ADD = 0,
+  /** `CU_ATOMIC_OPERATION_INTEGER_MIN` = 1 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_MIN = 1,
+  /** `CU_ATOMIC_OPERATION_INTEGER_MAX` = 2 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_MAX = 2,
+  /** `CU_ATOMIC_OPERATION_INTEGER_INCREMENT` = 3 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_INCREMENT = 3,
+  /** `CU_ATOMIC_OPERATION_INTEGER_DECREMENT` = 4 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_INTEGER_DECREMENT = 4,
+  /** `CU_ATOMIC_OPERATION_AND` = 5 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_AND = 5,
+  /** `CU_ATOMIC_OPERATION_OR` = 6 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_OR = 6,
+  /** `CU_ATOMIC_OPERATION_XOR` = 7 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_XOR = 7,
+  /** `CU_ATOMIC_OPERATION_EXCHANGE` = 8 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_EXCHANGE = 8,
+  /** `CU_ATOMIC_OPERATION_CAS` = 9 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_CAS = 9,
+  /** `CU_ATOMIC_OPERATION_FLOAT_ADD` = 10 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_FLOAT_ADD = 10,
+  /** `CU_ATOMIC_OPERATION_FLOAT_MIN` = 11 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_FLOAT_MIN = 11,
+  /** `CU_ATOMIC_OPERATION_FLOAT_MAX` = 12 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_FLOAT_MAX = 12,
+  /** `CU_ATOMIC_OPERATION_MAX` = 13 of `enum CUatomicOperation_enum` (no description in the header). */
   CU_ATOMIC_OPERATION_MAX = 13,
 }
 /** Alias of {@link CUatomicOperation_enum} (C typedef `CUatomicOperation`): its members are types too. */
@@ -1651,12 +1705,19 @@ export import CUatomicOperation = CUatomicOperation_enum;
 /** CUDA-valid Atomic Operation capabilities */
 // enum CUatomicOperationCapability_enum — cuda.h:3217
 export enum CUatomicOperationCapability_enum {
+  /** `CU_ATOMIC_CAPABILITY_SIGNED` = 1 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_SIGNED = 1,
+  /** `CU_ATOMIC_CAPABILITY_UNSIGNED` = 2 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_UNSIGNED = 2,
+  /** `CU_ATOMIC_CAPABILITY_REDUCTION` = 4 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_REDUCTION = 4,
+  /** `CU_ATOMIC_CAPABILITY_SCALAR_32` = 8 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_SCALAR_32 = 8,
+  /** `CU_ATOMIC_CAPABILITY_SCALAR_64` = 16 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_SCALAR_64 = 16,
+  /** `CU_ATOMIC_CAPABILITY_SCALAR_128` = 32 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_SCALAR_128 = 32,
+  /** `CU_ATOMIC_CAPABILITY_VECTOR_32x4` = 64 of `enum CUatomicOperationCapability_enum` (no description in the header). */
   CU_ATOMIC_CAPABILITY_VECTOR_32x4 = 64,
 }
 /** Alias of {@link CUatomicOperationCapability_enum} (C typedef `CUatomicOperationCapability`): its members are types too. */
@@ -1742,21 +1803,37 @@ export import CUresourceViewFormat = CUresourceViewFormat_enum;
 /** Tensor map data type */
 // enum CUtensorMapDataType_enum — cuda.h:3610
 export enum CUtensorMapDataType_enum {
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT8` = 0 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT16` = 1 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT32` = 2 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+  /** `CU_TENSOR_MAP_DATA_TYPE_INT32` = 3 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+  /** `CU_TENSOR_MAP_DATA_TYPE_UINT64` = 4 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4,
+  /** `CU_TENSOR_MAP_DATA_TYPE_INT64` = 5 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT16` = 6 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT32` = 7 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT64` = 8 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+  /** `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16` = 9 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+  /** `CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ` = 10 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ = 10,
+  /** `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32` = 11 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 = 11,
+  /** `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ` = 12 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ = 12,
+  /** `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B` = 13 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B = 13,
+  /** `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B` = 14 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B = 14,
+  /** `CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B` = 15 of `enum CUtensorMapDataType_enum` (no description in the header). */
   CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B = 15,
 }
 /** Alias of {@link CUtensorMapDataType_enum} (C typedef `CUtensorMapDataType`): its members are types too. */
@@ -1765,8 +1842,11 @@ export import CUtensorMapDataType = CUtensorMapDataType_enum;
 /** Tensor map interleave layout type */
 // enum CUtensorMapInterleave_enum — cuda.h:3632
 export enum CUtensorMapInterleave_enum {
+  /** `CU_TENSOR_MAP_INTERLEAVE_NONE` = 0 of `enum CUtensorMapInterleave_enum` (no description in the header). */
   CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  /** `CU_TENSOR_MAP_INTERLEAVE_16B` = 1 of `enum CUtensorMapInterleave_enum` (no description in the header). */
   CU_TENSOR_MAP_INTERLEAVE_16B = 1,
+  /** `CU_TENSOR_MAP_INTERLEAVE_32B` = 2 of `enum CUtensorMapInterleave_enum` (no description in the header). */
   CU_TENSOR_MAP_INTERLEAVE_32B = 2,
 }
 /** Alias of {@link CUtensorMapInterleave_enum} (C typedef `CUtensorMapInterleave`): its members are types too. */
@@ -1775,12 +1855,19 @@ export import CUtensorMapInterleave = CUtensorMapInterleave_enum;
 /** Tensor map swizzling mode of shared memory banks */
 // enum CUtensorMapSwizzle_enum — cuda.h:3641
 export enum CUtensorMapSwizzle_enum {
+  /** `CU_TENSOR_MAP_SWIZZLE_NONE` = 0 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  /** `CU_TENSOR_MAP_SWIZZLE_32B` = 1 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  /** `CU_TENSOR_MAP_SWIZZLE_64B` = 2 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  /** `CU_TENSOR_MAP_SWIZZLE_128B` = 3 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_128B = 3,
+  /** `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B` = 4 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4,
+  /** `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B` = 5 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B = 5,
+  /** `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B` = 6 of `enum CUtensorMapSwizzle_enum` (no description in the header). */
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B = 6,
 }
 /** Alias of {@link CUtensorMapSwizzle_enum} (C typedef `CUtensorMapSwizzle`): its members are types too. */
@@ -1789,9 +1876,13 @@ export import CUtensorMapSwizzle = CUtensorMapSwizzle_enum;
 /** Tensor map L2 promotion type */
 // enum CUtensorMapL2promotion_enum — cuda.h:3654
 export enum CUtensorMapL2promotion_enum {
+  /** `CU_TENSOR_MAP_L2_PROMOTION_NONE` = 0 of `enum CUtensorMapL2promotion_enum` (no description in the header). */
   CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  /** `CU_TENSOR_MAP_L2_PROMOTION_L2_64B` = 1 of `enum CUtensorMapL2promotion_enum` (no description in the header). */
   CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1,
+  /** `CU_TENSOR_MAP_L2_PROMOTION_L2_128B` = 2 of `enum CUtensorMapL2promotion_enum` (no description in the header). */
   CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  /** `CU_TENSOR_MAP_L2_PROMOTION_L2_256B` = 3 of `enum CUtensorMapL2promotion_enum` (no description in the header). */
   CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
 }
 /** Alias of {@link CUtensorMapL2promotion_enum} (C typedef `CUtensorMapL2promotion`): its members are types too. */
@@ -1800,7 +1891,9 @@ export import CUtensorMapL2promotion = CUtensorMapL2promotion_enum;
 /** Tensor map out-of-bounds fill type */
 // enum CUtensorMapFloatOOBfill_enum — cuda.h:3664
 export enum CUtensorMapFloatOOBfill_enum {
+  /** `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` = 0 of `enum CUtensorMapFloatOOBfill_enum` (no description in the header). */
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+  /** `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA` = 1 of `enum CUtensorMapFloatOOBfill_enum` (no description in the header). */
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1,
 }
 /** Alias of {@link CUtensorMapFloatOOBfill_enum} (C typedef `CUtensorMapFloatOOBfill`): its members are types too. */
@@ -1809,7 +1902,9 @@ export import CUtensorMapFloatOOBfill = CUtensorMapFloatOOBfill_enum;
 /** Tensor map Im2Col wide mode */
 // enum CUtensorMapIm2ColWideMode_enum — cuda.h:3672
 export enum CUtensorMapIm2ColWideMode_enum {
+  /** `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W` = 0 of `enum CUtensorMapIm2ColWideMode_enum` (no description in the header). */
   CU_TENSOR_MAP_IM2COL_WIDE_MODE_W = 0,
+  /** `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128` = 1 of `enum CUtensorMapIm2ColWideMode_enum` (no description in the header). */
   CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 = 1,
 }
 /** Alias of {@link CUtensorMapIm2ColWideMode_enum} (C typedef `CUtensorMapIm2ColWideMode`): its members are types too. */
@@ -1893,6 +1988,7 @@ export enum CUmemAllocationHandleType_enum {
   CU_MEM_HANDLE_TYPE_WIN32_KMT = 4,
   /** Allows a fabric handle to be used for exporting. (CUmemFabricHandle) */
   CU_MEM_HANDLE_TYPE_FABRIC = 8,
+  /** `CU_MEM_HANDLE_TYPE_MAX` = 2147483647 of `enum CUmemAllocationHandleType_enum` (no description in the header). */
   CU_MEM_HANDLE_TYPE_MAX = 2147483647,
 }
 /** Alias of {@link CUmemAllocationHandleType_enum} (C typedef `CUmemAllocationHandleType`): its members are types too. */
@@ -1907,6 +2003,7 @@ export enum CUmemAccess_flags_enum {
   CU_MEM_ACCESS_FLAGS_PROT_READ = 1,
   /** Make the address range read-write accessible */
   CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
+  /** `CU_MEM_ACCESS_FLAGS_PROT_MAX` = 2147483647 of `enum CUmemAccess_flags_enum` (no description in the header). */
   CU_MEM_ACCESS_FLAGS_PROT_MAX = 2147483647,
 }
 /** Alias of {@link CUmemAccess_flags_enum} (C typedef `CUmemAccess_flags`): its members are types too. */
@@ -1915,6 +2012,7 @@ export import CUmemAccess_flags = CUmemAccess_flags_enum;
 /** Specifies the type of location */
 // enum CUmemLocationType_enum — cuda.h:4157
 export enum CUmemLocationType_enum {
+  /** `CU_MEM_LOCATION_TYPE_INVALID` = 0 of `enum CUmemLocationType_enum` (no description in the header). */
   CU_MEM_LOCATION_TYPE_INVALID = 0,
   /** Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool */
   CU_MEM_LOCATION_TYPE_NONE = 0,
@@ -1926,6 +2024,7 @@ export enum CUmemLocationType_enum {
   CU_MEM_LOCATION_TYPE_HOST_NUMA = 3,
   /** Location is a host NUMA node of the current thread, id is ignored */
   CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 4,
+  /** `CU_MEM_LOCATION_TYPE_MAX` = 2147483647 of `enum CUmemLocationType_enum` (no description in the header). */
   CU_MEM_LOCATION_TYPE_MAX = 2147483647,
 }
 /** Alias of {@link CUmemLocationType_enum} (C typedef `CUmemLocationType`): its members are types too. */
@@ -1934,6 +2033,7 @@ export import CUmemLocationType = CUmemLocationType_enum;
 /** Defines the allocation types available */
 // enum CUmemAllocationType_enum — cuda.h:4170
 export enum CUmemAllocationType_enum {
+  /** `CU_MEM_ALLOCATION_TYPE_INVALID` = 0 of `enum CUmemAllocationType_enum` (no description in the header). */
   CU_MEM_ALLOCATION_TYPE_INVALID = 0,
   /** This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it */
   CU_MEM_ALLOCATION_TYPE_PINNED = 1,
@@ -1959,7 +2059,9 @@ export import CUmemAllocationGranularity_flags = CUmemAllocationGranularity_flag
 /** Specifies the handle type for address range */
 // enum CUmemRangeHandleType_enum — cuda.h:4194
 export enum CUmemRangeHandleType_enum {
+  /** `CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD` = 1 of `enum CUmemRangeHandleType_enum` (no description in the header). */
   CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1,
+  /** `CU_MEM_RANGE_HANDLE_TYPE_MAX` = 2147483647 of `enum CUmemRangeHandleType_enum` (no description in the header). */
   CU_MEM_RANGE_HANDLE_TYPE_MAX = 2147483647,
 }
 /** Alias of {@link CUmemRangeHandleType_enum} (C typedef `CUmemRangeHandleType`): its members are types too. */
@@ -1977,7 +2079,9 @@ export import CUmemRangeFlags = CUmemRangeFlags_enum;
 /** Sparse subresource types */
 // enum CUarraySparseSubresourceType_enum — cuda.h:4210
 export enum CUarraySparseSubresourceType_enum {
+  /** `CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL` = 0 of `enum CUarraySparseSubresourceType_enum` (no description in the header). */
   CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL = 0,
+  /** `CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL` = 1 of `enum CUarraySparseSubresourceType_enum` (no description in the header). */
   CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL = 1,
 }
 /** Alias of {@link CUarraySparseSubresourceType_enum} (C typedef `CUarraySparseSubresourceType`): its members are types too. */
@@ -1986,7 +2090,9 @@ export import CUarraySparseSubresourceType = CUarraySparseSubresourceType_enum;
 /** Memory operation types */
 // enum CUmemOperationType_enum — cuda.h:4218
 export enum CUmemOperationType_enum {
+  /** `CU_MEM_OPERATION_TYPE_MAP` = 1 of `enum CUmemOperationType_enum` (no description in the header). */
   CU_MEM_OPERATION_TYPE_MAP = 1,
+  /** `CU_MEM_OPERATION_TYPE_UNMAP` = 2 of `enum CUmemOperationType_enum` (no description in the header). */
   CU_MEM_OPERATION_TYPE_UNMAP = 2,
 }
 /** Alias of {@link CUmemOperationType_enum} (C typedef `CUmemOperationType`): its members are types too. */
@@ -1995,6 +2101,7 @@ export import CUmemOperationType = CUmemOperationType_enum;
 /** Memory handle types */
 // enum CUmemHandleType_enum — cuda.h:4226
 export enum CUmemHandleType_enum {
+  /** `CU_MEM_HANDLE_TYPE_GENERIC` = 0 of `enum CUmemHandleType_enum` (no description in the header). */
   CU_MEM_HANDLE_TYPE_GENERIC = 0,
 }
 /** Alias of {@link CUmemHandleType_enum} (C typedef `CUmemHandleType`): its members are types too. */
@@ -2070,9 +2177,10 @@ export enum CUmemPool_attribute_enum {
 /** Alias of {@link CUmemPool_attribute_enum} (C typedef `CUmemPool_attribute`): its members are types too. */
 export import CUmemPool_attribute = CUmemPool_attribute_enum;
 
-/** Flags to specify for copies within a batch. For more details see::cuMemcpyBatchAsync. */
+/** Flags to specify for copies within a batch. For more details see cuMemcpyBatchAsync. */
 // enum CUmemcpyFlags_enum — cuda.h:4524
 export enum CUmemcpyFlags_enum {
+  /** `CU_MEMCPY_FLAG_DEFAULT` = 0 of `enum CUmemcpyFlags_enum` (no description in the header). */
   CU_MEMCPY_FLAG_DEFAULT = 0,
   /** Hint to the driver to try and overlap the copy with compute work on the SMs. */
   CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 1,
@@ -2097,13 +2205,14 @@ export enum CUmemcpySrcAccessOrder_enum {
 /** Alias of {@link CUmemcpySrcAccessOrder_enum} (C typedef `CUmemcpySrcAccessOrder`): its members are types too. */
 export import CUmemcpySrcAccessOrder = CUmemcpySrcAccessOrder_enum;
 
-/** These flags allow applications to convey the operand type for individual copies specified in::cuMemcpy3DBatchAsync. */
+/** These flags allow applications to convey the operand type for individual copies specified in cuMemcpy3DBatchAsync. */
 // enum CUmemcpy3DOperandType_enum — cuda.h:4585
 export enum CUmemcpy3DOperandType_enum {
   /** Memcpy operand is a valid pointer. */
   CU_MEMCPY_OPERAND_TYPE_POINTER = 1,
   /** Memcpy operand is a CUarray. */
   CU_MEMCPY_OPERAND_TYPE_ARRAY = 2,
+  /** `CU_MEMCPY_OPERAND_TYPE_MAX` = 2147483647 of `enum CUmemcpy3DOperandType_enum` (no description in the header). */
   CU_MEMCPY_OPERAND_TYPE_MAX = 2147483647,
 }
 /** Alias of {@link CUmemcpy3DOperandType_enum} (C typedef `CUmemcpy3DOperandType`): its members are types too. */
@@ -2135,12 +2244,12 @@ export enum CUgraphChildGraphNodeOwnership_enum {
 /** Alias of {@link CUgraphChildGraphNodeOwnership_enum} (C typedef `CUgraphChildGraphNodeOwnership`): its members are types too. */
 export import CUgraphChildGraphNodeOwnership = CUgraphChildGraphNodeOwnership_enum;
 
-/** Bitmasks for::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS */
+/** Bitmasks for CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS */
 // enum CUflushGPUDirectRDMAWritesOptions_enum — cuda.h:4965
 export enum CUflushGPUDirectRDMAWritesOptions_enum {
-  /** ::cuFlushGPUDirectRDMAWrites() and its CUDA Runtime API counterpart are supported on the device. */
+  /** cuFlushGPUDirectRDMAWrites() and its CUDA Runtime API counterpart are supported on the device. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST = 1,
-  /** The::CU_STREAM_WAIT_VALUE_FLUSH flag and the::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. */
+  /** The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS = 2,
 }
 /** Alias of {@link CUflushGPUDirectRDMAWritesOptions_enum} (C typedef `CUflushGPUDirectRDMAWritesOptions`): its members are types too. */
@@ -2149,7 +2258,7 @@ export import CUflushGPUDirectRDMAWritesOptions = CUflushGPUDirectRDMAWritesOpti
 /** Platform native ordering for GPUDirect RDMA writes */
 // enum CUGPUDirectRDMAWritesOrdering_enum — cuda.h:4973
 export enum CUGPUDirectRDMAWritesOrdering_enum {
-  /** The device does not natively support ordering of remote writes.::cuFlushGPUDirectRDMAWrites() can be leveraged if supported. */
+  /** The device does not natively support ordering of remote writes. cuFlushGPUDirectRDMAWrites() can be leveraged if supported. */
   CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE = 0,
   /** Natively, the device can consistently consume remote writes, although other CUDA devices may not. */
   CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER = 100,
@@ -2159,7 +2268,7 @@ export enum CUGPUDirectRDMAWritesOrdering_enum {
 /** Alias of {@link CUGPUDirectRDMAWritesOrdering_enum} (C typedef `CUGPUDirectRDMAWritesOrdering`): its members are types too. */
 export import CUGPUDirectRDMAWritesOrdering = CUGPUDirectRDMAWritesOrdering_enum;
 
-/** The scopes for::cuFlushGPUDirectRDMAWrites */
+/** The scopes for cuFlushGPUDirectRDMAWrites */
 // enum CUflushGPUDirectRDMAWritesScope_enum — cuda.h:4982
 export enum CUflushGPUDirectRDMAWritesScope_enum {
   /** Blocks until remote writes are visible to the CUDA device context owning the data. */
@@ -2170,16 +2279,16 @@ export enum CUflushGPUDirectRDMAWritesScope_enum {
 /** Alias of {@link CUflushGPUDirectRDMAWritesScope_enum} (C typedef `CUflushGPUDirectRDMAWritesScope`): its members are types too. */
 export import CUflushGPUDirectRDMAWritesScope = CUflushGPUDirectRDMAWritesScope_enum;
 
-/** The targets for::cuFlushGPUDirectRDMAWrites */
+/** The targets for cuFlushGPUDirectRDMAWrites */
 // enum CUflushGPUDirectRDMAWritesTarget_enum — cuda.h:4990
 export enum CUflushGPUDirectRDMAWritesTarget_enum {
-  /** Sets the target for::cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context. */
+  /** Sets the target for cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX = 0,
 }
 /** Alias of {@link CUflushGPUDirectRDMAWritesTarget_enum} (C typedef `CUflushGPUDirectRDMAWritesTarget`): its members are types too. */
 export import CUflushGPUDirectRDMAWritesTarget = CUflushGPUDirectRDMAWritesTarget_enum;
 
-/** The additional write options for::cuGraphDebugDotPrint */
+/** The additional write options for cuGraphDebugDotPrint */
 // enum CUgraphDebugDot_flags_enum — cuda.h:4997
 export enum CUgraphDebugDot_flags_enum {
   /** Output all debug data as if every debug flag is enabled */
@@ -2241,7 +2350,7 @@ export import CUuserObjectRetain_flags = CUuserObjectRetain_flags_enum;
 export enum CUgraphInstantiate_flags_enum {
   /** Automatically free memory allocated in a graph before relaunching. */
   CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1,
-  /** Automatically upload the graph after instantiation. Only supported by::cuGraphInstantiateWithParams. The upload will be performed using the stream provided in instantiateParams. */
+  /** Automatically upload the graph after instantiation. Only supported by cuGraphInstantiateWithParams. The upload will be performed using the stream provided in instantiateParams. */
   CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2,
   /** Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH. */
   CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4,
@@ -2306,8 +2415,11 @@ export import CUmemDecompressAlgorithm = CUmemDecompressAlgorithm_enum;
 /** enum CUfunctionLoadingState_enum */
 // enum CUfunctionLoadingState_enum — cuda.h:17376
 export enum CUfunctionLoadingState_enum {
+  /** `CU_FUNCTION_LOADING_STATE_UNLOADED` = 0 of `enum CUfunctionLoadingState_enum` (no description in the header). */
   CU_FUNCTION_LOADING_STATE_UNLOADED = 0,
+  /** `CU_FUNCTION_LOADING_STATE_LOADED` = 1 of `enum CUfunctionLoadingState_enum` (no description in the header). */
   CU_FUNCTION_LOADING_STATE_LOADED = 1,
+  /** `CU_FUNCTION_LOADING_STATE_MAX` = 2 of `enum CUfunctionLoadingState_enum` (no description in the header). */
   CU_FUNCTION_LOADING_STATE_MAX = 2,
 }
 /** Alias of {@link CUfunctionLoadingState_enum} (C typedef `CUfunctionLoadingState`): its members are types too. */
@@ -2316,13 +2428,21 @@ export import CUfunctionLoadingState = CUfunctionLoadingState_enum;
 /** Flags for choosing a coredump attribute to get/set */
 // enum CUcoredumpSettings_enum — cuda.h:24366
 export enum CUcoredumpSettings_enum {
+  /** `CU_COREDUMP_ENABLE_ON_EXCEPTION` = 1 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_ENABLE_ON_EXCEPTION = 1,
+  /** `CU_COREDUMP_TRIGGER_HOST` = 2 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_TRIGGER_HOST = 2,
+  /** `CU_COREDUMP_LIGHTWEIGHT` = 3 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_LIGHTWEIGHT = 3,
+  /** `CU_COREDUMP_ENABLE_USER_TRIGGER` = 4 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_ENABLE_USER_TRIGGER = 4,
+  /** `CU_COREDUMP_FILE` = 5 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_FILE = 5,
+  /** `CU_COREDUMP_PIPE` = 6 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_PIPE = 6,
+  /** `CU_COREDUMP_GENERATION_FLAGS` = 7 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_GENERATION_FLAGS = 7,
+  /** `CU_COREDUMP_MAX` = 8 of `enum CUcoredumpSettings_enum` (no description in the header). */
   CU_COREDUMP_MAX = 8,
 }
 /** Alias of {@link CUcoredumpSettings_enum} (C typedef `CUcoredumpSettings`): its members are types too. */
@@ -2331,13 +2451,21 @@ export import CUcoredumpSettings = CUcoredumpSettings_enum;
 /** Flags for controlling coredump contents */
 // enum CUCoredumpGenerationFlags — cuda.h:24380
 export enum CUCoredumpGenerationFlags {
+  /** `CU_COREDUMP_DEFAULT_FLAGS` = 0 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_DEFAULT_FLAGS = 0,
+  /** `CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES` = 1 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES = 1,
+  /** `CU_COREDUMP_SKIP_GLOBAL_MEMORY` = 2 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_GLOBAL_MEMORY = 2,
+  /** `CU_COREDUMP_SKIP_SHARED_MEMORY` = 4 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_SHARED_MEMORY = 4,
+  /** `CU_COREDUMP_SKIP_LOCAL_MEMORY` = 8 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_LOCAL_MEMORY = 8,
+  /** `CU_COREDUMP_SKIP_ABORT` = 16 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_ABORT = 16,
+  /** `CU_COREDUMP_SKIP_CONSTBANK_MEMORY` = 32 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_SKIP_CONSTBANK_MEMORY = 32,
+  /** `CU_COREDUMP_LIGHTWEIGHT_FLAGS` = 47 of `CUCoredumpGenerationFlags` (no description in the header). */
   CU_COREDUMP_LIGHTWEIGHT_FLAGS = 47,
 }
 
@@ -2351,22 +2479,27 @@ export enum CUgreenCtxCreate_flags {
 /** enum CUdevSmResourceSplit_flags */
 // enum CUdevSmResourceSplit_flags — cuda.h:24743
 export enum CUdevSmResourceSplit_flags {
+  /** `CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING` = 1 of `CUdevSmResourceSplit_flags` (no description in the header). */
   CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING = 1,
+  /** `CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE` = 2 of `CUdevSmResourceSplit_flags` (no description in the header). */
   CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE = 2,
 }
 
 /** Type of resource */
 // enum CUdevResourceType — cuda.h:24758
 export enum CUdevResourceType {
+  /** `CU_DEV_RESOURCE_TYPE_INVALID` = 0 of `CUdevResourceType` (no description in the header). */
   CU_DEV_RESOURCE_TYPE_INVALID = 0,
   /** Streaming multiprocessors related information */
   CU_DEV_RESOURCE_TYPE_SM = 1,
 }
 
-/** ___MANBRIEF___ error log management functions for the low-level CUDA API (___CURRENT_FILE___) ___ENDMANBRIEF___ This section describes the error log management functions of the low-level CUDA driver application programming interface. @ { */
+/** enum CUlogLevel_enum */
 // enum CUlogLevel_enum — cuda.h:25297
 export enum CUlogLevel_enum {
+  /** `CU_LOG_LEVEL_ERROR` = 0 of `enum CUlogLevel_enum` (no description in the header). */
   CU_LOG_LEVEL_ERROR = 0,
+  /** `CU_LOG_LEVEL_WARNING` = 1 of `enum CUlogLevel_enum` (no description in the header). */
   CU_LOG_LEVEL_WARNING = 1,
 }
 /** Alias of {@link CUlogLevel_enum} (C typedef `CUlogLevel`): its members are types too. */
@@ -2399,8 +2532,11 @@ export import CUGLDeviceList = CUGLDeviceList_enum;
 /** Flags to map or unmap a resource */
 // enum CUGLmap_flags_enum — cudaGL.h:298
 export enum CUGLmap_flags_enum {
+  /** `CU_GL_MAP_RESOURCE_FLAGS_NONE` = 0 of `enum CUGLmap_flags_enum` (no description in the header). */
   CU_GL_MAP_RESOURCE_FLAGS_NONE = 0,
+  /** `CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY` = 1 of `enum CUGLmap_flags_enum` (no description in the header). */
   CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY = 1,
+  /** `CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD` = 2 of `enum CUGLmap_flags_enum` (no description in the header). */
   CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2,
 }
 /** Alias of {@link CUGLmap_flags_enum} (C typedef `CUGLmap_flags`): its members are types too. */
@@ -2417,7 +2553,7 @@ export enum CUeglFrameType_enum {
 /** Alias of {@link CUeglFrameType_enum} (C typedef `CUeglFrameType`): its members are types too. */
 export import CUeglFrameType = CUeglFrameType_enum;
 
-/** Resource location flags- sysmem or vidmem For CUDA context on iGPU, since video and system memory are equivalent - these flags will not have an effect on the execution. For CUDA context on dGPU, applications can use the flag::CUeglResourceLocationFlags to give a hint about the desired location.::CU_EGL_RESOURCE_LOCATION_SYSMEM - the frame data is made resident on the system memory to be accessed by CUDA.::CU_EGL_RESOURCE_LOCATION_VIDMEM - the frame data is made resident on the dedicated video memory to be accessed by CUDA. There may be an additional latency due to new allocation and data migration, if the frame is produced on a different memory. */
+/** Resource location flags- sysmem or vidmem For CUDA context on iGPU, since video and system memory are equivalent - these flags will not have an effect on the execution. For CUDA context on dGPU, applications can use the flag CUeglResourceLocationFlags to give a hint about the desired location. CU_EGL_RESOURCE_LOCATION_SYSMEM - the frame data is made resident on the system memory to be accessed by CUDA. CU_EGL_RESOURCE_LOCATION_VIDMEM - the frame data is made resident on the dedicated video memory to be accessed by CUDA. There may be an additional latency due to new allocation and data migration, if the frame is produced on a different memory. */
 // enum CUeglResourceLocationFlags_enum — cudaEGL.h:108
 export enum CUeglResourceLocationFlags_enum {
   /** Resource location sysmem */
@@ -2428,7 +2564,7 @@ export enum CUeglResourceLocationFlags_enum {
 /** Alias of {@link CUeglResourceLocationFlags_enum} (C typedef `CUeglResourceLocationFlags`): its members are types too. */
 export import CUeglResourceLocationFlags = CUeglResourceLocationFlags_enum;
 
-/** CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA_EGL interops. Three channel formats are currently not supported for::CU_EGL_FRAME_TYPE_ARRAY */
+/** CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA_EGL interops. Three channel formats are currently not supported for CU_EGL_FRAME_TYPE_ARRAY */
 // enum CUeglColorFormat_enum — cudaEGL.h:117
 export enum CUeglColorFormat_enum {
   /** Y, U, V in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height. */
@@ -2665,6 +2801,7 @@ export enum CUeglColorFormat_enum {
   CU_EGL_COLOR_FORMAT_UYVY_709_ER = 115,
   /** Y, U, V in one surface, interleaved as UYVY in one channel. */
   CU_EGL_COLOR_FORMAT_UYVY_2020 = 116,
+  /** `CU_EGL_COLOR_FORMAT_MAX` = 117 of `enum CUeglColorFormat_enum` (no description in the header). */
   CU_EGL_COLOR_FORMAT_MAX = 117,
 }
 /** Alias of {@link CUeglColorFormat_enum} (C typedef `CUeglColorFormat`): its members are types too. */

@@ -2,187 +2,280 @@
 import { handleFrom } from '../ffi/marshal';
 
 /** The C handle type CUcontext */
-export type CUcontext = bigint & { readonly __brand: 'CUcontext' };
+export type CUcontext = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUcontext';
+};
 /** Makes a CUcontext from an integer, as cuda-python's `CUcontext(value)`. */
 export function CUcontext(value: bigint | number): CUcontext {
   return handleFrom(value, 'CUcontext') as CUcontext;
 }
 /** The C handle type CUmodule */
-export type CUmodule = bigint & { readonly __brand: 'CUmodule' };
+export type CUmodule = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUmodule';
+};
 /** Makes a CUmodule from an integer, as cuda-python's `CUmodule(value)`. */
 export function CUmodule(value: bigint | number): CUmodule {
   return handleFrom(value, 'CUmodule') as CUmodule;
 }
 /** The C handle type CUfunction */
-export type CUfunction = bigint & { readonly __brand: 'CUfunction' };
+export type CUfunction = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUfunction';
+};
 /** Makes a CUfunction from an integer, as cuda-python's `CUfunction(value)`. */
 export function CUfunction(value: bigint | number): CUfunction {
   return handleFrom(value, 'CUfunction') as CUfunction;
 }
 /** The C handle type CUlibrary */
-export type CUlibrary = bigint & { readonly __brand: 'CUlibrary' };
+export type CUlibrary = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUlibrary';
+};
 /** Makes a CUlibrary from an integer, as cuda-python's `CUlibrary(value)`. */
 export function CUlibrary(value: bigint | number): CUlibrary {
   return handleFrom(value, 'CUlibrary') as CUlibrary;
 }
 /** The C handle type CUkernel */
-export type CUkernel = bigint & { readonly __brand: 'CUkernel' };
+export type CUkernel = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUkernel';
+};
 /** Makes a CUkernel from an integer, as cuda-python's `CUkernel(value)`. */
 export function CUkernel(value: bigint | number): CUkernel {
   return handleFrom(value, 'CUkernel') as CUkernel;
 }
 /** The C handle type CUarray */
-export type CUarray = bigint & { readonly __brand: 'CUarray' };
+export type CUarray = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUarray';
+};
 /** Makes a CUarray from an integer, as cuda-python's `CUarray(value)`. */
 export function CUarray(value: bigint | number): CUarray {
   return handleFrom(value, 'CUarray') as CUarray;
 }
 /** The C handle type CUmipmappedArray */
-export type CUmipmappedArray = bigint & { readonly __brand: 'CUmipmappedArray' };
+export type CUmipmappedArray = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUmipmappedArray';
+};
 /** Makes a CUmipmappedArray from an integer, as cuda-python's `CUmipmappedArray(value)`. */
 export function CUmipmappedArray(value: bigint | number): CUmipmappedArray {
   return handleFrom(value, 'CUmipmappedArray') as CUmipmappedArray;
 }
 /** The C handle type CUtexref */
-export type CUtexref = bigint & { readonly __brand: 'CUtexref' };
+export type CUtexref = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUtexref';
+};
 /** Makes a CUtexref from an integer, as cuda-python's `CUtexref(value)`. */
 export function CUtexref(value: bigint | number): CUtexref {
   return handleFrom(value, 'CUtexref') as CUtexref;
 }
 /** The C handle type CUsurfref */
-export type CUsurfref = bigint & { readonly __brand: 'CUsurfref' };
+export type CUsurfref = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUsurfref';
+};
 /** Makes a CUsurfref from an integer, as cuda-python's `CUsurfref(value)`. */
 export function CUsurfref(value: bigint | number): CUsurfref {
   return handleFrom(value, 'CUsurfref') as CUsurfref;
 }
 /** The C handle type CUevent */
-export type CUevent = bigint & { readonly __brand: 'CUevent' };
+export type CUevent = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUevent';
+};
 /** Makes a CUevent from an integer, as cuda-python's `CUevent(value)`. */
 export function CUevent(value: bigint | number): CUevent {
   return handleFrom(value, 'CUevent') as CUevent;
 }
 /** The C handle type CUstream */
-export type CUstream = bigint & { readonly __brand: 'CUstream' };
+export type CUstream = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUstream';
+};
 /** Makes a CUstream from an integer, as cuda-python's `CUstream(value)`. */
 export function CUstream(value: bigint | number): CUstream {
   return handleFrom(value, 'CUstream') as CUstream;
 }
 /** The C handle type CUgraphicsResource */
-export type CUgraphicsResource = bigint & { readonly __brand: 'CUgraphicsResource' };
+export type CUgraphicsResource = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUgraphicsResource';
+};
 /** Makes a CUgraphicsResource from an integer, as cuda-python's `CUgraphicsResource(value)`. */
 export function CUgraphicsResource(value: bigint | number): CUgraphicsResource {
   return handleFrom(value, 'CUgraphicsResource') as CUgraphicsResource;
 }
 /** The C handle type CUtexObject_v1 */
-export type CUtexObject_v1 = bigint & { readonly __brand: 'CUtexObject_v1' };
+export type CUtexObject_v1 = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUtexObject_v1';
+};
 /** Makes a CUtexObject_v1 from an integer, as cuda-python's `CUtexObject_v1(value)`. */
 export function CUtexObject_v1(value: bigint | number): CUtexObject_v1 {
   return handleFrom(value, 'CUtexObject_v1') as CUtexObject_v1;
 }
 /** The C handle type CUtexObject */
-export type CUtexObject = bigint & { readonly __brand: 'CUtexObject' };
+export type CUtexObject = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUtexObject';
+};
 /** Makes a CUtexObject from an integer, as cuda-python's `CUtexObject(value)`. */
 export function CUtexObject(value: bigint | number): CUtexObject {
   return handleFrom(value, 'CUtexObject') as CUtexObject;
 }
 /** The C handle type CUsurfObject_v1 */
-export type CUsurfObject_v1 = bigint & { readonly __brand: 'CUsurfObject_v1' };
+export type CUsurfObject_v1 = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUsurfObject_v1';
+};
 /** Makes a CUsurfObject_v1 from an integer, as cuda-python's `CUsurfObject_v1(value)`. */
 export function CUsurfObject_v1(value: bigint | number): CUsurfObject_v1 {
   return handleFrom(value, 'CUsurfObject_v1') as CUsurfObject_v1;
 }
 /** The C handle type CUsurfObject */
-export type CUsurfObject = bigint & { readonly __brand: 'CUsurfObject' };
+export type CUsurfObject = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUsurfObject';
+};
 /** Makes a CUsurfObject from an integer, as cuda-python's `CUsurfObject(value)`. */
 export function CUsurfObject(value: bigint | number): CUsurfObject {
   return handleFrom(value, 'CUsurfObject') as CUsurfObject;
 }
 /** The C handle type CUexternalMemory */
-export type CUexternalMemory = bigint & { readonly __brand: 'CUexternalMemory' };
+export type CUexternalMemory = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUexternalMemory';
+};
 /** Makes a CUexternalMemory from an integer, as cuda-python's `CUexternalMemory(value)`. */
 export function CUexternalMemory(value: bigint | number): CUexternalMemory {
   return handleFrom(value, 'CUexternalMemory') as CUexternalMemory;
 }
 /** The C handle type CUexternalSemaphore */
-export type CUexternalSemaphore = bigint & { readonly __brand: 'CUexternalSemaphore' };
+export type CUexternalSemaphore = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUexternalSemaphore';
+};
 /** Makes a CUexternalSemaphore from an integer, as cuda-python's `CUexternalSemaphore(value)`. */
 export function CUexternalSemaphore(value: bigint | number): CUexternalSemaphore {
   return handleFrom(value, 'CUexternalSemaphore') as CUexternalSemaphore;
 }
 /** The C handle type CUgraph */
-export type CUgraph = bigint & { readonly __brand: 'CUgraph' };
+export type CUgraph = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUgraph';
+};
 /** Makes a CUgraph from an integer, as cuda-python's `CUgraph(value)`. */
 export function CUgraph(value: bigint | number): CUgraph {
   return handleFrom(value, 'CUgraph') as CUgraph;
 }
 /** The C handle type CUgraphNode */
-export type CUgraphNode = bigint & { readonly __brand: 'CUgraphNode' };
+export type CUgraphNode = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUgraphNode';
+};
 /** Makes a CUgraphNode from an integer, as cuda-python's `CUgraphNode(value)`. */
 export function CUgraphNode(value: bigint | number): CUgraphNode {
   return handleFrom(value, 'CUgraphNode') as CUgraphNode;
 }
 /** The C handle type CUgraphExec */
-export type CUgraphExec = bigint & { readonly __brand: 'CUgraphExec' };
+export type CUgraphExec = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUgraphExec';
+};
 /** Makes a CUgraphExec from an integer, as cuda-python's `CUgraphExec(value)`. */
 export function CUgraphExec(value: bigint | number): CUgraphExec {
   return handleFrom(value, 'CUgraphExec') as CUgraphExec;
 }
 /** The C handle type CUmemoryPool */
-export type CUmemoryPool = bigint & { readonly __brand: 'CUmemoryPool' };
+export type CUmemoryPool = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUmemoryPool';
+};
 /** Makes a CUmemoryPool from an integer, as cuda-python's `CUmemoryPool(value)`. */
 export function CUmemoryPool(value: bigint | number): CUmemoryPool {
   return handleFrom(value, 'CUmemoryPool') as CUmemoryPool;
 }
 /** The C handle type CUuserObject */
-export type CUuserObject = bigint & { readonly __brand: 'CUuserObject' };
+export type CUuserObject = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUuserObject';
+};
 /** Makes a CUuserObject from an integer, as cuda-python's `CUuserObject(value)`. */
 export function CUuserObject(value: bigint | number): CUuserObject {
   return handleFrom(value, 'CUuserObject') as CUuserObject;
 }
 /** The C handle type CUgraphConditionalHandle */
-export type CUgraphConditionalHandle = bigint & { readonly __brand: 'CUgraphConditionalHandle' };
+export type CUgraphConditionalHandle = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUgraphConditionalHandle';
+};
 /** Makes a CUgraphConditionalHandle from an integer, as cuda-python's `CUgraphConditionalHandle(value)`. */
 export function CUgraphConditionalHandle(value: bigint | number): CUgraphConditionalHandle {
   return handleFrom(value, 'CUgraphConditionalHandle') as CUgraphConditionalHandle;
 }
 /** The C handle type CUgraphDeviceNode */
-export type CUgraphDeviceNode = bigint & { readonly __brand: 'CUgraphDeviceNode' };
+export type CUgraphDeviceNode = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUgraphDeviceNode';
+};
 /** Makes a CUgraphDeviceNode from an integer, as cuda-python's `CUgraphDeviceNode(value)`. */
 export function CUgraphDeviceNode(value: bigint | number): CUgraphDeviceNode {
   return handleFrom(value, 'CUgraphDeviceNode') as CUgraphDeviceNode;
 }
 /** The C handle type CUasyncCallbackHandle */
-export type CUasyncCallbackHandle = bigint & { readonly __brand: 'CUasyncCallbackHandle' };
+export type CUasyncCallbackHandle = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUasyncCallbackHandle';
+};
 /** Makes a CUasyncCallbackHandle from an integer, as cuda-python's `CUasyncCallbackHandle(value)`. */
 export function CUasyncCallbackHandle(value: bigint | number): CUasyncCallbackHandle {
   return handleFrom(value, 'CUasyncCallbackHandle') as CUasyncCallbackHandle;
 }
-/** A green context handle. This handle can be used safely from only one CPU thread at a time. Created via::cuGreenCtxCreate */
-export type CUgreenCtx = bigint & { readonly __brand: 'CUgreenCtx' };
+/** A green context handle. This handle can be used safely from only one CPU thread at a time. Created via cuGreenCtxCreate */
+export type CUgreenCtx = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUgreenCtx';
+};
 /** Makes a CUgreenCtx from an integer, as cuda-python's `CUgreenCtx(value)`. */
 export function CUgreenCtx(value: bigint | number): CUgreenCtx {
   return handleFrom(value, 'CUgreenCtx') as CUgreenCtx;
 }
 /** The C handle type CUlinkState */
-export type CUlinkState = bigint & { readonly __brand: 'CUlinkState' };
+export type CUlinkState = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUlinkState';
+};
 /** Makes a CUlinkState from an integer, as cuda-python's `CUlinkState(value)`. */
 export function CUlinkState(value: bigint | number): CUlinkState {
   return handleFrom(value, 'CUlinkState') as CUlinkState;
 }
-/** An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via::cuDevResourceGenerateDesc */
-export type CUdevResourceDesc = bigint & { readonly __brand: 'CUdevResourceDesc' };
+/** An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via cuDevResourceGenerateDesc */
+export type CUdevResourceDesc = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUdevResourceDesc';
+};
 /** Makes a CUdevResourceDesc from an integer, as cuda-python's `CUdevResourceDesc(value)`. */
 export function CUdevResourceDesc(value: bigint | number): CUdevResourceDesc {
   return handleFrom(value, 'CUdevResourceDesc') as CUdevResourceDesc;
 }
 /** The C handle type CUlogsCallbackHandle */
-export type CUlogsCallbackHandle = bigint & { readonly __brand: 'CUlogsCallbackHandle' };
+export type CUlogsCallbackHandle = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUlogsCallbackHandle';
+};
 /** Makes a CUlogsCallbackHandle from an integer, as cuda-python's `CUlogsCallbackHandle(value)`. */
 export function CUlogsCallbackHandle(value: bigint | number): CUlogsCallbackHandle {
   return handleFrom(value, 'CUlogsCallbackHandle') as CUlogsCallbackHandle;
 }
 /** CUDA EGLSream Connection */
-export type CUeglStreamConnection = bigint & { readonly __brand: 'CUeglStreamConnection' };
+export type CUeglStreamConnection = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'CUeglStreamConnection';
+};
 /** Makes a CUeglStreamConnection from an integer, as cuda-python's `CUeglStreamConnection(value)`. */
 export function CUeglStreamConnection(value: bigint | number): CUeglStreamConnection {
   return handleFrom(value, 'CUeglStreamConnection') as CUeglStreamConnection;

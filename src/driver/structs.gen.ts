@@ -9,6 +9,7 @@ import type * as H from './handles.gen';
 /** struct CUuuid_st */
 // struct CUuuid_st — cuda.h:317
 export class CUuuid_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUuuid_st","path":"","size":16,"align":1,"union":false,"fields":{"bytes":{"offset":0,"size":16}}});
   }
@@ -25,21 +26,25 @@ export class CUuuid_st extends CStruct {
     super(16, mem, dv);
     this._init(init, CUuuid_st.keys);
   }
+  /** `char bytes[16]`, of `struct CUuuid_st` (no description in the header). */
   get bytes(): Uint8Array {
     return this._u8.slice(0, 16);
   }
+  /** Writes `bytes` into the struct's bytes. */
   set bytes(v: Uint8Array | number[]) {
     setBytes(this, 0, 16, v, 'CUuuid_st.bytes');
   }
 }
 /** Fields accepted by `new CUuuid_st({...})`. */
 export interface CUuuid_stInit {
+  /** `char bytes[16]`, of `struct CUuuid_st` (no description in the header). */
   bytes?: Uint8Array | number[];
 }
 
 /** Fabric handle - An opaque handle representing a memory allocation that can be exported to processes in same or different nodes. For IPC between processes on different nodes they must be connected via the NVSwitch fabric. */
 // struct CUmemFabricHandle_st — cuda.h:333
 export class CUmemFabricHandle_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemFabricHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"data":{"offset":0,"size":64}}});
   }
@@ -56,21 +61,25 @@ export class CUmemFabricHandle_st extends CStruct {
     super(64, mem, dv);
     this._init(init, CUmemFabricHandle_st.keys);
   }
+  /** `unsigned char data[64]`, of `struct CUmemFabricHandle_st` (no description in the header). */
   get data(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `data` into the struct's bytes. */
   set data(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'CUmemFabricHandle_st.data');
   }
 }
 /** Fields accepted by `new CUmemFabricHandle_st({...})`. */
 export interface CUmemFabricHandle_stInit {
+  /** `unsigned char data[64]`, of `struct CUmemFabricHandle_st` (no description in the header). */
   data?: Uint8Array | number[];
 }
 
 /** CUDA IPC event handle */
 // struct CUipcEventHandle_st — cuda.h:341
 export class CUipcEventHandle_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUipcEventHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}});
   }
@@ -87,21 +96,25 @@ export class CUipcEventHandle_st extends CStruct {
     super(64, mem, dv);
     this._init(init, CUipcEventHandle_st.keys);
   }
+  /** `char reserved[64]`, of `struct CUipcEventHandle_st` (no description in the header). */
   get reserved(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'CUipcEventHandle_st.reserved');
   }
 }
 /** Fields accepted by `new CUipcEventHandle_st({...})`. */
 export interface CUipcEventHandle_stInit {
+  /** `char reserved[64]`, of `struct CUipcEventHandle_st` (no description in the header). */
   reserved?: Uint8Array | number[];
 }
 
 /** CUDA IPC mem handle */
 // struct CUipcMemHandle_st — cuda.h:349
 export class CUipcMemHandle_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUipcMemHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}});
   }
@@ -118,21 +131,25 @@ export class CUipcMemHandle_st extends CStruct {
     super(64, mem, dv);
     this._init(init, CUipcMemHandle_st.keys);
   }
+  /** `char reserved[64]`, of `struct CUipcMemHandle_st` (no description in the header). */
   get reserved(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'CUipcMemHandle_st.reserved');
   }
 }
 /** Fields accepted by `new CUipcMemHandle_st({...})`. */
 export interface CUipcMemHandle_stInit {
+  /** `char reserved[64]`, of `struct CUipcMemHandle_st` (no description in the header). */
   reserved?: Uint8Array | number[];
 }
 
-/** Per-operation parameters for::cuStreamBatchMemOp */
+/** Per-operation parameters for cuStreamBatchMemOp */
 // union CUstreamBatchMemOpParams_union — cuda.h:543
 export class CUstreamBatchMemOpParams_union extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union CUstreamBatchMemOpParams_union","path":"","size":48,"align":8,"union":true,"fields":{"operation":{"offset":0,"size":4},"waitValue":{"offset":0,"size":40},"writeValue":{"offset":0,"size":40},"flushRemoteWrites":{"offset":0,"size":8},"memoryBarrier":{"offset":0,"size":8},"pad":{"offset":0,"size":48}}});
   }
@@ -153,61 +170,75 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
   get operation(): E.CUstreamBatchMemOpType {
     return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
+  /** Writes `operation` into the struct's bytes. */
   set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamBatchMemOpParams_union.operation');
   }
   private _n_waitValue?: CUstreamMemOpWaitValueParams_st;
-  /** Params for::CU_STREAM_MEM_OP_WAIT_VALUE_32 and::CU_STREAM_MEM_OP_WAIT_VALUE_64 operations. */
+  /** Params for CU_STREAM_MEM_OP_WAIT_VALUE_32 and CU_STREAM_MEM_OP_WAIT_VALUE_64 operations. */
   get waitValue(): CUstreamMemOpWaitValueParams_st {
     return (this._n_waitValue ??= nestedView(this, CUstreamMemOpWaitValueParams_st, 0, 40, 'waitValue'));
   }
+  /** Writes `waitValue` into the struct's bytes. */
   set waitValue(v: CUstreamMemOpWaitValueParams_st | CUstreamMemOpWaitValueParams_stInit) {
     setNested(this.waitValue, v, CUstreamMemOpWaitValueParams_st, 'CUstreamBatchMemOpParams_union.waitValue');
   }
   private _n_writeValue?: CUstreamMemOpWriteValueParams_st;
-  /** Params for::CU_STREAM_MEM_OP_WRITE_VALUE_32 and::CU_STREAM_MEM_OP_WRITE_VALUE_64 operations. */
+  /** Params for CU_STREAM_MEM_OP_WRITE_VALUE_32 and CU_STREAM_MEM_OP_WRITE_VALUE_64 operations. */
   get writeValue(): CUstreamMemOpWriteValueParams_st {
     return (this._n_writeValue ??= nestedView(this, CUstreamMemOpWriteValueParams_st, 0, 40, 'writeValue'));
   }
+  /** Writes `writeValue` into the struct's bytes. */
   set writeValue(v: CUstreamMemOpWriteValueParams_st | CUstreamMemOpWriteValueParams_stInit) {
     setNested(this.writeValue, v, CUstreamMemOpWriteValueParams_st, 'CUstreamBatchMemOpParams_union.writeValue');
   }
   private _n_flushRemoteWrites?: CUstreamMemOpFlushRemoteWritesParams_st;
-  /** Params for::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES operations. */
+  /** Params for CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES operations. */
   get flushRemoteWrites(): CUstreamMemOpFlushRemoteWritesParams_st {
     return (this._n_flushRemoteWrites ??= nestedView(this, CUstreamMemOpFlushRemoteWritesParams_st, 0, 8, 'flushRemoteWrites'));
   }
+  /** Writes `flushRemoteWrites` into the struct's bytes. */
   set flushRemoteWrites(v: CUstreamMemOpFlushRemoteWritesParams_st | CUstreamMemOpFlushRemoteWritesParams_stInit) {
     setNested(this.flushRemoteWrites, v, CUstreamMemOpFlushRemoteWritesParams_st, 'CUstreamBatchMemOpParams_union.flushRemoteWrites');
   }
   private _n_memoryBarrier?: CUstreamMemOpMemoryBarrierParams_st;
-  /** Params for::CU_STREAM_MEM_OP_BARRIER operations. */
+  /** Params for CU_STREAM_MEM_OP_BARRIER operations. */
   get memoryBarrier(): CUstreamMemOpMemoryBarrierParams_st {
     return (this._n_memoryBarrier ??= nestedView(this, CUstreamMemOpMemoryBarrierParams_st, 0, 8, 'memoryBarrier'));
   }
+  /** Writes `memoryBarrier` into the struct's bytes. */
   set memoryBarrier(v: CUstreamMemOpMemoryBarrierParams_st | CUstreamMemOpMemoryBarrierParams_stInit) {
     setNested(this.memoryBarrier, v, CUstreamMemOpMemoryBarrierParams_st, 'CUstreamBatchMemOpParams_union.memoryBarrier');
   }
+  /** `cuuint64_t pad[6]`, of `union CUstreamBatchMemOpParams_union` (no description in the header). */
   get pad(): bigint[] {
     return Array.from({ length: 6 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
+  /** Writes `pad` into the struct's bytes. */
   set pad(v: (bigint | number)[]) {
     setArray(this, 6, v, 'CUstreamBatchMemOpParams_union.pad', (i, x, n) => W.u64(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUstreamBatchMemOpParams_union({...})`. */
 export interface CUstreamBatchMemOpParams_unionInit {
+  /** Operation. This is the first field of all the union elemets and acts as a TAG to determine which union member is valid. */
   operation?: E.CUstreamBatchMemOpType;
+  /** Params for CU_STREAM_MEM_OP_WAIT_VALUE_32 and CU_STREAM_MEM_OP_WAIT_VALUE_64 operations. */
   waitValue?: CUstreamMemOpWaitValueParams_st | CUstreamMemOpWaitValueParams_stInit;
+  /** Params for CU_STREAM_MEM_OP_WRITE_VALUE_32 and CU_STREAM_MEM_OP_WRITE_VALUE_64 operations. */
   writeValue?: CUstreamMemOpWriteValueParams_st | CUstreamMemOpWriteValueParams_stInit;
+  /** Params for CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES operations. */
   flushRemoteWrites?: CUstreamMemOpFlushRemoteWritesParams_st | CUstreamMemOpFlushRemoteWritesParams_stInit;
+  /** Params for CU_STREAM_MEM_OP_BARRIER operations. */
   memoryBarrier?: CUstreamMemOpMemoryBarrierParams_st | CUstreamMemOpMemoryBarrierParams_stInit;
+  /** `cuuint64_t pad[6]`, of `union CUstreamBatchMemOpParams_union` (no description in the header). */
   pad?: (bigint | number)[];
 }
 
 /** struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st */
 // struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st — cuda.h:545
 export class CUstreamMemOpWaitValueParams_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st","path":"","size":40,"align":8,"union":false,"fields":{"operation":{"offset":0,"size":4},"address":{"offset":8,"size":8},"value":{"offset":16,"size":4},"value64":{"offset":16,"size":8},"flags":{"offset":24,"size":4},"alias":{"offset":32,"size":8}}});
   }
@@ -224,34 +255,43 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
     super(40, mem, dv);
     this._init(init, CUstreamMemOpWaitValueParams_st.keys);
   }
+  /** `CUstreamBatchMemOpType operation`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st` (no description in the header). */
   get operation(): E.CUstreamBatchMemOpType {
     return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
+  /** Writes `operation` into the struct's bytes. */
   set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpWaitValueParams_st.operation');
   }
+  /** `CUdeviceptr address`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st` (no description in the header). */
   get address(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `address` into the struct's bytes. */
   set address(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 8, v, 'CUstreamMemOpWaitValueParams_st.address');
   }
+  /** `cuuint32_t value`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st` (no description in the header). */
   get value(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUstreamMemOpWaitValueParams_st.value');
   }
+  /** `cuuint64_t value64`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st` (no description in the header). */
   get value64(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `value64` into the struct's bytes. */
   set value64(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'CUstreamMemOpWaitValueParams_st.value64');
   }
-  /** See::CUstreamWaitValue_flags. */
+  /** See CUstreamWaitValue_flags. */
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUstreamMemOpWaitValueParams_st.flags');
   }
@@ -259,23 +299,31 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
   get alias(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
+  /** Writes `alias` into the struct's bytes. */
   set alias(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 32, v, 'CUstreamMemOpWaitValueParams_st.alias');
   }
 }
 /** Fields accepted by `new CUstreamMemOpWaitValueParams_st({...})`. */
 export interface CUstreamMemOpWaitValueParams_stInit {
+  /** `CUstreamBatchMemOpType operation`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st` (no description in the header). */
   operation?: E.CUstreamBatchMemOpType;
+  /** `CUdeviceptr address`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st` (no description in the header). */
   address?: DevicePointer | number;
+  /** `cuuint32_t value`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st` (no description in the header). */
   value?: number;
+  /** `cuuint64_t value64`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st` (no description in the header). */
   value64?: bigint | number;
+  /** See CUstreamWaitValue_flags. */
   flags?: number;
+  /** For driver internal use. Initial value is unimportant. */
   alias?: DevicePointer | number;
 }
 
 /** struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st */
 // struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st — cuda.h:555
 export class CUstreamMemOpWriteValueParams_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st","path":"","size":40,"align":8,"union":false,"fields":{"operation":{"offset":0,"size":4},"address":{"offset":8,"size":8},"value":{"offset":16,"size":4},"value64":{"offset":16,"size":8},"flags":{"offset":24,"size":4},"alias":{"offset":32,"size":8}}});
   }
@@ -292,34 +340,43 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
     super(40, mem, dv);
     this._init(init, CUstreamMemOpWriteValueParams_st.keys);
   }
+  /** `CUstreamBatchMemOpType operation`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st` (no description in the header). */
   get operation(): E.CUstreamBatchMemOpType {
     return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
+  /** Writes `operation` into the struct's bytes. */
   set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpWriteValueParams_st.operation');
   }
+  /** `CUdeviceptr address`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st` (no description in the header). */
   get address(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `address` into the struct's bytes. */
   set address(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 8, v, 'CUstreamMemOpWriteValueParams_st.address');
   }
+  /** `cuuint32_t value`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st` (no description in the header). */
   get value(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUstreamMemOpWriteValueParams_st.value');
   }
+  /** `cuuint64_t value64`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st` (no description in the header). */
   get value64(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `value64` into the struct's bytes. */
   set value64(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'CUstreamMemOpWriteValueParams_st.value64');
   }
-  /** See::CUstreamWriteValue_flags. */
+  /** See CUstreamWriteValue_flags. */
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUstreamMemOpWriteValueParams_st.flags');
   }
@@ -327,23 +384,31 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
   get alias(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
+  /** Writes `alias` into the struct's bytes. */
   set alias(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 32, v, 'CUstreamMemOpWriteValueParams_st.alias');
   }
 }
 /** Fields accepted by `new CUstreamMemOpWriteValueParams_st({...})`. */
 export interface CUstreamMemOpWriteValueParams_stInit {
+  /** `CUstreamBatchMemOpType operation`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st` (no description in the header). */
   operation?: E.CUstreamBatchMemOpType;
+  /** `CUdeviceptr address`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st` (no description in the header). */
   address?: DevicePointer | number;
+  /** `cuuint32_t value`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st` (no description in the header). */
   value?: number;
+  /** `cuuint64_t value64`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st` (no description in the header). */
   value64?: bigint | number;
+  /** See CUstreamWriteValue_flags. */
   flags?: number;
+  /** For driver internal use. Initial value is unimportant. */
   alias?: DevicePointer | number;
 }
 
 /** struct CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st */
 // struct CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st — cuda.h:565
 export class CUstreamMemOpFlushRemoteWritesParams_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st","path":"","size":8,"align":4,"union":false,"fields":{"operation":{"offset":0,"size":4},"flags":{"offset":4,"size":4}}});
   }
@@ -360,9 +425,11 @@ export class CUstreamMemOpFlushRemoteWritesParams_st extends CStruct {
     super(8, mem, dv);
     this._init(init, CUstreamMemOpFlushRemoteWritesParams_st.keys);
   }
+  /** `CUstreamBatchMemOpType operation`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st` (no description in the header). */
   get operation(): E.CUstreamBatchMemOpType {
     return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
+  /** Writes `operation` into the struct's bytes. */
   set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpFlushRemoteWritesParams_st.operation');
   }
@@ -370,19 +437,23 @@ export class CUstreamMemOpFlushRemoteWritesParams_st extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 4, v, 'CUstreamMemOpFlushRemoteWritesParams_st.flags');
   }
 }
 /** Fields accepted by `new CUstreamMemOpFlushRemoteWritesParams_st({...})`. */
 export interface CUstreamMemOpFlushRemoteWritesParams_stInit {
+  /** `CUstreamBatchMemOpType operation`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st` (no description in the header). */
   operation?: E.CUstreamBatchMemOpType;
+  /** Must be 0. */
   flags?: number;
 }
 
 /** struct CUstreamBatchMemOpParams_union::CUstreamMemOpMemoryBarrierParams_st */
 // struct CUstreamBatchMemOpParams_union::CUstreamMemOpMemoryBarrierParams_st — cuda.h:569
 export class CUstreamMemOpMemoryBarrierParams_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUstreamBatchMemOpParams_union::CUstreamMemOpMemoryBarrierParams_st","path":"","size":8,"align":4,"union":false,"fields":{"operation":{"offset":0,"size":4},"flags":{"offset":4,"size":4}}});
   }
@@ -399,29 +470,35 @@ export class CUstreamMemOpMemoryBarrierParams_st extends CStruct {
     super(8, mem, dv);
     this._init(init, CUstreamMemOpMemoryBarrierParams_st.keys);
   }
+  /** `CUstreamBatchMemOpType operation`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpMemoryBarrierParams_st` (no description in the header). */
   get operation(): E.CUstreamBatchMemOpType {
     return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
+  /** Writes `operation` into the struct's bytes. */
   set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpMemoryBarrierParams_st.operation');
   }
-  /** See::CUstreamMemoryBarrier_flags */
+  /** See CUstreamMemoryBarrier_flags */
   get flags(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 4, v, 'CUstreamMemOpMemoryBarrierParams_st.flags');
   }
 }
 /** Fields accepted by `new CUstreamMemOpMemoryBarrierParams_st({...})`. */
 export interface CUstreamMemOpMemoryBarrierParams_stInit {
+  /** `CUstreamBatchMemOpType operation`, of `struct CUstreamBatchMemOpParams_union::CUstreamMemOpMemoryBarrierParams_st` (no description in the header). */
   operation?: E.CUstreamBatchMemOpType;
+  /** See CUstreamMemoryBarrier_flags */
   flags?: number;
 }
 
-/** Batch memory operation node parameters Used in the legacy::cuGraphAddBatchMemOpNode api. New code should use::cuGraphAddNode() */
+/** Batch memory operation node parameters Used in the legacy cuGraphAddBatchMemOpNode api. New code should use cuGraphAddNode() */
 // struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st — cuda.h:583
 export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st","path":"","size":32,"align":8,"union":false,"fields":{"ctx":{"offset":0,"size":8},"count":{"offset":8,"size":4},"paramArray":{"offset":16,"size":8},"flags":{"offset":24,"size":4}}});
   }
@@ -438,42 +515,55 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st extends CStruct {
     super(32, mem, dv);
     this._init(init, CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.keys);
   }
+  /** `CUcontext ctx`, of `struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st` (no description in the header). */
   get ctx(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUcontext;
   }
+  /** Writes `ctx` into the struct's bytes. */
   set ctx(v: H.CUcontext | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.ctx');
   }
+  /** `unsigned int count`, of `struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st` (no description in the header). */
   get count(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `count` into the struct's bytes. */
   set count(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.count');
   }
+  /** `CUstreamBatchMemOpParams * paramArray`, of `struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st` (no description in the header). */
   get paramArray(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `paramArray` into the struct's bytes. */
   set paramArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUstreamBatchMemOpParams_union | CUstreamBatchMemOpParams_unionInit)[] | null) {
     setPointerArray(this, 16, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.paramArray', 'paramArray', 48, (dv, at, x, n) => packStruct(dv, at, x, CUstreamBatchMemOpParams_union, n));
   }
+  /** `unsigned int flags`, of `struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st` (no description in the header). */
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.flags');
   }
 }
 /** Fields accepted by `new CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st({...})`. */
 export interface CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit {
+  /** `CUcontext ctx`, of `struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st` (no description in the header). */
   ctx?: H.CUcontext | null;
+  /** `unsigned int count`, of `struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st` (no description in the header). */
   count?: number;
+  /** `CUstreamBatchMemOpParams * paramArray`, of `struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st` (no description in the header). */
   paramArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUstreamBatchMemOpParams_union | CUstreamBatchMemOpParams_unionInit)[] | null;
+  /** `unsigned int flags`, of `struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st` (no description in the header). */
   flags?: number;
 }
 
 /** Batch memory operation node parameters */
 // struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st — cuda.h:594
 export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st","path":"","size":32,"align":8,"union":false,"fields":{"ctx":{"offset":0,"size":8},"count":{"offset":8,"size":4},"paramArray":{"offset":16,"size":8},"flags":{"offset":24,"size":4}}});
   }
@@ -494,6 +584,7 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st extends CStruct {
   get ctx(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUcontext;
   }
+  /** Writes `ctx` into the struct's bytes. */
   set ctx(v: H.CUcontext | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.ctx');
   }
@@ -501,6 +592,7 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st extends CStruct {
   get count(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `count` into the struct's bytes. */
   set count(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.count');
   }
@@ -508,6 +600,7 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st extends CStruct {
   get paramArray(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `paramArray` into the struct's bytes. */
   set paramArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUstreamBatchMemOpParams_union | CUstreamBatchMemOpParams_unionInit)[] | null) {
     setPointerArray(this, 16, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.paramArray', 'paramArray', 48, (dv, at, x, n) => packStruct(dv, at, x, CUstreamBatchMemOpParams_union, n));
   }
@@ -515,21 +608,27 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.flags');
   }
 }
 /** Fields accepted by `new CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit {
+  /** Context to use for the operations. */
   ctx?: H.CUcontext | null;
+  /** Number of operations in paramArray. */
   count?: number;
+  /** Array of batch memory operations. */
   paramArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUstreamBatchMemOpParams_union | CUstreamBatchMemOpParams_unionInit)[] | null;
+  /** Flags to control the node. */
   flags?: number;
 }
 
 /** Information passed to the user via the async notification callback */
 // struct CUasyncNotificationInfo_st — cuda.h:627
 export class CUasyncNotificationInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUasyncNotificationInfo_st","path":"","size":16,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"info":{"offset":8,"size":8}}});
   }
@@ -550,6 +649,7 @@ export class CUasyncNotificationInfo_st extends CStruct {
   get type(): E.CUasyncNotificationType {
     return this._dv.getInt32(this._o + 0, true) as E.CUasyncNotificationType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUasyncNotificationType) {
     W.i32(this._dv, this._o + 0, v, 'CUasyncNotificationInfo_st.type');
   }
@@ -558,19 +658,23 @@ export class CUasyncNotificationInfo_st extends CStruct {
   get info(): CUasyncNotificationInfo_st_info {
     return (this._n_info ??= nestedView(this, CUasyncNotificationInfo_st_info, 8, 8, 'info'));
   }
+  /** Writes `info` into the struct's bytes. */
   set info(v: CUasyncNotificationInfo_st_info | CUasyncNotificationInfo_st_infoInit) {
     setNested(this.info, v, CUasyncNotificationInfo_st_info, 'CUasyncNotificationInfo_st.info');
   }
 }
 /** Fields accepted by `new CUasyncNotificationInfo_st({...})`. */
 export interface CUasyncNotificationInfo_stInit {
+  /** The type of notification being sent */
   type?: E.CUasyncNotificationType;
+  /** Information about the notification. type must be checked in order to interpret this field. */
   info?: CUasyncNotificationInfo_st_info | CUasyncNotificationInfo_st_infoInit;
 }
 
 /** union info in struct CUasyncNotificationInfo_st */
 // member info of struct CUasyncNotificationInfo_st — cuda.h:629
 export class CUasyncNotificationInfo_st_info extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUasyncNotificationInfo_st","path":"info","size":8,"align":8,"union":true,"fields":{"overBudget":{"offset":0,"size":8}}});
   }
@@ -592,18 +696,21 @@ export class CUasyncNotificationInfo_st_info extends CStruct {
   get overBudget(): CUasyncNotificationInfo_st_info_overBudget {
     return (this._n_overBudget ??= nestedView(this, CUasyncNotificationInfo_st_info_overBudget, 0, 8, 'overBudget'));
   }
+  /** Writes `overBudget` into the struct's bytes. */
   set overBudget(v: CUasyncNotificationInfo_st_info_overBudget | CUasyncNotificationInfo_st_info_overBudgetInit) {
     setNested(this.overBudget, v, CUasyncNotificationInfo_st_info_overBudget, 'CUasyncNotificationInfo_st_info.overBudget');
   }
 }
 /** Fields accepted by `new CUasyncNotificationInfo_st_info({...})`. */
 export interface CUasyncNotificationInfo_st_infoInit {
+  /** Information about notifications of type CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET */
   overBudget?: CUasyncNotificationInfo_st_info_overBudget | CUasyncNotificationInfo_st_info_overBudgetInit;
 }
 
 /** struct info.overBudget in struct CUasyncNotificationInfo_st */
 // member info.overBudget of struct CUasyncNotificationInfo_st — cuda.h:630
 export class CUasyncNotificationInfo_st_info_overBudget extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUasyncNotificationInfo_st","path":"info.overBudget","size":8,"align":8,"union":false,"fields":{"bytesOverBudget":{"offset":0,"size":8}}});
   }
@@ -624,18 +731,21 @@ export class CUasyncNotificationInfo_st_info_overBudget extends CStruct {
   get bytesOverBudget(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `bytesOverBudget` into the struct's bytes. */
   set bytesOverBudget(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUasyncNotificationInfo_st_info_overBudget.bytesOverBudget');
   }
 }
 /** Fields accepted by `new CUasyncNotificationInfo_st_info_overBudget({...})`. */
 export interface CUasyncNotificationInfo_st_info_overBudgetInit {
+  /** The number of bytes that the process has allocated above its device memory budget */
   bytesOverBudget?: bigint | number;
 }
 
 /** Legacy device properties */
 // struct CUdevprop_st — cuda.h:883
 export class CUdevprop_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUdevprop_st","path":"","size":56,"align":4,"union":false,"fields":{"maxThreadsPerBlock":{"offset":0,"size":4},"maxThreadsDim":{"offset":4,"size":12},"maxGridSize":{"offset":16,"size":12},"sharedMemPerBlock":{"offset":28,"size":4},"totalConstantMemory":{"offset":32,"size":4},"SIMDWidth":{"offset":36,"size":4},"memPitch":{"offset":40,"size":4},"regsPerBlock":{"offset":44,"size":4},"clockRate":{"offset":48,"size":4},"textureAlign":{"offset":52,"size":4}}});
   }
@@ -656,6 +766,7 @@ export class CUdevprop_st extends CStruct {
   get maxThreadsPerBlock(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `maxThreadsPerBlock` into the struct's bytes. */
   set maxThreadsPerBlock(v: number) {
     W.i32(this._dv, this._o + 0, v, 'CUdevprop_st.maxThreadsPerBlock');
   }
@@ -663,6 +774,7 @@ export class CUdevprop_st extends CStruct {
   get maxThreadsDim(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 4 + i * 4, true));
   }
+  /** Writes `maxThreadsDim` into the struct's bytes. */
   set maxThreadsDim(v: (number)[]) {
     setArray(this, 3, v, 'CUdevprop_st.maxThreadsDim', (i, x, n) => W.i32(this._dv, this._o + 4 + i * 4, x, n));
   }
@@ -670,6 +782,7 @@ export class CUdevprop_st extends CStruct {
   get maxGridSize(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 16 + i * 4, true));
   }
+  /** Writes `maxGridSize` into the struct's bytes. */
   set maxGridSize(v: (number)[]) {
     setArray(this, 3, v, 'CUdevprop_st.maxGridSize', (i, x, n) => W.i32(this._dv, this._o + 16 + i * 4, x, n));
   }
@@ -677,6 +790,7 @@ export class CUdevprop_st extends CStruct {
   get sharedMemPerBlock(): number {
     return this._dv.getInt32(this._o + 28, true);
   }
+  /** Writes `sharedMemPerBlock` into the struct's bytes. */
   set sharedMemPerBlock(v: number) {
     W.i32(this._dv, this._o + 28, v, 'CUdevprop_st.sharedMemPerBlock');
   }
@@ -684,6 +798,7 @@ export class CUdevprop_st extends CStruct {
   get totalConstantMemory(): number {
     return this._dv.getInt32(this._o + 32, true);
   }
+  /** Writes `totalConstantMemory` into the struct's bytes. */
   set totalConstantMemory(v: number) {
     W.i32(this._dv, this._o + 32, v, 'CUdevprop_st.totalConstantMemory');
   }
@@ -691,6 +806,7 @@ export class CUdevprop_st extends CStruct {
   get SIMDWidth(): number {
     return this._dv.getInt32(this._o + 36, true);
   }
+  /** Writes `SIMDWidth` into the struct's bytes. */
   set SIMDWidth(v: number) {
     W.i32(this._dv, this._o + 36, v, 'CUdevprop_st.SIMDWidth');
   }
@@ -698,6 +814,7 @@ export class CUdevprop_st extends CStruct {
   get memPitch(): number {
     return this._dv.getInt32(this._o + 40, true);
   }
+  /** Writes `memPitch` into the struct's bytes. */
   set memPitch(v: number) {
     W.i32(this._dv, this._o + 40, v, 'CUdevprop_st.memPitch');
   }
@@ -705,6 +822,7 @@ export class CUdevprop_st extends CStruct {
   get regsPerBlock(): number {
     return this._dv.getInt32(this._o + 44, true);
   }
+  /** Writes `regsPerBlock` into the struct's bytes. */
   set regsPerBlock(v: number) {
     W.i32(this._dv, this._o + 44, v, 'CUdevprop_st.regsPerBlock');
   }
@@ -712,6 +830,7 @@ export class CUdevprop_st extends CStruct {
   get clockRate(): number {
     return this._dv.getInt32(this._o + 48, true);
   }
+  /** Writes `clockRate` into the struct's bytes. */
   set clockRate(v: number) {
     W.i32(this._dv, this._o + 48, v, 'CUdevprop_st.clockRate');
   }
@@ -719,27 +838,39 @@ export class CUdevprop_st extends CStruct {
   get textureAlign(): number {
     return this._dv.getInt32(this._o + 52, true);
   }
+  /** Writes `textureAlign` into the struct's bytes. */
   set textureAlign(v: number) {
     W.i32(this._dv, this._o + 52, v, 'CUdevprop_st.textureAlign');
   }
 }
 /** Fields accepted by `new CUdevprop_st({...})`. */
 export interface CUdevprop_stInit {
+  /** Maximum number of threads per block */
   maxThreadsPerBlock?: number;
+  /** Maximum size of each dimension of a block */
   maxThreadsDim?: (number)[];
+  /** Maximum size of each dimension of a grid */
   maxGridSize?: (number)[];
+  /** Shared memory available per block in bytes */
   sharedMemPerBlock?: number;
+  /** Constant memory available on device in bytes */
   totalConstantMemory?: number;
+  /** Warp size in threads */
   SIMDWidth?: number;
+  /** Maximum pitch in bytes allowed by memory copies */
   memPitch?: number;
+  /** 32-bit registers available per block */
   regsPerBlock?: number;
+  /** Clock frequency in kilohertz */
   clockRate?: number;
+  /** Alignment requirement for textures */
   textureAlign?: number;
 }
 
 /** Specifies an access policy for a window, a contiguous extent of memory beginning at base_ptr and ending at base_ptr + num_bytes. num_bytes is limited by CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE. Partition into many segments and assign segments such that: sum of "hit segments" / window == approx. ratio. sum of "miss segments" / window == approx 1-ratio. Segments and ratio specifications are fitted to the capabilities of the architecture. Accesses in a hit segment apply the hitProp access policy. Accesses in a miss segment apply the missProp access policy. */
 // struct CUaccessPolicyWindow_st — cuda.h:1745
 export class CUaccessPolicyWindow_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUaccessPolicyWindow_st","path":"","size":32,"align":8,"union":false,"fields":{"base_ptr":{"offset":0,"size":8},"num_bytes":{"offset":8,"size":8},"hitRatio":{"offset":16,"size":4},"hitProp":{"offset":20,"size":4},"missProp":{"offset":24,"size":4}}});
   }
@@ -760,6 +891,7 @@ export class CUaccessPolicyWindow_st extends CStruct {
   get base_ptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `base_ptr` into the struct's bytes. */
   set base_ptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUaccessPolicyWindow_st.base_ptr', 'base_ptr');
   }
@@ -767,6 +899,7 @@ export class CUaccessPolicyWindow_st extends CStruct {
   get num_bytes(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `num_bytes` into the struct's bytes. */
   set num_bytes(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUaccessPolicyWindow_st.num_bytes');
   }
@@ -774,36 +907,45 @@ export class CUaccessPolicyWindow_st extends CStruct {
   get hitRatio(): number {
     return this._dv.getFloat32(this._o + 16, true);
   }
+  /** Writes `hitRatio` into the struct's bytes. */
   set hitRatio(v: number) {
     W.f32(this._dv, this._o + 16, v, 'CUaccessPolicyWindow_st.hitRatio');
   }
-  /** ::CUaccessProperty set for hit. */
+  /** CUaccessProperty set for hit. */
   get hitProp(): E.CUaccessProperty {
     return this._dv.getInt32(this._o + 20, true) as E.CUaccessProperty;
   }
+  /** Writes `hitProp` into the struct's bytes. */
   set hitProp(v: E.CUaccessProperty) {
     W.i32(this._dv, this._o + 20, v, 'CUaccessPolicyWindow_st.hitProp');
   }
-  /** ::CUaccessProperty set for miss. Must be either NORMAL or STREAMING */
+  /** CUaccessProperty set for miss. Must be either NORMAL or STREAMING */
   get missProp(): E.CUaccessProperty {
     return this._dv.getInt32(this._o + 24, true) as E.CUaccessProperty;
   }
+  /** Writes `missProp` into the struct's bytes. */
   set missProp(v: E.CUaccessProperty) {
     W.i32(this._dv, this._o + 24, v, 'CUaccessPolicyWindow_st.missProp');
   }
 }
 /** Fields accepted by `new CUaccessPolicyWindow_st({...})`. */
 export interface CUaccessPolicyWindow_stInit {
+  /** Starting address of the access policy window. CUDA driver may align it. */
   base_ptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Size in bytes of the window policy. CUDA driver may restrict the maximum size and alignment. */
   num_bytes?: number | bigint;
+  /** hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp. */
   hitRatio?: number;
+  /** CUaccessProperty set for hit. */
   hitProp?: E.CUaccessProperty;
+  /** CUaccessProperty set for miss. Must be either NORMAL or STREAMING */
   missProp?: E.CUaccessProperty;
 }
 
 /** GPU kernel node parameters */
 // struct CUDA_KERNEL_NODE_PARAMS_st — cuda.h:1760
 export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_KERNEL_NODE_PARAMS_st","path":"","size":56,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDimX":{"offset":8,"size":4},"gridDimY":{"offset":12,"size":4},"gridDimZ":{"offset":16,"size":4},"blockDimX":{"offset":20,"size":4},"blockDimY":{"offset":24,"size":4},"blockDimZ":{"offset":28,"size":4},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8}}});
   }
@@ -824,6 +966,7 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get func(): H.CUfunction {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUfunction;
   }
+  /** Writes `func` into the struct's bytes. */
   set func(v: H.CUfunction | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_KERNEL_NODE_PARAMS_st.func');
   }
@@ -831,6 +974,7 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get gridDimX(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `gridDimX` into the struct's bytes. */
   set gridDimX(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUDA_KERNEL_NODE_PARAMS_st.gridDimX');
   }
@@ -838,6 +982,7 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get gridDimY(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `gridDimY` into the struct's bytes. */
   set gridDimY(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_KERNEL_NODE_PARAMS_st.gridDimY');
   }
@@ -845,6 +990,7 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get gridDimZ(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `gridDimZ` into the struct's bytes. */
   set gridDimZ(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_KERNEL_NODE_PARAMS_st.gridDimZ');
   }
@@ -852,6 +998,7 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get blockDimX(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `blockDimX` into the struct's bytes. */
   set blockDimX(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUDA_KERNEL_NODE_PARAMS_st.blockDimX');
   }
@@ -859,6 +1006,7 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get blockDimY(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `blockDimY` into the struct's bytes. */
   set blockDimY(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUDA_KERNEL_NODE_PARAMS_st.blockDimY');
   }
@@ -866,6 +1014,7 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get blockDimZ(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `blockDimZ` into the struct's bytes. */
   set blockDimZ(v: number) {
     W.u32(this._dv, this._o + 28, v, 'CUDA_KERNEL_NODE_PARAMS_st.blockDimZ');
   }
@@ -873,6 +1022,7 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get sharedMemBytes(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `sharedMemBytes` into the struct's bytes. */
   set sharedMemBytes(v: number) {
     W.u32(this._dv, this._o + 32, v, 'CUDA_KERNEL_NODE_PARAMS_st.sharedMemBytes');
   }
@@ -880,6 +1030,7 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get kernelParams(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `kernelParams` into the struct's bytes. */
   set kernelParams(v: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null) {
     setKernelParamsField(this, 40, v, 'CUDA_KERNEL_NODE_PARAMS_st.kernelParams', 'kernelParams');
   }
@@ -887,27 +1038,39 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   get extra(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `extra` into the struct's bytes. */
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'CUDA_KERNEL_NODE_PARAMS_st.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
 }
 /** Fields accepted by `new CUDA_KERNEL_NODE_PARAMS_st({...})`. */
 export interface CUDA_KERNEL_NODE_PARAMS_stInit {
+  /** Kernel to launch */
   func?: H.CUfunction | null;
+  /** Width of grid in blocks */
   gridDimX?: number;
+  /** Height of grid in blocks */
   gridDimY?: number;
+  /** Depth of grid in blocks */
   gridDimZ?: number;
+  /** X dimension of each thread block */
   blockDimX?: number;
+  /** Y dimension of each thread block */
   blockDimY?: number;
+  /** Z dimension of each thread block */
   blockDimZ?: number;
+  /** Dynamic shared-memory size per thread block in bytes */
   sharedMemBytes?: number;
+  /** Array of pointers to kernel parameters */
   kernelParams?: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null;
+  /** Extra options */
   extra?: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null;
 }
 
 /** GPU kernel node parameters */
 // struct CUDA_KERNEL_NODE_PARAMS_v2_st — cuda.h:1776
 export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_KERNEL_NODE_PARAMS_v2_st","path":"","size":72,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDimX":{"offset":8,"size":4},"gridDimY":{"offset":12,"size":4},"gridDimZ":{"offset":16,"size":4},"blockDimX":{"offset":20,"size":4},"blockDimY":{"offset":24,"size":4},"blockDimZ":{"offset":28,"size":4},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8},"kern":{"offset":56,"size":8},"ctx":{"offset":64,"size":8}}});
   }
@@ -928,6 +1091,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get func(): H.CUfunction {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUfunction;
   }
+  /** Writes `func` into the struct's bytes. */
   set func(v: H.CUfunction | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.func');
   }
@@ -935,6 +1099,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get gridDimX(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `gridDimX` into the struct's bytes. */
   set gridDimX(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimX');
   }
@@ -942,6 +1107,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get gridDimY(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `gridDimY` into the struct's bytes. */
   set gridDimY(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimY');
   }
@@ -949,6 +1115,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get gridDimZ(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `gridDimZ` into the struct's bytes. */
   set gridDimZ(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimZ');
   }
@@ -956,6 +1123,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get blockDimX(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `blockDimX` into the struct's bytes. */
   set blockDimX(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimX');
   }
@@ -963,6 +1131,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get blockDimY(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `blockDimY` into the struct's bytes. */
   set blockDimY(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimY');
   }
@@ -970,6 +1139,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get blockDimZ(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `blockDimZ` into the struct's bytes. */
   set blockDimZ(v: number) {
     W.u32(this._dv, this._o + 28, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimZ');
   }
@@ -977,6 +1147,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get sharedMemBytes(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `sharedMemBytes` into the struct's bytes. */
   set sharedMemBytes(v: number) {
     W.u32(this._dv, this._o + 32, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.sharedMemBytes');
   }
@@ -984,6 +1155,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get kernelParams(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `kernelParams` into the struct's bytes. */
   set kernelParams(v: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null) {
     setKernelParamsField(this, 40, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams', 'kernelParams');
   }
@@ -991,6 +1163,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get extra(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `extra` into the struct's bytes. */
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -998,6 +1171,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get kern(): H.CUkernel {
     return this._dv.getBigUint64(this._o + 56, true) as H.CUkernel;
   }
+  /** Writes `kern` into the struct's bytes. */
   set kern(v: H.CUkernel | null) {
     W.ptr(this._dv, this._o + 56, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.kern');
   }
@@ -1005,29 +1179,43 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   get ctx(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 64, true) as H.CUcontext;
   }
+  /** Writes `ctx` into the struct's bytes. */
   set ctx(v: H.CUcontext | null) {
     W.ptr(this._dv, this._o + 64, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.ctx');
   }
 }
 /** Fields accepted by `new CUDA_KERNEL_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_KERNEL_NODE_PARAMS_v2_stInit {
+  /** Kernel to launch */
   func?: H.CUfunction | null;
+  /** Width of grid in blocks */
   gridDimX?: number;
+  /** Height of grid in blocks */
   gridDimY?: number;
+  /** Depth of grid in blocks */
   gridDimZ?: number;
+  /** X dimension of each thread block */
   blockDimX?: number;
+  /** Y dimension of each thread block */
   blockDimY?: number;
+  /** Z dimension of each thread block */
   blockDimZ?: number;
+  /** Dynamic shared-memory size per thread block in bytes */
   sharedMemBytes?: number;
+  /** Array of pointers to kernel parameters */
   kernelParams?: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null;
+  /** Extra options */
   extra?: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null;
+  /** Kernel to launch, will only be referenced if func is NULL */
   kern?: H.CUkernel | null;
+  /** Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set. */
   ctx?: H.CUcontext | null;
 }
 
 /** GPU kernel node parameters */
 // struct CUDA_KERNEL_NODE_PARAMS_v3_st — cuda.h:1795
 export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_KERNEL_NODE_PARAMS_v3_st","path":"","size":72,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDimX":{"offset":8,"size":4},"gridDimY":{"offset":12,"size":4},"gridDimZ":{"offset":16,"size":4},"blockDimX":{"offset":20,"size":4},"blockDimY":{"offset":24,"size":4},"blockDimZ":{"offset":28,"size":4},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8},"kern":{"offset":56,"size":8},"ctx":{"offset":64,"size":8}}});
   }
@@ -1048,6 +1236,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get func(): H.CUfunction {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUfunction;
   }
+  /** Writes `func` into the struct's bytes. */
   set func(v: H.CUfunction | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.func');
   }
@@ -1055,6 +1244,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get gridDimX(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `gridDimX` into the struct's bytes. */
   set gridDimX(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.gridDimX');
   }
@@ -1062,6 +1252,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get gridDimY(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `gridDimY` into the struct's bytes. */
   set gridDimY(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.gridDimY');
   }
@@ -1069,6 +1260,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get gridDimZ(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `gridDimZ` into the struct's bytes. */
   set gridDimZ(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.gridDimZ');
   }
@@ -1076,6 +1268,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get blockDimX(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `blockDimX` into the struct's bytes. */
   set blockDimX(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.blockDimX');
   }
@@ -1083,6 +1276,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get blockDimY(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `blockDimY` into the struct's bytes. */
   set blockDimY(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.blockDimY');
   }
@@ -1090,6 +1284,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get blockDimZ(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `blockDimZ` into the struct's bytes. */
   set blockDimZ(v: number) {
     W.u32(this._dv, this._o + 28, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.blockDimZ');
   }
@@ -1097,6 +1292,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get sharedMemBytes(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `sharedMemBytes` into the struct's bytes. */
   set sharedMemBytes(v: number) {
     W.u32(this._dv, this._o + 32, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.sharedMemBytes');
   }
@@ -1104,6 +1300,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get kernelParams(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `kernelParams` into the struct's bytes. */
   set kernelParams(v: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null) {
     setKernelParamsField(this, 40, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.kernelParams', 'kernelParams');
   }
@@ -1111,6 +1308,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get extra(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `extra` into the struct's bytes. */
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -1118,6 +1316,7 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get kern(): H.CUkernel {
     return this._dv.getBigUint64(this._o + 56, true) as H.CUkernel;
   }
+  /** Writes `kern` into the struct's bytes. */
   set kern(v: H.CUkernel | null) {
     W.ptr(this._dv, this._o + 56, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.kern');
   }
@@ -1125,29 +1324,43 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   get ctx(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 64, true) as H.CUcontext;
   }
+  /** Writes `ctx` into the struct's bytes. */
   set ctx(v: H.CUcontext | null) {
     W.ptr(this._dv, this._o + 64, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.ctx');
   }
 }
 /** Fields accepted by `new CUDA_KERNEL_NODE_PARAMS_v3_st({...})`. */
 export interface CUDA_KERNEL_NODE_PARAMS_v3_stInit {
+  /** Kernel to launch */
   func?: H.CUfunction | null;
+  /** Width of grid in blocks */
   gridDimX?: number;
+  /** Height of grid in blocks */
   gridDimY?: number;
+  /** Depth of grid in blocks */
   gridDimZ?: number;
+  /** X dimension of each thread block */
   blockDimX?: number;
+  /** Y dimension of each thread block */
   blockDimY?: number;
+  /** Z dimension of each thread block */
   blockDimZ?: number;
+  /** Dynamic shared-memory size per thread block in bytes */
   sharedMemBytes?: number;
+  /** Array of pointers to kernel parameters */
   kernelParams?: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null;
+  /** Extra options */
   extra?: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null;
+  /** Kernel to launch, will only be referenced if func is NULL */
   kern?: H.CUkernel | null;
+  /** Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set. */
   ctx?: H.CUcontext | null;
 }
 
 /** Memset node parameters */
 // struct CUDA_MEMSET_NODE_PARAMS_st — cuda.h:1813
 export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEMSET_NODE_PARAMS_st","path":"","size":40,"align":8,"union":false,"fields":{"dst":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"value":{"offset":16,"size":4},"elementSize":{"offset":20,"size":4},"width":{"offset":24,"size":8},"height":{"offset":32,"size":8}}});
   }
@@ -1168,6 +1381,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `dst` into the struct's bytes. */
   set dst(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_MEMSET_NODE_PARAMS_st.dst');
   }
@@ -1175,6 +1389,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `pitch` into the struct's bytes. */
   set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMSET_NODE_PARAMS_st.pitch');
   }
@@ -1182,6 +1397,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get value(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_MEMSET_NODE_PARAMS_st.value');
   }
@@ -1189,6 +1405,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get elementSize(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `elementSize` into the struct's bytes. */
   set elementSize(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUDA_MEMSET_NODE_PARAMS_st.elementSize');
   }
@@ -1196,6 +1413,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMSET_NODE_PARAMS_st.width');
   }
@@ -1203,23 +1421,31 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get height(): number {
     return readSize(this._dv, this._o + 32);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'CUDA_MEMSET_NODE_PARAMS_st.height');
   }
 }
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_st({...})`. */
 export interface CUDA_MEMSET_NODE_PARAMS_stInit {
+  /** Destination device pointer */
   dst?: DevicePointer | number;
+  /** Pitch of destination device pointer. Unused if height is 1 */
   pitch?: number | bigint;
+  /** Value to be set */
   value?: number;
+  /** Size of each element in bytes. Must be 1, 2, or 4. */
   elementSize?: number;
+  /** Width of the row in elements */
   width?: number | bigint;
+  /** Number of rows */
   height?: number | bigint;
 }
 
 /** Memset node parameters */
 // struct CUDA_MEMSET_NODE_PARAMS_v2_st — cuda.h:1826
 export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEMSET_NODE_PARAMS_v2_st","path":"","size":48,"align":8,"union":false,"fields":{"dst":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"value":{"offset":16,"size":4},"elementSize":{"offset":20,"size":4},"width":{"offset":24,"size":8},"height":{"offset":32,"size":8},"ctx":{"offset":40,"size":8}}});
   }
@@ -1240,6 +1466,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `dst` into the struct's bytes. */
   set dst(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.dst');
   }
@@ -1247,6 +1474,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `pitch` into the struct's bytes. */
   set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.pitch');
   }
@@ -1254,6 +1482,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get value(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.value');
   }
@@ -1261,6 +1490,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get elementSize(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `elementSize` into the struct's bytes. */
   set elementSize(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.elementSize');
   }
@@ -1268,6 +1498,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.width');
   }
@@ -1275,6 +1506,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get height(): number {
     return readSize(this._dv, this._o + 32);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.height');
   }
@@ -1282,24 +1514,33 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get ctx(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 40, true) as H.CUcontext;
   }
+  /** Writes `ctx` into the struct's bytes. */
   set ctx(v: H.CUcontext | null) {
     W.ptr(this._dv, this._o + 40, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.ctx');
   }
 }
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_MEMSET_NODE_PARAMS_v2_stInit {
+  /** Destination device pointer */
   dst?: DevicePointer | number;
+  /** Pitch of destination device pointer. Unused if height is 1 */
   pitch?: number | bigint;
+  /** Value to be set */
   value?: number;
+  /** Size of each element in bytes. Must be 1, 2, or 4. */
   elementSize?: number;
+  /** Width of the row in elements */
   width?: number | bigint;
+  /** Number of rows */
   height?: number | bigint;
+  /** Context on which to run the node */
   ctx?: H.CUcontext | null;
 }
 
 /** Host node parameters */
 // struct CUDA_HOST_NODE_PARAMS_st — cuda.h:1839
 export class CUDA_HOST_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_HOST_NODE_PARAMS_st","path":"","size":16,"align":8,"union":false,"fields":{"fn":{"offset":0,"size":8},"userData":{"offset":8,"size":8}}});
   }
@@ -1320,6 +1561,7 @@ export class CUDA_HOST_NODE_PARAMS_st extends CStruct {
   get fn(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `fn` into the struct's bytes. */
   set fn(v: ((userData: bigint) => void) | bigint | null) {
     setHostFnField(this, 0, v, 'CUDA_HOST_NODE_PARAMS_st.fn', 'fn');
   }
@@ -1327,19 +1569,23 @@ export class CUDA_HOST_NODE_PARAMS_st extends CStruct {
   get userData(): bigint {
     return getHostFnUserData(this, 8);
   }
+  /** Writes `userData` into the struct's bytes. */
   set userData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setHostFnUserData(this, 8, v, 'CUDA_HOST_NODE_PARAMS_st.userData', 'userData');
   }
 }
 /** Fields accepted by `new CUDA_HOST_NODE_PARAMS_st({...})`. */
 export interface CUDA_HOST_NODE_PARAMS_stInit {
+  /** The function to call when the node executes */
   fn?: ((userData: bigint) => void) | bigint | null;
+  /** Argument to pass to the function */
   userData?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** Host node parameters */
 // struct CUDA_HOST_NODE_PARAMS_v2_st — cuda.h:1848
 export class CUDA_HOST_NODE_PARAMS_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_HOST_NODE_PARAMS_v2_st","path":"","size":16,"align":8,"union":false,"fields":{"fn":{"offset":0,"size":8},"userData":{"offset":8,"size":8}}});
   }
@@ -1360,6 +1606,7 @@ export class CUDA_HOST_NODE_PARAMS_v2_st extends CStruct {
   get fn(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `fn` into the struct's bytes. */
   set fn(v: ((userData: bigint) => void) | bigint | null) {
     setHostFnField(this, 0, v, 'CUDA_HOST_NODE_PARAMS_v2_st.fn', 'fn');
   }
@@ -1367,19 +1614,23 @@ export class CUDA_HOST_NODE_PARAMS_v2_st extends CStruct {
   get userData(): bigint {
     return getHostFnUserData(this, 8);
   }
+  /** Writes `userData` into the struct's bytes. */
   set userData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setHostFnUserData(this, 8, v, 'CUDA_HOST_NODE_PARAMS_v2_st.userData', 'userData');
   }
 }
 /** Fields accepted by `new CUDA_HOST_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_HOST_NODE_PARAMS_v2_stInit {
+  /** The function to call when the node executes */
   fn?: ((userData: bigint) => void) | bigint | null;
+  /** Argument to pass to the function */
   userData?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** Conditional node parameters */
 // struct CUDA_CONDITIONAL_NODE_PARAMS — cuda.h:1870
 export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_CONDITIONAL_NODE_PARAMS","path":"","size":32,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"type":{"offset":8,"size":4},"size":{"offset":12,"size":4},"phGraph_out":{"offset":16,"size":8},"ctx":{"offset":24,"size":8}}});
   }
@@ -1396,10 +1647,11 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
     super(32, mem, dv);
     this._init(init, CUDA_CONDITIONAL_NODE_PARAMS.keys);
   }
-  /** Conditional node handle. Handles must be created in advance of creating the node using::cuGraphConditionalHandleCreate. */
+  /** Conditional node handle. Handles must be created in advance of creating the node using cuGraphConditionalHandleCreate. */
   get handle(): H.CUgraphConditionalHandle {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUgraphConditionalHandle;
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: H.CUgraphConditionalHandle | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_CONDITIONAL_NODE_PARAMS.handle');
   }
@@ -1407,6 +1659,7 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
   get type(): E.CUgraphConditionalNodeType {
     return this._dv.getInt32(this._o + 8, true) as E.CUgraphConditionalNodeType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUgraphConditionalNodeType) {
     W.i32(this._dv, this._o + 8, v, 'CUDA_CONDITIONAL_NODE_PARAMS.type');
   }
@@ -1414,13 +1667,15 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
   get size(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_CONDITIONAL_NODE_PARAMS.size');
   }
-  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cuStreamBeginCaptureToGraph. CU_GRAPH_COND_TYPE_IF: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. CU_GRAPH_COND_TYPE_WHILE: phGraph_out[0] is executed as long as the condition is non-zero. CU_GRAPH_COND_TYPE_SWITCH: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
+  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or cuStreamBeginCaptureToGraph. CU_GRAPH_COND_TYPE_IF: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. CU_GRAPH_COND_TYPE_WHILE: phGraph_out[0] is executed as long as the condition is non-zero. CU_GRAPH_COND_TYPE_SWITCH: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
   get phGraph_out(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `phGraph_out` into the struct's bytes. */
   set phGraph_out(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUgraph | null)[] | null) {
     setPointerArray(this, 16, v, 'CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out', 'phGraph_out', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -1428,22 +1683,29 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
   get ctx(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 24, true) as H.CUcontext;
   }
+  /** Writes `ctx` into the struct's bytes. */
   set ctx(v: H.CUcontext | null) {
     W.ptr(this._dv, this._o + 24, v, 'CUDA_CONDITIONAL_NODE_PARAMS.ctx');
   }
 }
 /** Fields accepted by `new CUDA_CONDITIONAL_NODE_PARAMS({...})`. */
 export interface CUDA_CONDITIONAL_NODE_PARAMSInit {
+  /** Conditional node handle. Handles must be created in advance of creating the node using cuGraphConditionalHandleCreate. */
   handle?: H.CUgraphConditionalHandle | null;
+  /** Type of conditional node. */
   type?: E.CUgraphConditionalNodeType;
+  /** Size of graph output array. Allowed values are 1 for CU_GRAPH_COND_TYPE_WHILE, 1 or 2 for CU_GRAPH_COND_TYPE_IF, or any value greater than zero for CU_GRAPH_COND_TYPE_SWITCH. */
   size?: number;
+  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or cuStreamBeginCaptureToGraph. CU_GRAPH_COND_TYPE_IF: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. CU_GRAPH_COND_TYPE_WHILE: phGraph_out[0] is executed as long as the condition is non-zero. CU_GRAPH_COND_TYPE_SWITCH: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
   phGraph_out?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUgraph | null)[] | null;
+  /** Context on which to run the node. Must match context used to create the handle and all body nodes. */
   ctx?: H.CUcontext | null;
 }
 
 /** Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and default to a zero-initialized value if not specified. A zero-initialized struct indicates a standard full serialization of two nodes with memory visibility. */
 // struct CUgraphEdgeData_st — cuda.h:1970
 export class CUgraphEdgeData_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUgraphEdgeData_st","path":"","size":8,"align":1,"union":false,"fields":{"from_port":{"offset":0,"size":1},"to_port":{"offset":1,"size":1},"type":{"offset":2,"size":1},"reserved":{"offset":3,"size":5}}});
   }
@@ -1460,10 +1722,11 @@ export class CUgraphEdgeData_st extends CStruct {
     super(8, mem, dv);
     this._init(init, CUgraphEdgeData_st.keys);
   }
-  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::CU_GRAPH_KERNEL_NODE_PORT_DEFAULT,::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER. */
+  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types: CU_GRAPH_KERNEL_NODE_PORT_DEFAULT, CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, or CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER. */
   get from_port(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `from_port` into the struct's bytes. */
   set from_port(v: number) {
     W.u8(this._dv, this._o + 0, v, 'CUgraphEdgeData_st.from_port');
   }
@@ -1471,13 +1734,15 @@ export class CUgraphEdgeData_st extends CStruct {
   get to_port(): number {
     return this._dv.getUint8(this._o + 1);
   }
+  /** Writes `to_port` into the struct's bytes. */
   set to_port(v: number) {
     W.u8(this._dv, this._o + 1, v, 'CUgraphEdgeData_st.to_port');
   }
-  /** This should be populated with a value from::CUgraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See::CUgraphDependencyType. */
+  /** This should be populated with a value from CUgraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See CUgraphDependencyType. */
   get type(): number {
     return this._dv.getUint8(this._o + 2);
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: number) {
     W.u8(this._dv, this._o + 2, v, 'CUgraphEdgeData_st.type');
   }
@@ -1485,21 +1750,27 @@ export class CUgraphEdgeData_st extends CStruct {
   get reserved(): Uint8Array {
     return this._u8.slice(3, 8);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 3, 5, v, 'CUgraphEdgeData_st.reserved');
   }
 }
 /** Fields accepted by `new CUgraphEdgeData_st({...})`. */
 export interface CUgraphEdgeData_stInit {
+  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types: CU_GRAPH_KERNEL_NODE_PORT_DEFAULT, CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, or CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER. */
   from_port?: number;
+  /** This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by from_port). The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. Currently no node types define non-zero ports. Accordingly, this field must be set to zero. */
   to_port?: number;
+  /** This should be populated with a value from CUgraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See CUgraphDependencyType. */
   type?: number;
+  /** These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future. */
   reserved?: Uint8Array | number[];
 }
 
 /** Graph instantiation parameters */
 // struct CUDA_GRAPH_INSTANTIATE_PARAMS_st — cuda.h:2011
 export class CUDA_GRAPH_INSTANTIATE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_GRAPH_INSTANTIATE_PARAMS_st","path":"","size":32,"align":8,"union":false,"fields":{"flags":{"offset":0,"size":8},"hUploadStream":{"offset":8,"size":8},"hErrNode_out":{"offset":16,"size":8},"result_out":{"offset":24,"size":4}}});
   }
@@ -1520,6 +1791,7 @@ export class CUDA_GRAPH_INSTANTIATE_PARAMS_st extends CStruct {
   get flags(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.flags');
   }
@@ -1527,6 +1799,7 @@ export class CUDA_GRAPH_INSTANTIATE_PARAMS_st extends CStruct {
   get hUploadStream(): H.CUstream {
     return this._dv.getBigUint64(this._o + 8, true) as H.CUstream;
   }
+  /** Writes `hUploadStream` into the struct's bytes. */
   set hUploadStream(v: H.CUstream | null) {
     W.ptr(this._dv, this._o + 8, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.hUploadStream');
   }
@@ -1534,6 +1807,7 @@ export class CUDA_GRAPH_INSTANTIATE_PARAMS_st extends CStruct {
   get hErrNode_out(): H.CUgraphNode {
     return this._dv.getBigUint64(this._o + 16, true) as H.CUgraphNode;
   }
+  /** Writes `hErrNode_out` into the struct's bytes. */
   set hErrNode_out(v: H.CUgraphNode | null) {
     W.ptr(this._dv, this._o + 16, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.hErrNode_out');
   }
@@ -1541,21 +1815,27 @@ export class CUDA_GRAPH_INSTANTIATE_PARAMS_st extends CStruct {
   get result_out(): E.CUgraphInstantiateResult {
     return this._dv.getInt32(this._o + 24, true) as E.CUgraphInstantiateResult;
   }
+  /** Writes `result_out` into the struct's bytes. */
   set result_out(v: E.CUgraphInstantiateResult) {
     W.i32(this._dv, this._o + 24, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.result_out');
   }
 }
 /** Fields accepted by `new CUDA_GRAPH_INSTANTIATE_PARAMS_st({...})`. */
 export interface CUDA_GRAPH_INSTANTIATE_PARAMS_stInit {
+  /** Instantiation flags */
   flags?: bigint | number;
+  /** Upload stream */
   hUploadStream?: H.CUstream | null;
+  /** The node which caused instantiation to fail, if any */
   hErrNode_out?: H.CUgraphNode | null;
+  /** Whether instantiation was successful. If it failed, the reason why */
   result_out?: E.CUgraphInstantiateResult;
 }
 
-/** Memory Synchronization Domain map See::cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a different domain ID. User may also alter the domain ID with::CUlaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. Domain ID range is available through::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT. */
+/** Memory Synchronization Domain map See cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a different domain ID. User may also alter the domain ID with CUlaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. Domain ID range is available through CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT. */
 // struct CUlaunchMemSyncDomainMap_st — cuda.h:2067
 export class CUlaunchMemSyncDomainMap_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUlaunchMemSyncDomainMap_st","path":"","size":2,"align":1,"union":false,"fields":{"default_":{"offset":0,"size":1},"remote":{"offset":1,"size":1}}});
   }
@@ -1576,6 +1856,7 @@ export class CUlaunchMemSyncDomainMap_st extends CStruct {
   get default_(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `default_` into the struct's bytes. */
   set default_(v: number) {
     W.u8(this._dv, this._o + 0, v, 'CUlaunchMemSyncDomainMap_st.default_');
   }
@@ -1583,19 +1864,23 @@ export class CUlaunchMemSyncDomainMap_st extends CStruct {
   get remote(): number {
     return this._dv.getUint8(this._o + 1);
   }
+  /** Writes `remote` into the struct's bytes. */
   set remote(v: number) {
     W.u8(this._dv, this._o + 1, v, 'CUlaunchMemSyncDomainMap_st.remote');
   }
 }
 /** Fields accepted by `new CUlaunchMemSyncDomainMap_st({...})`. */
 export interface CUlaunchMemSyncDomainMap_stInit {
+  /** The default domain ID to use for designated kernels */
   default_?: number;
+  /** The remote domain ID to use for designated kernels */
   remote?: number;
 }
 
-/** Launch attributes union; used as value field of::CUlaunchAttribute */
+/** Launch attributes union; used as value field of CUlaunchAttribute */
 // union CUlaunchAttributeValue_union — cuda.h:2246
 export class CUlaunchAttributeValue_union extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union CUlaunchAttributeValue_union","path":"","size":64,"align":8,"union":true,"fields":{"pad":{"offset":0,"size":64},"accessPolicyWindow":{"offset":0,"size":32},"cooperative":{"offset":0,"size":4},"syncPolicy":{"offset":0,"size":4},"clusterDim":{"offset":0,"size":12},"clusterSchedulingPolicyPreference":{"offset":0,"size":4},"programmaticStreamSerializationAllowed":{"offset":0,"size":4},"programmaticEvent":{"offset":0,"size":16},"launchCompletionEvent":{"offset":0,"size":16},"priority":{"offset":0,"size":4},"memSyncDomainMap":{"offset":0,"size":2},"memSyncDomain":{"offset":0,"size":4},"preferredClusterDim":{"offset":0,"size":12},"deviceUpdatableKernelNode":{"offset":0,"size":16},"sharedMemCarveout":{"offset":0,"size":4},"nvlinkUtilCentricScheduling":{"offset":0,"size":4}}});
   }
@@ -1612,142 +1897,182 @@ export class CUlaunchAttributeValue_union extends CStruct {
     super(64, mem, dv);
     this._init(init, CUlaunchAttributeValue_union.keys);
   }
+  /** `char pad[64]`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   get pad(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `pad` into the struct's bytes. */
   set pad(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'CUlaunchAttributeValue_union.pad');
   }
   private _n_accessPolicyWindow?: CUaccessPolicyWindow_st;
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW. */
   get accessPolicyWindow(): CUaccessPolicyWindow_st {
     return (this._n_accessPolicyWindow ??= nestedView(this, CUaccessPolicyWindow_st, 0, 32, 'accessPolicyWindow'));
   }
+  /** Writes `accessPolicyWindow` into the struct's bytes. */
   set accessPolicyWindow(v: CUaccessPolicyWindow_st | CUaccessPolicyWindow_stInit) {
     setNested(this.accessPolicyWindow, v, CUaccessPolicyWindow_st, 'CUlaunchAttributeValue_union.accessPolicyWindow');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_COOPERATIVE. Nonzero indicates a cooperative kernel (see::cuLaunchCooperativeKernel). */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_COOPERATIVE. Nonzero indicates a cooperative kernel (see cuLaunchCooperativeKernel). */
   get cooperative(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `cooperative` into the struct's bytes. */
   set cooperative(v: number) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.cooperative');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY.::CUsynchronizationPolicy for work queued up in this stream */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY. CUsynchronizationPolicy for work queued up in this stream */
   get syncPolicy(): E.CUsynchronizationPolicy {
     return this._dv.getInt32(this._o + 0, true) as E.CUsynchronizationPolicy;
   }
+  /** Writes `syncPolicy` into the struct's bytes. */
   set syncPolicy(v: E.CUsynchronizationPolicy) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.syncPolicy');
   }
   private _n_clusterDim?: CUlaunchAttributeValue_union_clusterDim;
+  /** `struct CUlaunchAttributeValue_union_clusterDim clusterDim`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   get clusterDim(): CUlaunchAttributeValue_union_clusterDim {
     return (this._n_clusterDim ??= nestedView(this, CUlaunchAttributeValue_union_clusterDim, 0, 12, 'clusterDim'));
   }
+  /** Writes `clusterDim` into the struct's bytes. */
   set clusterDim(v: CUlaunchAttributeValue_union_clusterDim | CUlaunchAttributeValue_union_clusterDimInit) {
     setNested(this.clusterDim, v, CUlaunchAttributeValue_union_clusterDim, 'CUlaunchAttributeValue_union.clusterDim');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE. Cluster scheduling policy preference for the kernel. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE. Cluster scheduling policy preference for the kernel. */
   get clusterSchedulingPolicyPreference(): E.CUclusterSchedulingPolicy {
     return this._dv.getInt32(this._o + 0, true) as E.CUclusterSchedulingPolicy;
   }
+  /** Writes `clusterSchedulingPolicyPreference` into the struct's bytes. */
   set clusterSchedulingPolicyPreference(v: E.CUclusterSchedulingPolicy) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.clusterSchedulingPolicyPreference');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. */
   get programmaticStreamSerializationAllowed(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `programmaticStreamSerializationAllowed` into the struct's bytes. */
   set programmaticStreamSerializationAllowed(v: number) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.programmaticStreamSerializationAllowed');
   }
   private _n_programmaticEvent?: CUlaunchAttributeValue_union_programmaticEvent;
+  /** `struct CUlaunchAttributeValue_union_programmaticEvent programmaticEvent`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   get programmaticEvent(): CUlaunchAttributeValue_union_programmaticEvent {
     return (this._n_programmaticEvent ??= nestedView(this, CUlaunchAttributeValue_union_programmaticEvent, 0, 16, 'programmaticEvent'));
   }
+  /** Writes `programmaticEvent` into the struct's bytes. */
   set programmaticEvent(v: CUlaunchAttributeValue_union_programmaticEvent | CUlaunchAttributeValue_union_programmaticEventInit) {
     setNested(this.programmaticEvent, v, CUlaunchAttributeValue_union_programmaticEvent, 'CUlaunchAttributeValue_union.programmaticEvent');
   }
   private _n_launchCompletionEvent?: CUlaunchAttributeValue_union_launchCompletionEvent;
+  /** `struct CUlaunchAttributeValue_union_launchCompletionEvent launchCompletionEvent`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   get launchCompletionEvent(): CUlaunchAttributeValue_union_launchCompletionEvent {
     return (this._n_launchCompletionEvent ??= nestedView(this, CUlaunchAttributeValue_union_launchCompletionEvent, 0, 16, 'launchCompletionEvent'));
   }
+  /** Writes `launchCompletionEvent` into the struct's bytes. */
   set launchCompletionEvent(v: CUlaunchAttributeValue_union_launchCompletionEvent | CUlaunchAttributeValue_union_launchCompletionEventInit) {
     setNested(this.launchCompletionEvent, v, CUlaunchAttributeValue_union_launchCompletionEvent, 'CUlaunchAttributeValue_union.launchCompletionEvent');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PRIORITY. Execution priority of the kernel. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PRIORITY. Execution priority of the kernel. */
   get priority(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `priority` into the struct's bytes. */
   set priority(v: number) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.priority');
   }
   private _n_memSyncDomainMap?: CUlaunchMemSyncDomainMap_st;
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. See::CUlaunchMemSyncDomainMap. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. See CUlaunchMemSyncDomainMap. */
   get memSyncDomainMap(): CUlaunchMemSyncDomainMap_st {
     return (this._n_memSyncDomainMap ??= nestedView(this, CUlaunchMemSyncDomainMap_st, 0, 2, 'memSyncDomainMap'));
   }
+  /** Writes `memSyncDomainMap` into the struct's bytes. */
   set memSyncDomainMap(v: CUlaunchMemSyncDomainMap_st | CUlaunchMemSyncDomainMap_stInit) {
     setNested(this.memSyncDomainMap, v, CUlaunchMemSyncDomainMap_st, 'CUlaunchAttributeValue_union.memSyncDomainMap');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN. See::CUlaunchMemSyncDomain */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN. See CUlaunchMemSyncDomain */
   get memSyncDomain(): E.CUlaunchMemSyncDomain {
     return this._dv.getInt32(this._o + 0, true) as E.CUlaunchMemSyncDomain;
   }
+  /** Writes `memSyncDomain` into the struct's bytes. */
   set memSyncDomain(v: E.CUlaunchMemSyncDomain) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.memSyncDomain');
   }
   private _n_preferredClusterDim?: CUlaunchAttributeValue_union_preferredClusterDim;
+  /** `struct CUlaunchAttributeValue_union_preferredClusterDim preferredClusterDim`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   get preferredClusterDim(): CUlaunchAttributeValue_union_preferredClusterDim {
     return (this._n_preferredClusterDim ??= nestedView(this, CUlaunchAttributeValue_union_preferredClusterDim, 0, 12, 'preferredClusterDim'));
   }
+  /** Writes `preferredClusterDim` into the struct's bytes. */
   set preferredClusterDim(v: CUlaunchAttributeValue_union_preferredClusterDim | CUlaunchAttributeValue_union_preferredClusterDimInit) {
     setNested(this.preferredClusterDim, v, CUlaunchAttributeValue_union_preferredClusterDim, 'CUlaunchAttributeValue_union.preferredClusterDim');
   }
   private _n_deviceUpdatableKernelNode?: CUlaunchAttributeValue_union_deviceUpdatableKernelNode;
+  /** `struct CUlaunchAttributeValue_union_deviceUpdatableKernelNode deviceUpdatableKernelNode`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   get deviceUpdatableKernelNode(): CUlaunchAttributeValue_union_deviceUpdatableKernelNode {
     return (this._n_deviceUpdatableKernelNode ??= nestedView(this, CUlaunchAttributeValue_union_deviceUpdatableKernelNode, 0, 16, 'deviceUpdatableKernelNode'));
   }
+  /** Writes `deviceUpdatableKernelNode` into the struct's bytes. */
   set deviceUpdatableKernelNode(v: CUlaunchAttributeValue_union_deviceUpdatableKernelNode | CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit) {
     setNested(this.deviceUpdatableKernelNode, v, CUlaunchAttributeValue_union_deviceUpdatableKernelNode, 'CUlaunchAttributeValue_union.deviceUpdatableKernelNode');
   }
-  /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. */
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. */
   get sharedMemCarveout(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `sharedMemCarveout` into the struct's bytes. */
   set sharedMemCarveout(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.sharedMemCarveout');
   }
+  /** `unsigned int nvlinkUtilCentricScheduling`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   get nvlinkUtilCentricScheduling(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `nvlinkUtilCentricScheduling` into the struct's bytes. */
   set nvlinkUtilCentricScheduling(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.nvlinkUtilCentricScheduling');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union({...})`. */
 export interface CUlaunchAttributeValue_unionInit {
+  /** `char pad[64]`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   pad?: Uint8Array | number[];
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW. */
   accessPolicyWindow?: CUaccessPolicyWindow_st | CUaccessPolicyWindow_stInit;
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_COOPERATIVE. Nonzero indicates a cooperative kernel (see cuLaunchCooperativeKernel). */
   cooperative?: number;
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY. CUsynchronizationPolicy for work queued up in this stream */
   syncPolicy?: E.CUsynchronizationPolicy;
+  /** `struct CUlaunchAttributeValue_union_clusterDim clusterDim`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   clusterDim?: CUlaunchAttributeValue_union_clusterDim | CUlaunchAttributeValue_union_clusterDimInit;
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE. Cluster scheduling policy preference for the kernel. */
   clusterSchedulingPolicyPreference?: E.CUclusterSchedulingPolicy;
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. */
   programmaticStreamSerializationAllowed?: number;
+  /** `struct CUlaunchAttributeValue_union_programmaticEvent programmaticEvent`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   programmaticEvent?: CUlaunchAttributeValue_union_programmaticEvent | CUlaunchAttributeValue_union_programmaticEventInit;
+  /** `struct CUlaunchAttributeValue_union_launchCompletionEvent launchCompletionEvent`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   launchCompletionEvent?: CUlaunchAttributeValue_union_launchCompletionEvent | CUlaunchAttributeValue_union_launchCompletionEventInit;
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PRIORITY. Execution priority of the kernel. */
   priority?: number;
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. See CUlaunchMemSyncDomainMap. */
   memSyncDomainMap?: CUlaunchMemSyncDomainMap_st | CUlaunchMemSyncDomainMap_stInit;
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN. See CUlaunchMemSyncDomain */
   memSyncDomain?: E.CUlaunchMemSyncDomain;
+  /** `struct CUlaunchAttributeValue_union_preferredClusterDim preferredClusterDim`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   preferredClusterDim?: CUlaunchAttributeValue_union_preferredClusterDim | CUlaunchAttributeValue_union_preferredClusterDimInit;
+  /** `struct CUlaunchAttributeValue_union_deviceUpdatableKernelNode deviceUpdatableKernelNode`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   deviceUpdatableKernelNode?: CUlaunchAttributeValue_union_deviceUpdatableKernelNode | CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit;
+  /** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. */
   sharedMemCarveout?: number;
+  /** `unsigned int nvlinkUtilCentricScheduling`, of `union CUlaunchAttributeValue_union` (no description in the header). */
   nvlinkUtilCentricScheduling?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
 // member clusterDim of union CUlaunchAttributeValue_union — cuda.h:2266
 export class CUlaunchAttributeValue_union_clusterDim extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union CUlaunchAttributeValue_union","path":"clusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}});
   }
@@ -1764,35 +2089,45 @@ export class CUlaunchAttributeValue_union_clusterDim extends CStruct {
     super(12, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_clusterDim.keys);
   }
+  /** `unsigned int x`, of `struct clusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   get x(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_clusterDim.x');
   }
+  /** `unsigned int y`, of `struct clusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   get y(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u32(this._dv, this._o + 4, v, 'CUlaunchAttributeValue_union_clusterDim.y');
   }
+  /** `unsigned int z`, of `struct clusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   get z(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_clusterDim.z');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_clusterDim({...})`. */
 export interface CUlaunchAttributeValue_union_clusterDimInit {
+  /** `unsigned int x`, of `struct clusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   x?: number;
+  /** `unsigned int y`, of `struct clusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   y?: number;
+  /** `unsigned int z`, of `struct clusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   z?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT with the following fields: - CUevent event - Event to fire when all blocks trigger it. - Event record flags, see::cuEventRecordWithFlags. Does not accept:CU_EVENT_RECORD_EXTERNAL. - triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT with the following fields: - CUevent event - Event to fire when all blocks trigger it. - Event record flags, see cuEventRecordWithFlags. Does not accept:CU_EVENT_RECORD_EXTERNAL. - triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
 // member programmaticEvent of union CUlaunchAttributeValue_union — cuda.h:2283
 export class CUlaunchAttributeValue_union_programmaticEvent extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union CUlaunchAttributeValue_union","path":"programmaticEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4},"triggerAtBlockStart":{"offset":12,"size":4}}});
   }
@@ -1809,35 +2144,45 @@ export class CUlaunchAttributeValue_union_programmaticEvent extends CStruct {
     super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_programmaticEvent.keys);
   }
+  /** `CUevent event`, of `struct programmaticEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   get event(): H.CUevent {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUevent;
   }
+  /** Writes `event` into the struct's bytes. */
   set event(v: H.CUevent | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_programmaticEvent.event');
   }
+  /** `int flags`, of `struct programmaticEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   get flags(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.i32(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_programmaticEvent.flags');
   }
+  /** `int triggerAtBlockStart`, of `struct programmaticEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   get triggerAtBlockStart(): number {
     return this._dv.getInt32(this._o + 12, true);
   }
+  /** Writes `triggerAtBlockStart` into the struct's bytes. */
   set triggerAtBlockStart(v: number) {
     W.i32(this._dv, this._o + 12, v, 'CUlaunchAttributeValue_union_programmaticEvent.triggerAtBlockStart');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_programmaticEvent({...})`. */
 export interface CUlaunchAttributeValue_union_programmaticEventInit {
+  /** `CUevent event`, of `struct programmaticEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   event?: H.CUevent | null;
+  /** `int flags`, of `struct programmaticEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   flags?: number;
+  /** `int triggerAtBlockStart`, of `struct programmaticEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   triggerAtBlockStart?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT with the following fields: - CUevent event - Event to fire when the last block launches - int flags; - Event record flags, see::cuEventRecordWithFlags. Does not accept::CU_EVENT_RECORD_EXTERNAL. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT with the following fields: - CUevent event - Event to fire when the last block launches - int flags; - Event record flags, see cuEventRecordWithFlags. Does not accept CU_EVENT_RECORD_EXTERNAL. */
 // member launchCompletionEvent of union CUlaunchAttributeValue_union — cuda.h:2294
 export class CUlaunchAttributeValue_union_launchCompletionEvent extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union CUlaunchAttributeValue_union","path":"launchCompletionEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}});
   }
@@ -1854,28 +2199,35 @@ export class CUlaunchAttributeValue_union_launchCompletionEvent extends CStruct 
     super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_launchCompletionEvent.keys);
   }
+  /** `CUevent event`, of `struct launchCompletionEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   get event(): H.CUevent {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUevent;
   }
+  /** Writes `event` into the struct's bytes. */
   set event(v: H.CUevent | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_launchCompletionEvent.event');
   }
+  /** `int flags`, of `struct launchCompletionEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   get flags(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.i32(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_launchCompletionEvent.flags');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_launchCompletionEvent({...})`. */
 export interface CUlaunchAttributeValue_union_launchCompletionEventInit {
+  /** `CUevent event`, of `struct launchCompletionEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   event?: H.CUevent | null;
+  /** `int flags`, of `struct launchCompletionEvent in union CUlaunchAttributeValue_union` (no description in the header). */
   flags?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of::CUlaunchAttributeValue::clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of::CUlaunchAttributeValue::clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of::CUlaunchAttributeValue::clusterDim. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of CUlaunchAttributeValue.clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of CUlaunchAttributeValue.clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of CUlaunchAttributeValue.clusterDim. */
 // member preferredClusterDim of union CUlaunchAttributeValue_union — cuda.h:2317
 export class CUlaunchAttributeValue_union_preferredClusterDim extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union CUlaunchAttributeValue_union","path":"preferredClusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}});
   }
@@ -1892,35 +2244,45 @@ export class CUlaunchAttributeValue_union_preferredClusterDim extends CStruct {
     super(12, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_preferredClusterDim.keys);
   }
+  /** `unsigned int x`, of `struct preferredClusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   get x(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_preferredClusterDim.x');
   }
+  /** `unsigned int y`, of `struct preferredClusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   get y(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u32(this._dv, this._o + 4, v, 'CUlaunchAttributeValue_union_preferredClusterDim.y');
   }
+  /** `unsigned int z`, of `struct preferredClusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   get z(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_preferredClusterDim.z');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_preferredClusterDim({...})`. */
 export interface CUlaunchAttributeValue_union_preferredClusterDimInit {
+  /** `unsigned int x`, of `struct preferredClusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   x?: number;
+  /** `unsigned int y`, of `struct preferredClusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   y?: number;
+  /** `unsigned int z`, of `struct preferredClusterDim in union CUlaunchAttributeValue_union` (no description in the header). */
   z?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE. with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - CUgraphDeviceNode devNode - Returns a handle to pass to the various device-side update functions. */
+/** Value of launch attribute CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE. with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - CUgraphDeviceNode devNode - Returns a handle to pass to the various device-side update functions. */
 // member deviceUpdatableKernelNode of union CUlaunchAttributeValue_union — cuda.h:2329
 export class CUlaunchAttributeValue_union_deviceUpdatableKernelNode extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union CUlaunchAttributeValue_union","path":"deviceUpdatableKernelNode","size":16,"align":8,"union":false,"fields":{"deviceUpdatable":{"offset":0,"size":4},"devNode":{"offset":8,"size":8}}});
   }
@@ -1937,28 +2299,35 @@ export class CUlaunchAttributeValue_union_deviceUpdatableKernelNode extends CStr
     super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_deviceUpdatableKernelNode.keys);
   }
+  /** `int deviceUpdatable`, of `struct deviceUpdatableKernelNode in union CUlaunchAttributeValue_union` (no description in the header). */
   get deviceUpdatable(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `deviceUpdatable` into the struct's bytes. */
   set deviceUpdatable(v: number) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_deviceUpdatableKernelNode.deviceUpdatable');
   }
+  /** `CUgraphDeviceNode devNode`, of `struct deviceUpdatableKernelNode in union CUlaunchAttributeValue_union` (no description in the header). */
   get devNode(): H.CUgraphDeviceNode {
     return this._dv.getBigUint64(this._o + 8, true) as H.CUgraphDeviceNode;
   }
+  /** Writes `devNode` into the struct's bytes. */
   set devNode(v: H.CUgraphDeviceNode | null) {
     W.ptr(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_deviceUpdatableKernelNode.devNode');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_deviceUpdatableKernelNode({...})`. */
 export interface CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit {
+  /** `int deviceUpdatable`, of `struct deviceUpdatableKernelNode in union CUlaunchAttributeValue_union` (no description in the header). */
   deviceUpdatable?: number;
+  /** `CUgraphDeviceNode devNode`, of `struct deviceUpdatableKernelNode in union CUlaunchAttributeValue_union` (no description in the header). */
   devNode?: H.CUgraphDeviceNode | null;
 }
 
 /** Launch attribute */
 // struct CUlaunchAttribute_st — cuda.h:2340
 export class CUlaunchAttribute_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUlaunchAttribute_st","path":"","size":72,"align":8,"union":false,"fields":{"id":{"offset":0,"size":4},"pad":{"offset":4,"size":4},"value":{"offset":8,"size":64}}});
   }
@@ -1979,12 +2348,15 @@ export class CUlaunchAttribute_st extends CStruct {
   get id(): E.CUlaunchAttributeID {
     return this._dv.getInt32(this._o + 0, true) as E.CUlaunchAttributeID;
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: E.CUlaunchAttributeID) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttribute_st.id');
   }
+  /** `char pad[4]`, of `struct CUlaunchAttribute_st` (no description in the header). */
   get pad(): Uint8Array {
     return this._u8.slice(4, 8);
   }
+  /** Writes `pad` into the struct's bytes. */
   set pad(v: Uint8Array | number[]) {
     setBytes(this, 4, 4, v, 'CUlaunchAttribute_st.pad');
   }
@@ -1993,20 +2365,25 @@ export class CUlaunchAttribute_st extends CStruct {
   get value(): CUlaunchAttributeValue_union {
     return (this._n_value ??= nestedView(this, CUlaunchAttributeValue_union, 8, 64, 'value'));
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: CUlaunchAttributeValue_union | CUlaunchAttributeValue_unionInit) {
     setNested(this.value, v, CUlaunchAttributeValue_union, 'CUlaunchAttribute_st.value');
   }
 }
 /** Fields accepted by `new CUlaunchAttribute_st({...})`. */
 export interface CUlaunchAttribute_stInit {
+  /** Attribute to set */
   id?: E.CUlaunchAttributeID;
+  /** `char pad[4]`, of `struct CUlaunchAttribute_st` (no description in the header). */
   pad?: Uint8Array | number[];
+  /** Value of the attribute */
   value?: CUlaunchAttributeValue_union | CUlaunchAttributeValue_unionInit;
 }
 
 /** CUDA extensible launch configuration */
 // struct CUlaunchConfig_st — cuda.h:2349
 export class CUlaunchConfig_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUlaunchConfig_st","path":"","size":56,"align":8,"union":false,"fields":{"gridDimX":{"offset":0,"size":4},"gridDimY":{"offset":4,"size":4},"gridDimZ":{"offset":8,"size":4},"blockDimX":{"offset":12,"size":4},"blockDimY":{"offset":16,"size":4},"blockDimZ":{"offset":20,"size":4},"sharedMemBytes":{"offset":24,"size":4},"hStream":{"offset":32,"size":8},"attrs":{"offset":40,"size":8},"numAttrs":{"offset":48,"size":4}}});
   }
@@ -2027,6 +2404,7 @@ export class CUlaunchConfig_st extends CStruct {
   get gridDimX(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `gridDimX` into the struct's bytes. */
   set gridDimX(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUlaunchConfig_st.gridDimX');
   }
@@ -2034,6 +2412,7 @@ export class CUlaunchConfig_st extends CStruct {
   get gridDimY(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `gridDimY` into the struct's bytes. */
   set gridDimY(v: number) {
     W.u32(this._dv, this._o + 4, v, 'CUlaunchConfig_st.gridDimY');
   }
@@ -2041,6 +2420,7 @@ export class CUlaunchConfig_st extends CStruct {
   get gridDimZ(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `gridDimZ` into the struct's bytes. */
   set gridDimZ(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUlaunchConfig_st.gridDimZ');
   }
@@ -2048,6 +2428,7 @@ export class CUlaunchConfig_st extends CStruct {
   get blockDimX(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `blockDimX` into the struct's bytes. */
   set blockDimX(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUlaunchConfig_st.blockDimX');
   }
@@ -2055,6 +2436,7 @@ export class CUlaunchConfig_st extends CStruct {
   get blockDimY(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `blockDimY` into the struct's bytes. */
   set blockDimY(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUlaunchConfig_st.blockDimY');
   }
@@ -2062,6 +2444,7 @@ export class CUlaunchConfig_st extends CStruct {
   get blockDimZ(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `blockDimZ` into the struct's bytes. */
   set blockDimZ(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUlaunchConfig_st.blockDimZ');
   }
@@ -2069,6 +2452,7 @@ export class CUlaunchConfig_st extends CStruct {
   get sharedMemBytes(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `sharedMemBytes` into the struct's bytes. */
   set sharedMemBytes(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUlaunchConfig_st.sharedMemBytes');
   }
@@ -2076,41 +2460,55 @@ export class CUlaunchConfig_st extends CStruct {
   get hStream(): H.CUstream {
     return this._dv.getBigUint64(this._o + 32, true) as H.CUstream;
   }
+  /** Writes `hStream` into the struct's bytes. */
   set hStream(v: H.CUstream | null) {
     W.ptr(this._dv, this._o + 32, v, 'CUlaunchConfig_st.hStream');
   }
-  /** List of attributes; nullable if::CUlaunchConfig::numAttrs == 0 */
+  /** List of attributes; nullable if CUlaunchConfig.numAttrs == 0 */
   get attrs(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `attrs` into the struct's bytes. */
   set attrs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUlaunchAttribute_st | CUlaunchAttribute_stInit)[] | null) {
     setPointerArray(this, 40, v, 'CUlaunchConfig_st.attrs', 'attrs', 72, (dv, at, x, n) => packStruct(dv, at, x, CUlaunchAttribute_st, n));
   }
-  /** Number of attributes populated in::CUlaunchConfig::attrs */
+  /** Number of attributes populated in CUlaunchConfig.attrs */
   get numAttrs(): number {
     return this._dv.getUint32(this._o + 48, true);
   }
+  /** Writes `numAttrs` into the struct's bytes. */
   set numAttrs(v: number) {
     W.u32(this._dv, this._o + 48, v, 'CUlaunchConfig_st.numAttrs');
   }
 }
 /** Fields accepted by `new CUlaunchConfig_st({...})`. */
 export interface CUlaunchConfig_stInit {
+  /** Width of grid in blocks */
   gridDimX?: number;
+  /** Height of grid in blocks */
   gridDimY?: number;
+  /** Depth of grid in blocks */
   gridDimZ?: number;
+  /** X dimension of each thread block */
   blockDimX?: number;
+  /** Y dimension of each thread block */
   blockDimY?: number;
+  /** Z dimension of each thread block */
   blockDimZ?: number;
+  /** Dynamic shared-memory size per thread block in bytes */
   sharedMemBytes?: number;
+  /** Stream identifier */
   hStream?: H.CUstream | null;
+  /** List of attributes; nullable if CUlaunchConfig.numAttrs == 0 */
   attrs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUlaunchAttribute_st | CUlaunchAttribute_stInit)[] | null;
+  /** Number of attributes populated in CUlaunchConfig.attrs */
   numAttrs?: number;
 }
 
-/** Value for::CU_EXEC_AFFINITY_TYPE_SM_COUNT */
+/** Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT */
 // struct CUexecAffinitySmCount_st — cuda.h:2436
 export class CUexecAffinitySmCount_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUexecAffinitySmCount_st","path":"","size":4,"align":4,"union":false,"fields":{"val":{"offset":0,"size":4}}});
   }
@@ -2131,18 +2529,21 @@ export class CUexecAffinitySmCount_st extends CStruct {
   get val(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `val` into the struct's bytes. */
   set val(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUexecAffinitySmCount_st.val');
   }
 }
 /** Fields accepted by `new CUexecAffinitySmCount_st({...})`. */
 export interface CUexecAffinitySmCount_stInit {
+  /** The number of SMs the context is limited to use. */
   val?: number;
 }
 
 /** Execution Affinity Parameters */
 // struct CUexecAffinityParam_st — cuda.h:2444
 export class CUexecAffinityParam_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUexecAffinityParam_st","path":"","size":8,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"param":{"offset":4,"size":4}}});
   }
@@ -2159,29 +2560,36 @@ export class CUexecAffinityParam_st extends CStruct {
     super(8, mem, dv);
     this._init(init, CUexecAffinityParam_st.keys);
   }
+  /** `CUexecAffinityType type`, of `struct CUexecAffinityParam_st` (no description in the header). */
   get type(): E.CUexecAffinityType {
     return this._dv.getInt32(this._o + 0, true) as E.CUexecAffinityType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUexecAffinityType) {
     W.i32(this._dv, this._o + 0, v, 'CUexecAffinityParam_st.type');
   }
   private _n_param?: CUexecAffinityParam_st_param;
+  /** `union CUexecAffinityParam_st_param param`, of `struct CUexecAffinityParam_st` (no description in the header). */
   get param(): CUexecAffinityParam_st_param {
     return (this._n_param ??= nestedView(this, CUexecAffinityParam_st_param, 4, 4, 'param'));
   }
+  /** Writes `param` into the struct's bytes. */
   set param(v: CUexecAffinityParam_st_param | CUexecAffinityParam_st_paramInit) {
     setNested(this.param, v, CUexecAffinityParam_st_param, 'CUexecAffinityParam_st.param');
   }
 }
 /** Fields accepted by `new CUexecAffinityParam_st({...})`. */
 export interface CUexecAffinityParam_stInit {
+  /** `CUexecAffinityType type`, of `struct CUexecAffinityParam_st` (no description in the header). */
   type?: E.CUexecAffinityType;
+  /** `union CUexecAffinityParam_st_param param`, of `struct CUexecAffinityParam_st` (no description in the header). */
   param?: CUexecAffinityParam_st_param | CUexecAffinityParam_st_paramInit;
 }
 
 /** union param in struct CUexecAffinityParam_st */
 // member param of struct CUexecAffinityParam_st — cuda.h:2446
 export class CUexecAffinityParam_st_param extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUexecAffinityParam_st","path":"param","size":4,"align":4,"union":true,"fields":{"smCount":{"offset":0,"size":4}}});
   }
@@ -2199,21 +2607,25 @@ export class CUexecAffinityParam_st_param extends CStruct {
     this._init(init, CUexecAffinityParam_st_param.keys);
   }
   private _n_smCount?: CUexecAffinitySmCount_st;
+  /** `CUexecAffinitySmCount smCount`, of `union param in struct CUexecAffinityParam_st` (no description in the header). */
   get smCount(): CUexecAffinitySmCount_st {
     return (this._n_smCount ??= nestedView(this, CUexecAffinitySmCount_st, 0, 4, 'smCount'));
   }
+  /** Writes `smCount` into the struct's bytes. */
   set smCount(v: CUexecAffinitySmCount_st | CUexecAffinitySmCount_stInit) {
     setNested(this.smCount, v, CUexecAffinitySmCount_st, 'CUexecAffinityParam_st_param.smCount');
   }
 }
 /** Fields accepted by `new CUexecAffinityParam_st_param({...})`. */
 export interface CUexecAffinityParam_st_paramInit {
+  /** `CUexecAffinitySmCount smCount`, of `union param in struct CUexecAffinityParam_st` (no description in the header). */
   smCount?: CUexecAffinitySmCount_st | CUexecAffinitySmCount_stInit;
 }
 
 /** CIG Context Create Params */
 // struct CUctxCigParam_st — cuda.h:2463
 export class CUctxCigParam_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUctxCigParam_st","path":"","size":16,"align":8,"union":false,"fields":{"sharedDataType":{"offset":0,"size":4},"sharedData":{"offset":8,"size":8}}});
   }
@@ -2230,28 +2642,35 @@ export class CUctxCigParam_st extends CStruct {
     super(16, mem, dv);
     this._init(init, CUctxCigParam_st.keys);
   }
+  /** `CUcigDataType sharedDataType`, of `struct CUctxCigParam_st` (no description in the header). */
   get sharedDataType(): E.CUcigDataType {
     return this._dv.getInt32(this._o + 0, true) as E.CUcigDataType;
   }
+  /** Writes `sharedDataType` into the struct's bytes. */
   set sharedDataType(v: E.CUcigDataType) {
     W.i32(this._dv, this._o + 0, v, 'CUctxCigParam_st.sharedDataType');
   }
+  /** `void * sharedData`, of `struct CUctxCigParam_st` (no description in the header). */
   get sharedData(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `sharedData` into the struct's bytes. */
   set sharedData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'CUctxCigParam_st.sharedData', 'sharedData');
   }
 }
 /** Fields accepted by `new CUctxCigParam_st({...})`. */
 export interface CUctxCigParam_stInit {
+  /** `CUcigDataType sharedDataType`, of `struct CUctxCigParam_st` (no description in the header). */
   sharedDataType?: E.CUcigDataType;
+  /** `void * sharedData`, of `struct CUctxCigParam_st` (no description in the header). */
   sharedData?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** Params for creating CUDA context Exactly one of execAffinityParams and cigParams must be non-NULL. */
 // struct CUctxCreateParams_st — cuda.h:2473
 export class CUctxCreateParams_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUctxCreateParams_st","path":"","size":24,"align":8,"union":false,"fields":{"execAffinityParams":{"offset":0,"size":8},"numExecAffinityParams":{"offset":8,"size":4},"cigParams":{"offset":16,"size":8}}});
   }
@@ -2268,35 +2687,45 @@ export class CUctxCreateParams_st extends CStruct {
     super(24, mem, dv);
     this._init(init, CUctxCreateParams_st.keys);
   }
+  /** `CUexecAffinityParam * execAffinityParams`, of `struct CUctxCreateParams_st` (no description in the header). */
   get execAffinityParams(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `execAffinityParams` into the struct's bytes. */
   set execAffinityParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUexecAffinityParam_st | CUexecAffinityParam_stInit)[] | null) {
     setPointerArray(this, 0, v, 'CUctxCreateParams_st.execAffinityParams', 'execAffinityParams', 8, (dv, at, x, n) => packStruct(dv, at, x, CUexecAffinityParam_st, n));
   }
+  /** `int numExecAffinityParams`, of `struct CUctxCreateParams_st` (no description in the header). */
   get numExecAffinityParams(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `numExecAffinityParams` into the struct's bytes. */
   set numExecAffinityParams(v: number) {
     W.i32(this._dv, this._o + 8, v, 'CUctxCreateParams_st.numExecAffinityParams');
   }
+  /** `CUctxCigParam * cigParams`, of `struct CUctxCreateParams_st` (no description in the header). */
   get cigParams(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `cigParams` into the struct's bytes. */
   set cigParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUctxCigParam_st | CUctxCigParam_stInit)[] | null) {
     setPointerArray(this, 16, v, 'CUctxCreateParams_st.cigParams', 'cigParams', 16, (dv, at, x, n) => packStruct(dv, at, x, CUctxCigParam_st, n));
   }
 }
 /** Fields accepted by `new CUctxCreateParams_st({...})`. */
 export interface CUctxCreateParams_stInit {
+  /** `CUexecAffinityParam * execAffinityParams`, of `struct CUctxCreateParams_st` (no description in the header). */
   execAffinityParams?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUexecAffinityParam_st | CUexecAffinityParam_stInit)[] | null;
+  /** `int numExecAffinityParams`, of `struct CUctxCreateParams_st` (no description in the header). */
   numExecAffinityParams?: number;
+  /** `CUctxCigParam * cigParams`, of `struct CUctxCreateParams_st` (no description in the header). */
   cigParams?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUctxCigParam_st | CUctxCigParam_stInit)[] | null;
 }
 
 /** struct CUlibraryHostUniversalFunctionAndDataTable_st */
 // struct CUlibraryHostUniversalFunctionAndDataTable_st — cuda.h:2500
 export class CUlibraryHostUniversalFunctionAndDataTable_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUlibraryHostUniversalFunctionAndDataTable_st","path":"","size":32,"align":8,"union":false,"fields":{"functionTable":{"offset":0,"size":8},"functionWindowSize":{"offset":8,"size":8},"dataTable":{"offset":16,"size":8},"dataWindowSize":{"offset":24,"size":8}}});
   }
@@ -2313,42 +2742,55 @@ export class CUlibraryHostUniversalFunctionAndDataTable_st extends CStruct {
     super(32, mem, dv);
     this._init(init, CUlibraryHostUniversalFunctionAndDataTable_st.keys);
   }
+  /** `void * functionTable`, of `struct CUlibraryHostUniversalFunctionAndDataTable_st` (no description in the header). */
   get functionTable(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `functionTable` into the struct's bytes. */
   set functionTable(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.functionTable', 'functionTable');
   }
+  /** `size_t functionWindowSize`, of `struct CUlibraryHostUniversalFunctionAndDataTable_st` (no description in the header). */
   get functionWindowSize(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `functionWindowSize` into the struct's bytes. */
   set functionWindowSize(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.functionWindowSize');
   }
+  /** `void * dataTable`, of `struct CUlibraryHostUniversalFunctionAndDataTable_st` (no description in the header). */
   get dataTable(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `dataTable` into the struct's bytes. */
   set dataTable(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.dataTable', 'dataTable');
   }
+  /** `size_t dataWindowSize`, of `struct CUlibraryHostUniversalFunctionAndDataTable_st` (no description in the header). */
   get dataWindowSize(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `dataWindowSize` into the struct's bytes. */
   set dataWindowSize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.dataWindowSize');
   }
 }
 /** Fields accepted by `new CUlibraryHostUniversalFunctionAndDataTable_st({...})`. */
 export interface CUlibraryHostUniversalFunctionAndDataTable_stInit {
+  /** `void * functionTable`, of `struct CUlibraryHostUniversalFunctionAndDataTable_st` (no description in the header). */
   functionTable?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** `size_t functionWindowSize`, of `struct CUlibraryHostUniversalFunctionAndDataTable_st` (no description in the header). */
   functionWindowSize?: number | bigint;
+  /** `void * dataTable`, of `struct CUlibraryHostUniversalFunctionAndDataTable_st` (no description in the header). */
   dataTable?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** `size_t dataWindowSize`, of `struct CUlibraryHostUniversalFunctionAndDataTable_st` (no description in the header). */
   dataWindowSize?: number | bigint;
 }
 
 /** 2D memory copy parameters */
 // struct CUDA_MEMCPY2D_st — cuda.h:3306
 export class CUDA_MEMCPY2D_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEMCPY2D_st","path":"","size":128,"align":8,"union":false,"fields":{"srcXInBytes":{"offset":0,"size":8},"srcY":{"offset":8,"size":8},"srcMemoryType":{"offset":16,"size":4},"srcHost":{"offset":24,"size":8},"srcDevice":{"offset":32,"size":8},"srcArray":{"offset":40,"size":8},"srcPitch":{"offset":48,"size":8},"dstXInBytes":{"offset":56,"size":8},"dstY":{"offset":64,"size":8},"dstMemoryType":{"offset":72,"size":4},"dstHost":{"offset":80,"size":8},"dstDevice":{"offset":88,"size":8},"dstArray":{"offset":96,"size":8},"dstPitch":{"offset":104,"size":8},"WidthInBytes":{"offset":112,"size":8},"Height":{"offset":120,"size":8}}});
   }
@@ -2374,6 +2816,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcXInBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `srcXInBytes` into the struct's bytes. */
   set srcXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_MEMCPY2D_st.srcXInBytes');
   }
@@ -2381,6 +2824,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcY(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `srcY` into the struct's bytes. */
   set srcY(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY2D_st.srcY');
   }
@@ -2388,6 +2832,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcMemoryType(): E.CUmemorytype {
     return this._dv.getInt32(this._o + 16, true) as E.CUmemorytype;
   }
+  /** Writes `srcMemoryType` into the struct's bytes. */
   set srcMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 16, v, 'CUDA_MEMCPY2D_st.srcMemoryType');
   }
@@ -2395,6 +2840,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcHost(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `srcHost` into the struct's bytes. */
   set srcHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 24, v, 'CUDA_MEMCPY2D_st.srcHost', 'srcHost');
   }
@@ -2402,6 +2848,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcDevice(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
+  /** Writes `srcDevice` into the struct's bytes. */
   set srcDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 32, v, 'CUDA_MEMCPY2D_st.srcDevice');
   }
@@ -2409,6 +2856,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcArray(): H.CUarray {
     return this._dv.getBigUint64(this._o + 40, true) as H.CUarray;
   }
+  /** Writes `srcArray` into the struct's bytes. */
   set srcArray(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 40, v, 'CUDA_MEMCPY2D_st.srcArray');
   }
@@ -2416,6 +2864,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcPitch(): number {
     return readSize(this._dv, this._o + 48);
   }
+  /** Writes `srcPitch` into the struct's bytes. */
   set srcPitch(v: number | bigint) {
     W.size(this._dv, this._o + 48, v, 'CUDA_MEMCPY2D_st.srcPitch');
   }
@@ -2423,6 +2872,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstXInBytes(): number {
     return readSize(this._dv, this._o + 56);
   }
+  /** Writes `dstXInBytes` into the struct's bytes. */
   set dstXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 56, v, 'CUDA_MEMCPY2D_st.dstXInBytes');
   }
@@ -2430,6 +2880,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstY(): number {
     return readSize(this._dv, this._o + 64);
   }
+  /** Writes `dstY` into the struct's bytes. */
   set dstY(v: number | bigint) {
     W.size(this._dv, this._o + 64, v, 'CUDA_MEMCPY2D_st.dstY');
   }
@@ -2437,6 +2888,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstMemoryType(): E.CUmemorytype {
     return this._dv.getInt32(this._o + 72, true) as E.CUmemorytype;
   }
+  /** Writes `dstMemoryType` into the struct's bytes. */
   set dstMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 72, v, 'CUDA_MEMCPY2D_st.dstMemoryType');
   }
@@ -2444,6 +2896,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstHost(): bigint {
     return this._dv.getBigUint64(this._o + 80, true);
   }
+  /** Writes `dstHost` into the struct's bytes. */
   set dstHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 80, v, 'CUDA_MEMCPY2D_st.dstHost', 'dstHost');
   }
@@ -2451,6 +2904,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstDevice(): bigint {
     return this._dv.getBigUint64(this._o + 88, true);
   }
+  /** Writes `dstDevice` into the struct's bytes. */
   set dstDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 88, v, 'CUDA_MEMCPY2D_st.dstDevice');
   }
@@ -2458,6 +2912,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstArray(): H.CUarray {
     return this._dv.getBigUint64(this._o + 96, true) as H.CUarray;
   }
+  /** Writes `dstArray` into the struct's bytes. */
   set dstArray(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 96, v, 'CUDA_MEMCPY2D_st.dstArray');
   }
@@ -2465,6 +2920,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstPitch(): number {
     return readSize(this._dv, this._o + 104);
   }
+  /** Writes `dstPitch` into the struct's bytes. */
   set dstPitch(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEMCPY2D_st.dstPitch');
   }
@@ -2472,6 +2928,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get WidthInBytes(): number {
     return readSize(this._dv, this._o + 112);
   }
+  /** Writes `WidthInBytes` into the struct's bytes. */
   set WidthInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY2D_st.WidthInBytes');
   }
@@ -2479,33 +2936,51 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get Height(): number {
     return readSize(this._dv, this._o + 120);
   }
+  /** Writes `Height` into the struct's bytes. */
   set Height(v: number | bigint) {
     W.size(this._dv, this._o + 120, v, 'CUDA_MEMCPY2D_st.Height');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY2D_st({...})`. */
 export interface CUDA_MEMCPY2D_stInit {
+  /** Source X in bytes */
   srcXInBytes?: number | bigint;
+  /** Source Y */
   srcY?: number | bigint;
+  /** Source memory type (host, device, array) */
   srcMemoryType?: E.CUmemorytype;
+  /** Source host pointer */
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Source device pointer */
   srcDevice?: DevicePointer | number;
+  /** Source array reference */
   srcArray?: H.CUarray | null;
+  /** Source pitch (ignored when src is array) */
   srcPitch?: number | bigint;
+  /** Destination X in bytes */
   dstXInBytes?: number | bigint;
+  /** Destination Y */
   dstY?: number | bigint;
+  /** Destination memory type (host, device, array) */
   dstMemoryType?: E.CUmemorytype;
+  /** Destination host pointer */
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Destination device pointer */
   dstDevice?: DevicePointer | number;
+  /** Destination array reference */
   dstArray?: H.CUarray | null;
+  /** Destination pitch (ignored when dst is array) */
   dstPitch?: number | bigint;
+  /** Width of 2D memory copy in bytes */
   WidthInBytes?: number | bigint;
+  /** Height of 2D memory copy */
   Height?: number | bigint;
 }
 
 /** 3D memory copy parameters */
 // struct CUDA_MEMCPY3D_st — cuda.h:3333
 export class CUDA_MEMCPY3D_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEMCPY3D_st","path":"","size":200,"align":8,"union":false,"fields":{"srcXInBytes":{"offset":0,"size":8},"srcY":{"offset":8,"size":8},"srcZ":{"offset":16,"size":8},"srcLOD":{"offset":24,"size":8},"srcMemoryType":{"offset":32,"size":4},"srcHost":{"offset":40,"size":8},"srcDevice":{"offset":48,"size":8},"srcArray":{"offset":56,"size":8},"reserved0":{"offset":64,"size":8},"srcPitch":{"offset":72,"size":8},"srcHeight":{"offset":80,"size":8},"dstXInBytes":{"offset":88,"size":8},"dstY":{"offset":96,"size":8},"dstZ":{"offset":104,"size":8},"dstLOD":{"offset":112,"size":8},"dstMemoryType":{"offset":120,"size":4},"dstHost":{"offset":128,"size":8},"dstDevice":{"offset":136,"size":8},"dstArray":{"offset":144,"size":8},"reserved1":{"offset":152,"size":8},"dstPitch":{"offset":160,"size":8},"dstHeight":{"offset":168,"size":8},"WidthInBytes":{"offset":176,"size":8},"Height":{"offset":184,"size":8},"Depth":{"offset":192,"size":8}}});
   }
@@ -2531,6 +3006,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcXInBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `srcXInBytes` into the struct's bytes. */
   set srcXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_MEMCPY3D_st.srcXInBytes');
   }
@@ -2538,6 +3014,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcY(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `srcY` into the struct's bytes. */
   set srcY(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY3D_st.srcY');
   }
@@ -2545,6 +3022,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcZ(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `srcZ` into the struct's bytes. */
   set srcZ(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_MEMCPY3D_st.srcZ');
   }
@@ -2552,6 +3030,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcLOD(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `srcLOD` into the struct's bytes. */
   set srcLOD(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMCPY3D_st.srcLOD');
   }
@@ -2559,6 +3038,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcMemoryType(): E.CUmemorytype {
     return this._dv.getInt32(this._o + 32, true) as E.CUmemorytype;
   }
+  /** Writes `srcMemoryType` into the struct's bytes. */
   set srcMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 32, v, 'CUDA_MEMCPY3D_st.srcMemoryType');
   }
@@ -2566,6 +3046,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcHost(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `srcHost` into the struct's bytes. */
   set srcHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 40, v, 'CUDA_MEMCPY3D_st.srcHost', 'srcHost');
   }
@@ -2573,6 +3054,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcDevice(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `srcDevice` into the struct's bytes. */
   set srcDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 48, v, 'CUDA_MEMCPY3D_st.srcDevice');
   }
@@ -2580,6 +3062,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcArray(): H.CUarray {
     return this._dv.getBigUint64(this._o + 56, true) as H.CUarray;
   }
+  /** Writes `srcArray` into the struct's bytes. */
   set srcArray(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 56, v, 'CUDA_MEMCPY3D_st.srcArray');
   }
@@ -2587,6 +3070,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get reserved0(): bigint {
     return this._dv.getBigUint64(this._o + 64, true);
   }
+  /** Writes `reserved0` into the struct's bytes. */
   set reserved0(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 64, v, 'CUDA_MEMCPY3D_st.reserved0', 'reserved0');
   }
@@ -2594,6 +3078,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcPitch(): number {
     return readSize(this._dv, this._o + 72);
   }
+  /** Writes `srcPitch` into the struct's bytes. */
   set srcPitch(v: number | bigint) {
     W.size(this._dv, this._o + 72, v, 'CUDA_MEMCPY3D_st.srcPitch');
   }
@@ -2601,6 +3086,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcHeight(): number {
     return readSize(this._dv, this._o + 80);
   }
+  /** Writes `srcHeight` into the struct's bytes. */
   set srcHeight(v: number | bigint) {
     W.size(this._dv, this._o + 80, v, 'CUDA_MEMCPY3D_st.srcHeight');
   }
@@ -2608,6 +3094,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstXInBytes(): number {
     return readSize(this._dv, this._o + 88);
   }
+  /** Writes `dstXInBytes` into the struct's bytes. */
   set dstXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 88, v, 'CUDA_MEMCPY3D_st.dstXInBytes');
   }
@@ -2615,6 +3102,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstY(): number {
     return readSize(this._dv, this._o + 96);
   }
+  /** Writes `dstY` into the struct's bytes. */
   set dstY(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'CUDA_MEMCPY3D_st.dstY');
   }
@@ -2622,6 +3110,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstZ(): number {
     return readSize(this._dv, this._o + 104);
   }
+  /** Writes `dstZ` into the struct's bytes. */
   set dstZ(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_st.dstZ');
   }
@@ -2629,6 +3118,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstLOD(): number {
     return readSize(this._dv, this._o + 112);
   }
+  /** Writes `dstLOD` into the struct's bytes. */
   set dstLOD(v: number | bigint) {
     W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY3D_st.dstLOD');
   }
@@ -2636,6 +3126,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstMemoryType(): E.CUmemorytype {
     return this._dv.getInt32(this._o + 120, true) as E.CUmemorytype;
   }
+  /** Writes `dstMemoryType` into the struct's bytes. */
   set dstMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 120, v, 'CUDA_MEMCPY3D_st.dstMemoryType');
   }
@@ -2643,6 +3134,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstHost(): bigint {
     return this._dv.getBigUint64(this._o + 128, true);
   }
+  /** Writes `dstHost` into the struct's bytes. */
   set dstHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 128, v, 'CUDA_MEMCPY3D_st.dstHost', 'dstHost');
   }
@@ -2650,6 +3142,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstDevice(): bigint {
     return this._dv.getBigUint64(this._o + 136, true);
   }
+  /** Writes `dstDevice` into the struct's bytes. */
   set dstDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 136, v, 'CUDA_MEMCPY3D_st.dstDevice');
   }
@@ -2657,6 +3150,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstArray(): H.CUarray {
     return this._dv.getBigUint64(this._o + 144, true) as H.CUarray;
   }
+  /** Writes `dstArray` into the struct's bytes. */
   set dstArray(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 144, v, 'CUDA_MEMCPY3D_st.dstArray');
   }
@@ -2664,6 +3158,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get reserved1(): bigint {
     return this._dv.getBigUint64(this._o + 152, true);
   }
+  /** Writes `reserved1` into the struct's bytes. */
   set reserved1(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 152, v, 'CUDA_MEMCPY3D_st.reserved1', 'reserved1');
   }
@@ -2671,6 +3166,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstPitch(): number {
     return readSize(this._dv, this._o + 160);
   }
+  /** Writes `dstPitch` into the struct's bytes. */
   set dstPitch(v: number | bigint) {
     W.size(this._dv, this._o + 160, v, 'CUDA_MEMCPY3D_st.dstPitch');
   }
@@ -2678,6 +3174,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstHeight(): number {
     return readSize(this._dv, this._o + 168);
   }
+  /** Writes `dstHeight` into the struct's bytes. */
   set dstHeight(v: number | bigint) {
     W.size(this._dv, this._o + 168, v, 'CUDA_MEMCPY3D_st.dstHeight');
   }
@@ -2685,6 +3182,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get WidthInBytes(): number {
     return readSize(this._dv, this._o + 176);
   }
+  /** Writes `WidthInBytes` into the struct's bytes. */
   set WidthInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 176, v, 'CUDA_MEMCPY3D_st.WidthInBytes');
   }
@@ -2692,6 +3190,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get Height(): number {
     return readSize(this._dv, this._o + 184);
   }
+  /** Writes `Height` into the struct's bytes. */
   set Height(v: number | bigint) {
     W.size(this._dv, this._o + 184, v, 'CUDA_MEMCPY3D_st.Height');
   }
@@ -2699,42 +3198,69 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get Depth(): number {
     return readSize(this._dv, this._o + 192);
   }
+  /** Writes `Depth` into the struct's bytes. */
   set Depth(v: number | bigint) {
     W.size(this._dv, this._o + 192, v, 'CUDA_MEMCPY3D_st.Depth');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY3D_st({...})`. */
 export interface CUDA_MEMCPY3D_stInit {
+  /** Source X in bytes */
   srcXInBytes?: number | bigint;
+  /** Source Y */
   srcY?: number | bigint;
+  /** Source Z */
   srcZ?: number | bigint;
+  /** Source LOD */
   srcLOD?: number | bigint;
+  /** Source memory type (host, device, array) */
   srcMemoryType?: E.CUmemorytype;
+  /** Source host pointer */
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Source device pointer */
   srcDevice?: DevicePointer | number;
+  /** Source array reference */
   srcArray?: H.CUarray | null;
+  /** Must be NULL */
   reserved0?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Source pitch (ignored when src is array) */
   srcPitch?: number | bigint;
+  /** Source height (ignored when src is array; may be 0 if Depth==1) */
   srcHeight?: number | bigint;
+  /** Destination X in bytes */
   dstXInBytes?: number | bigint;
+  /** Destination Y */
   dstY?: number | bigint;
+  /** Destination Z */
   dstZ?: number | bigint;
+  /** Destination LOD */
   dstLOD?: number | bigint;
+  /** Destination memory type (host, device, array) */
   dstMemoryType?: E.CUmemorytype;
+  /** Destination host pointer */
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Destination device pointer */
   dstDevice?: DevicePointer | number;
+  /** Destination array reference */
   dstArray?: H.CUarray | null;
+  /** Must be NULL */
   reserved1?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Destination pitch (ignored when dst is array) */
   dstPitch?: number | bigint;
+  /** Destination height (ignored when dst is array; may be 0 if Depth==1) */
   dstHeight?: number | bigint;
+  /** Width of 3D memory copy in bytes */
   WidthInBytes?: number | bigint;
+  /** Height of 3D memory copy */
   Height?: number | bigint;
+  /** Depth of 3D memory copy */
   Depth?: number | bigint;
 }
 
 /** 3D memory cross-context copy parameters */
 // struct CUDA_MEMCPY3D_PEER_st — cuda.h:3367
 export class CUDA_MEMCPY3D_PEER_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEMCPY3D_PEER_st","path":"","size":200,"align":8,"union":false,"fields":{"srcXInBytes":{"offset":0,"size":8},"srcY":{"offset":8,"size":8},"srcZ":{"offset":16,"size":8},"srcLOD":{"offset":24,"size":8},"srcMemoryType":{"offset":32,"size":4},"srcHost":{"offset":40,"size":8},"srcDevice":{"offset":48,"size":8},"srcArray":{"offset":56,"size":8},"srcContext":{"offset":64,"size":8},"srcPitch":{"offset":72,"size":8},"srcHeight":{"offset":80,"size":8},"dstXInBytes":{"offset":88,"size":8},"dstY":{"offset":96,"size":8},"dstZ":{"offset":104,"size":8},"dstLOD":{"offset":112,"size":8},"dstMemoryType":{"offset":120,"size":4},"dstHost":{"offset":128,"size":8},"dstDevice":{"offset":136,"size":8},"dstArray":{"offset":144,"size":8},"dstContext":{"offset":152,"size":8},"dstPitch":{"offset":160,"size":8},"dstHeight":{"offset":168,"size":8},"WidthInBytes":{"offset":176,"size":8},"Height":{"offset":184,"size":8},"Depth":{"offset":192,"size":8}}});
   }
@@ -2760,6 +3286,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcXInBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `srcXInBytes` into the struct's bytes. */
   set srcXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_MEMCPY3D_PEER_st.srcXInBytes');
   }
@@ -2767,6 +3294,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcY(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `srcY` into the struct's bytes. */
   set srcY(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY3D_PEER_st.srcY');
   }
@@ -2774,6 +3302,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcZ(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `srcZ` into the struct's bytes. */
   set srcZ(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_MEMCPY3D_PEER_st.srcZ');
   }
@@ -2781,6 +3310,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcLOD(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `srcLOD` into the struct's bytes. */
   set srcLOD(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMCPY3D_PEER_st.srcLOD');
   }
@@ -2788,6 +3318,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcMemoryType(): E.CUmemorytype {
     return this._dv.getInt32(this._o + 32, true) as E.CUmemorytype;
   }
+  /** Writes `srcMemoryType` into the struct's bytes. */
   set srcMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 32, v, 'CUDA_MEMCPY3D_PEER_st.srcMemoryType');
   }
@@ -2795,6 +3326,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcHost(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `srcHost` into the struct's bytes. */
   set srcHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 40, v, 'CUDA_MEMCPY3D_PEER_st.srcHost', 'srcHost');
   }
@@ -2802,6 +3334,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcDevice(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `srcDevice` into the struct's bytes. */
   set srcDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 48, v, 'CUDA_MEMCPY3D_PEER_st.srcDevice');
   }
@@ -2809,13 +3342,15 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcArray(): H.CUarray {
     return this._dv.getBigUint64(this._o + 56, true) as H.CUarray;
   }
+  /** Writes `srcArray` into the struct's bytes. */
   set srcArray(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 56, v, 'CUDA_MEMCPY3D_PEER_st.srcArray');
   }
-  /** Source context (ignored with srcMemoryType is::CU_MEMORYTYPE_ARRAY) */
+  /** Source context (ignored with srcMemoryType is CU_MEMORYTYPE_ARRAY) */
   get srcContext(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 64, true) as H.CUcontext;
   }
+  /** Writes `srcContext` into the struct's bytes. */
   set srcContext(v: H.CUcontext | null) {
     W.ptr(this._dv, this._o + 64, v, 'CUDA_MEMCPY3D_PEER_st.srcContext');
   }
@@ -2823,6 +3358,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcPitch(): number {
     return readSize(this._dv, this._o + 72);
   }
+  /** Writes `srcPitch` into the struct's bytes. */
   set srcPitch(v: number | bigint) {
     W.size(this._dv, this._o + 72, v, 'CUDA_MEMCPY3D_PEER_st.srcPitch');
   }
@@ -2830,6 +3366,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcHeight(): number {
     return readSize(this._dv, this._o + 80);
   }
+  /** Writes `srcHeight` into the struct's bytes. */
   set srcHeight(v: number | bigint) {
     W.size(this._dv, this._o + 80, v, 'CUDA_MEMCPY3D_PEER_st.srcHeight');
   }
@@ -2837,6 +3374,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstXInBytes(): number {
     return readSize(this._dv, this._o + 88);
   }
+  /** Writes `dstXInBytes` into the struct's bytes. */
   set dstXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 88, v, 'CUDA_MEMCPY3D_PEER_st.dstXInBytes');
   }
@@ -2844,6 +3382,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstY(): number {
     return readSize(this._dv, this._o + 96);
   }
+  /** Writes `dstY` into the struct's bytes. */
   set dstY(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'CUDA_MEMCPY3D_PEER_st.dstY');
   }
@@ -2851,6 +3390,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstZ(): number {
     return readSize(this._dv, this._o + 104);
   }
+  /** Writes `dstZ` into the struct's bytes. */
   set dstZ(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_PEER_st.dstZ');
   }
@@ -2858,6 +3398,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstLOD(): number {
     return readSize(this._dv, this._o + 112);
   }
+  /** Writes `dstLOD` into the struct's bytes. */
   set dstLOD(v: number | bigint) {
     W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY3D_PEER_st.dstLOD');
   }
@@ -2865,6 +3406,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstMemoryType(): E.CUmemorytype {
     return this._dv.getInt32(this._o + 120, true) as E.CUmemorytype;
   }
+  /** Writes `dstMemoryType` into the struct's bytes. */
   set dstMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 120, v, 'CUDA_MEMCPY3D_PEER_st.dstMemoryType');
   }
@@ -2872,6 +3414,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstHost(): bigint {
     return this._dv.getBigUint64(this._o + 128, true);
   }
+  /** Writes `dstHost` into the struct's bytes. */
   set dstHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 128, v, 'CUDA_MEMCPY3D_PEER_st.dstHost', 'dstHost');
   }
@@ -2879,6 +3422,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstDevice(): bigint {
     return this._dv.getBigUint64(this._o + 136, true);
   }
+  /** Writes `dstDevice` into the struct's bytes. */
   set dstDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 136, v, 'CUDA_MEMCPY3D_PEER_st.dstDevice');
   }
@@ -2886,13 +3430,15 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstArray(): H.CUarray {
     return this._dv.getBigUint64(this._o + 144, true) as H.CUarray;
   }
+  /** Writes `dstArray` into the struct's bytes. */
   set dstArray(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 144, v, 'CUDA_MEMCPY3D_PEER_st.dstArray');
   }
-  /** Destination context (ignored with dstMemoryType is::CU_MEMORYTYPE_ARRAY) */
+  /** Destination context (ignored with dstMemoryType is CU_MEMORYTYPE_ARRAY) */
   get dstContext(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 152, true) as H.CUcontext;
   }
+  /** Writes `dstContext` into the struct's bytes. */
   set dstContext(v: H.CUcontext | null) {
     W.ptr(this._dv, this._o + 152, v, 'CUDA_MEMCPY3D_PEER_st.dstContext');
   }
@@ -2900,6 +3446,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstPitch(): number {
     return readSize(this._dv, this._o + 160);
   }
+  /** Writes `dstPitch` into the struct's bytes. */
   set dstPitch(v: number | bigint) {
     W.size(this._dv, this._o + 160, v, 'CUDA_MEMCPY3D_PEER_st.dstPitch');
   }
@@ -2907,6 +3454,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstHeight(): number {
     return readSize(this._dv, this._o + 168);
   }
+  /** Writes `dstHeight` into the struct's bytes. */
   set dstHeight(v: number | bigint) {
     W.size(this._dv, this._o + 168, v, 'CUDA_MEMCPY3D_PEER_st.dstHeight');
   }
@@ -2914,6 +3462,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get WidthInBytes(): number {
     return readSize(this._dv, this._o + 176);
   }
+  /** Writes `WidthInBytes` into the struct's bytes. */
   set WidthInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 176, v, 'CUDA_MEMCPY3D_PEER_st.WidthInBytes');
   }
@@ -2921,6 +3470,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get Height(): number {
     return readSize(this._dv, this._o + 184);
   }
+  /** Writes `Height` into the struct's bytes. */
   set Height(v: number | bigint) {
     W.size(this._dv, this._o + 184, v, 'CUDA_MEMCPY3D_PEER_st.Height');
   }
@@ -2928,42 +3478,69 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get Depth(): number {
     return readSize(this._dv, this._o + 192);
   }
+  /** Writes `Depth` into the struct's bytes. */
   set Depth(v: number | bigint) {
     W.size(this._dv, this._o + 192, v, 'CUDA_MEMCPY3D_PEER_st.Depth');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY3D_PEER_st({...})`. */
 export interface CUDA_MEMCPY3D_PEER_stInit {
+  /** Source X in bytes */
   srcXInBytes?: number | bigint;
+  /** Source Y */
   srcY?: number | bigint;
+  /** Source Z */
   srcZ?: number | bigint;
+  /** Source LOD */
   srcLOD?: number | bigint;
+  /** Source memory type (host, device, array) */
   srcMemoryType?: E.CUmemorytype;
+  /** Source host pointer */
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Source device pointer */
   srcDevice?: DevicePointer | number;
+  /** Source array reference */
   srcArray?: H.CUarray | null;
+  /** Source context (ignored with srcMemoryType is CU_MEMORYTYPE_ARRAY) */
   srcContext?: H.CUcontext | null;
+  /** Source pitch (ignored when src is array) */
   srcPitch?: number | bigint;
+  /** Source height (ignored when src is array; may be 0 if Depth==1) */
   srcHeight?: number | bigint;
+  /** Destination X in bytes */
   dstXInBytes?: number | bigint;
+  /** Destination Y */
   dstY?: number | bigint;
+  /** Destination Z */
   dstZ?: number | bigint;
+  /** Destination LOD */
   dstLOD?: number | bigint;
+  /** Destination memory type (host, device, array) */
   dstMemoryType?: E.CUmemorytype;
+  /** Destination host pointer */
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Destination device pointer */
   dstDevice?: DevicePointer | number;
+  /** Destination array reference */
   dstArray?: H.CUarray | null;
+  /** Destination context (ignored with dstMemoryType is CU_MEMORYTYPE_ARRAY) */
   dstContext?: H.CUcontext | null;
+  /** Destination pitch (ignored when dst is array) */
   dstPitch?: number | bigint;
+  /** Destination height (ignored when dst is array; may be 0 if Depth==1) */
   dstHeight?: number | bigint;
+  /** Width of 3D memory copy in bytes */
   WidthInBytes?: number | bigint;
+  /** Height of 3D memory copy */
   Height?: number | bigint;
+  /** Depth of 3D memory copy */
   Depth?: number | bigint;
 }
 
 /** Memcpy node parameters */
 // struct CUDA_MEMCPY_NODE_PARAMS_st — cuda.h:3401
 export class CUDA_MEMCPY_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEMCPY_NODE_PARAMS_st","path":"","size":216,"align":8,"union":false,"fields":{"flags":{"offset":0,"size":4},"reserved":{"offset":4,"size":4},"copyCtx":{"offset":8,"size":8},"copyParams":{"offset":16,"size":200}}});
   }
@@ -2984,6 +3561,7 @@ export class CUDA_MEMCPY_NODE_PARAMS_st extends CStruct {
   get flags(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_MEMCPY_NODE_PARAMS_st.flags');
   }
@@ -2991,6 +3569,7 @@ export class CUDA_MEMCPY_NODE_PARAMS_st extends CStruct {
   get reserved(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: number) {
     W.i32(this._dv, this._o + 4, v, 'CUDA_MEMCPY_NODE_PARAMS_st.reserved');
   }
@@ -2998,6 +3577,7 @@ export class CUDA_MEMCPY_NODE_PARAMS_st extends CStruct {
   get copyCtx(): H.CUcontext {
     return this._dv.getBigUint64(this._o + 8, true) as H.CUcontext;
   }
+  /** Writes `copyCtx` into the struct's bytes. */
   set copyCtx(v: H.CUcontext | null) {
     W.ptr(this._dv, this._o + 8, v, 'CUDA_MEMCPY_NODE_PARAMS_st.copyCtx');
   }
@@ -3006,21 +3586,27 @@ export class CUDA_MEMCPY_NODE_PARAMS_st extends CStruct {
   get copyParams(): CUDA_MEMCPY3D_st {
     return (this._n_copyParams ??= nestedView(this, CUDA_MEMCPY3D_st, 16, 200, 'copyParams'));
   }
+  /** Writes `copyParams` into the struct's bytes. */
   set copyParams(v: CUDA_MEMCPY3D_st | CUDA_MEMCPY3D_stInit) {
     setNested(this.copyParams, v, CUDA_MEMCPY3D_st, 'CUDA_MEMCPY_NODE_PARAMS_st.copyParams');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY_NODE_PARAMS_st({...})`. */
 export interface CUDA_MEMCPY_NODE_PARAMS_stInit {
+  /** Must be zero */
   flags?: number;
+  /** Must be zero */
   reserved?: number;
+  /** Context on which to run the node */
   copyCtx?: H.CUcontext | null;
+  /** Parameters for the memory copy */
   copyParams?: CUDA_MEMCPY3D_st | CUDA_MEMCPY3D_stInit;
 }
 
 /** Array descriptor */
 // struct CUDA_ARRAY_DESCRIPTOR_st — cuda.h:3411
 export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_ARRAY_DESCRIPTOR_st","path":"","size":24,"align":8,"union":false,"fields":{"Width":{"offset":0,"size":8},"Height":{"offset":8,"size":8},"Format":{"offset":16,"size":4},"NumChannels":{"offset":20,"size":4}}});
   }
@@ -3041,6 +3627,7 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
   get Width(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `Width` into the struct's bytes. */
   set Width(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_ARRAY_DESCRIPTOR_st.Width');
   }
@@ -3048,6 +3635,7 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
   get Height(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `Height` into the struct's bytes. */
   set Height(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY_DESCRIPTOR_st.Height');
   }
@@ -3055,6 +3643,7 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
   get Format(): E.CUarray_format {
     return this._dv.getInt32(this._o + 16, true) as E.CUarray_format;
   }
+  /** Writes `Format` into the struct's bytes. */
   set Format(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 16, v, 'CUDA_ARRAY_DESCRIPTOR_st.Format');
   }
@@ -3062,21 +3651,27 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
   get NumChannels(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `NumChannels` into the struct's bytes. */
   set NumChannels(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUDA_ARRAY_DESCRIPTOR_st.NumChannels');
   }
 }
 /** Fields accepted by `new CUDA_ARRAY_DESCRIPTOR_st({...})`. */
 export interface CUDA_ARRAY_DESCRIPTOR_stInit {
+  /** Width of array */
   Width?: number | bigint;
+  /** Height of array */
   Height?: number | bigint;
+  /** Array format */
   Format?: E.CUarray_format;
+  /** Channels per array element */
   NumChannels?: number;
 }
 
 /** 3D array descriptor */
 // struct CUDA_ARRAY3D_DESCRIPTOR_st — cuda.h:3424
 export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_ARRAY3D_DESCRIPTOR_st","path":"","size":40,"align":8,"union":false,"fields":{"Width":{"offset":0,"size":8},"Height":{"offset":8,"size":8},"Depth":{"offset":16,"size":8},"Format":{"offset":24,"size":4},"NumChannels":{"offset":28,"size":4},"Flags":{"offset":32,"size":4}}});
   }
@@ -3097,6 +3692,7 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
   get Width(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `Width` into the struct's bytes. */
   set Width(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Width');
   }
@@ -3104,6 +3700,7 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
   get Height(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `Height` into the struct's bytes. */
   set Height(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Height');
   }
@@ -3111,6 +3708,7 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
   get Depth(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `Depth` into the struct's bytes. */
   set Depth(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Depth');
   }
@@ -3118,6 +3716,7 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
   get Format(): E.CUarray_format {
     return this._dv.getInt32(this._o + 24, true) as E.CUarray_format;
   }
+  /** Writes `Format` into the struct's bytes. */
   set Format(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 24, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Format');
   }
@@ -3125,6 +3724,7 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
   get NumChannels(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `NumChannels` into the struct's bytes. */
   set NumChannels(v: number) {
     W.u32(this._dv, this._o + 28, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.NumChannels');
   }
@@ -3132,23 +3732,31 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
   get Flags(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `Flags` into the struct's bytes. */
   set Flags(v: number) {
     W.u32(this._dv, this._o + 32, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Flags');
   }
 }
 /** Fields accepted by `new CUDA_ARRAY3D_DESCRIPTOR_st({...})`. */
 export interface CUDA_ARRAY3D_DESCRIPTOR_stInit {
+  /** Width of 3D array */
   Width?: number | bigint;
+  /** Height of 3D array */
   Height?: number | bigint;
+  /** Depth of 3D array */
   Depth?: number | bigint;
+  /** Array format */
   Format?: E.CUarray_format;
+  /** Channels per array element */
   NumChannels?: number;
+  /** Flags */
   Flags?: number;
 }
 
 /** CUDA array sparse properties */
 // struct CUDA_ARRAY_SPARSE_PROPERTIES_st — cuda.h:3444
 export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_ARRAY_SPARSE_PROPERTIES_st","path":"","size":48,"align":8,"union":false,"fields":{"tileExtent":{"offset":0,"size":12},"miptailFirstLevel":{"offset":12,"size":4},"miptailSize":{"offset":16,"size":8},"flags":{"offset":24,"size":4},"reserved":{"offset":28,"size":16}}});
   }
@@ -3166,9 +3774,11 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
     this._init(init, CUDA_ARRAY_SPARSE_PROPERTIES_st.keys);
   }
   private _n_tileExtent?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent;
+  /** `struct CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent tileExtent`, of `struct CUDA_ARRAY_SPARSE_PROPERTIES_st` (no description in the header). */
   get tileExtent(): CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent {
     return (this._n_tileExtent ??= nestedView(this, CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, 0, 12, 'tileExtent'));
   }
+  /** Writes `tileExtent` into the struct's bytes. */
   set tileExtent(v: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit) {
     setNested(this.tileExtent, v, CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.tileExtent');
   }
@@ -3176,6 +3786,7 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
   get miptailFirstLevel(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `miptailFirstLevel` into the struct's bytes. */
   set miptailFirstLevel(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.miptailFirstLevel');
   }
@@ -3183,35 +3794,45 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
   get miptailSize(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `miptailSize` into the struct's bytes. */
   set miptailSize(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.miptailSize');
   }
-  /** Flags will either be zero or::CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL */
+  /** Flags will either be zero or CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL */
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.flags');
   }
+  /** `unsigned int reserved[4]`, of `struct CUDA_ARRAY_SPARSE_PROPERTIES_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 28 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 4, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 28 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_ARRAY_SPARSE_PROPERTIES_st({...})`. */
 export interface CUDA_ARRAY_SPARSE_PROPERTIES_stInit {
+  /** `struct CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent tileExtent`, of `struct CUDA_ARRAY_SPARSE_PROPERTIES_st` (no description in the header). */
   tileExtent?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit;
+  /** First mip level at which the mip tail begins. */
   miptailFirstLevel?: number;
+  /** Total size of the mip tail. */
   miptailSize?: bigint | number;
+  /** Flags will either be zero or CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL */
   flags?: number;
+  /** `unsigned int reserved[4]`, of `struct CUDA_ARRAY_SPARSE_PROPERTIES_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** struct tileExtent in struct CUDA_ARRAY_SPARSE_PROPERTIES_st */
 // member tileExtent of struct CUDA_ARRAY_SPARSE_PROPERTIES_st — cuda.h:3445
 export class CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_ARRAY_SPARSE_PROPERTIES_st","path":"tileExtent","size":12,"align":4,"union":false,"fields":{"width":{"offset":0,"size":4},"height":{"offset":4,"size":4},"depth":{"offset":8,"size":4}}});
   }
@@ -3232,6 +3853,7 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent extends CStruct {
   get width(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.width');
   }
@@ -3239,6 +3861,7 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent extends CStruct {
   get height(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number) {
     W.u32(this._dv, this._o + 4, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.height');
   }
@@ -3246,20 +3869,25 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent extends CStruct {
   get depth(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `depth` into the struct's bytes. */
   set depth(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.depth');
   }
 }
 /** Fields accepted by `new CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent({...})`. */
 export interface CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit {
+  /** Width of sparse tile in elements */
   width?: number;
+  /** Height of sparse tile in elements */
   height?: number;
+  /** Depth of sparse tile in elements */
   depth?: number;
 }
 
 /** CUDA array memory requirements */
 // struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st — cuda.h:3470
 export class CUDA_ARRAY_MEMORY_REQUIREMENTS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st","path":"","size":32,"align":8,"union":false,"fields":{"size":{"offset":0,"size":8},"alignment":{"offset":8,"size":8},"reserved":{"offset":16,"size":16}}});
   }
@@ -3280,6 +3908,7 @@ export class CUDA_ARRAY_MEMORY_REQUIREMENTS_st extends CStruct {
   get size(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.size');
   }
@@ -3287,26 +3916,33 @@ export class CUDA_ARRAY_MEMORY_REQUIREMENTS_st extends CStruct {
   get alignment(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `alignment` into the struct's bytes. */
   set alignment(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.alignment');
   }
+  /** `unsigned int reserved[4]`, of `struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 16 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 4, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 16 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_ARRAY_MEMORY_REQUIREMENTS_st({...})`. */
 export interface CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit {
+  /** Total required memory size */
   size?: number | bigint;
+  /** alignment requirement */
   alignment?: number | bigint;
+  /** `unsigned int reserved[4]`, of `struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** CUDA Resource descriptor */
 // struct CUDA_RESOURCE_DESC_st — cuda.h:3480
 export class CUDA_RESOURCE_DESC_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_RESOURCE_DESC_st","path":"","size":144,"align":8,"union":false,"fields":{"resType":{"offset":0,"size":4},"res":{"offset":8,"size":128},"flags":{"offset":136,"size":4}}});
   }
@@ -3327,13 +3963,16 @@ export class CUDA_RESOURCE_DESC_st extends CStruct {
   get resType(): E.CUresourcetype {
     return this._dv.getInt32(this._o + 0, true) as E.CUresourcetype;
   }
+  /** Writes `resType` into the struct's bytes. */
   set resType(v: E.CUresourcetype) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st.resType');
   }
   private _n_res?: CUDA_RESOURCE_DESC_st_res;
+  /** `union CUDA_RESOURCE_DESC_st_res res`, of `struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   get res(): CUDA_RESOURCE_DESC_st_res {
     return (this._n_res ??= nestedView(this, CUDA_RESOURCE_DESC_st_res, 8, 128, 'res'));
   }
+  /** Writes `res` into the struct's bytes. */
   set res(v: CUDA_RESOURCE_DESC_st_res | CUDA_RESOURCE_DESC_st_resInit) {
     setNested(this.res, v, CUDA_RESOURCE_DESC_st_res, 'CUDA_RESOURCE_DESC_st.res');
   }
@@ -3341,20 +3980,25 @@ export class CUDA_RESOURCE_DESC_st extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 136, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 136, v, 'CUDA_RESOURCE_DESC_st.flags');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st({...})`. */
 export interface CUDA_RESOURCE_DESC_stInit {
+  /** Resource type */
   resType?: E.CUresourcetype;
+  /** `union CUDA_RESOURCE_DESC_st_res res`, of `struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   res?: CUDA_RESOURCE_DESC_st_res | CUDA_RESOURCE_DESC_st_resInit;
+  /** Flags (must be zero) */
   flags?: number;
 }
 
 /** union res in struct CUDA_RESOURCE_DESC_st */
 // member res of struct CUDA_RESOURCE_DESC_st — cuda.h:3484
 export class CUDA_RESOURCE_DESC_st_res extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res","size":128,"align":8,"union":true,"fields":{"array":{"offset":0,"size":8},"mipmap":{"offset":0,"size":8},"linear":{"offset":0,"size":24},"pitch2D":{"offset":0,"size":40},"reserved":{"offset":0,"size":128}}});
   }
@@ -3372,53 +4016,69 @@ export class CUDA_RESOURCE_DESC_st_res extends CStruct {
     this._init(init, CUDA_RESOURCE_DESC_st_res.keys);
   }
   private _n_array?: CUDA_RESOURCE_DESC_st_res_array;
+  /** `struct CUDA_RESOURCE_DESC_st_res_array array`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   get array(): CUDA_RESOURCE_DESC_st_res_array {
     return (this._n_array ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_array, 0, 8, 'array'));
   }
+  /** Writes `array` into the struct's bytes. */
   set array(v: CUDA_RESOURCE_DESC_st_res_array | CUDA_RESOURCE_DESC_st_res_arrayInit) {
     setNested(this.array, v, CUDA_RESOURCE_DESC_st_res_array, 'CUDA_RESOURCE_DESC_st_res.array');
   }
   private _n_mipmap?: CUDA_RESOURCE_DESC_st_res_mipmap;
+  /** `struct CUDA_RESOURCE_DESC_st_res_mipmap mipmap`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   get mipmap(): CUDA_RESOURCE_DESC_st_res_mipmap {
     return (this._n_mipmap ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_mipmap, 0, 8, 'mipmap'));
   }
+  /** Writes `mipmap` into the struct's bytes. */
   set mipmap(v: CUDA_RESOURCE_DESC_st_res_mipmap | CUDA_RESOURCE_DESC_st_res_mipmapInit) {
     setNested(this.mipmap, v, CUDA_RESOURCE_DESC_st_res_mipmap, 'CUDA_RESOURCE_DESC_st_res.mipmap');
   }
   private _n_linear?: CUDA_RESOURCE_DESC_st_res_linear;
+  /** `struct CUDA_RESOURCE_DESC_st_res_linear linear`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   get linear(): CUDA_RESOURCE_DESC_st_res_linear {
     return (this._n_linear ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_linear, 0, 24, 'linear'));
   }
+  /** Writes `linear` into the struct's bytes. */
   set linear(v: CUDA_RESOURCE_DESC_st_res_linear | CUDA_RESOURCE_DESC_st_res_linearInit) {
     setNested(this.linear, v, CUDA_RESOURCE_DESC_st_res_linear, 'CUDA_RESOURCE_DESC_st_res.linear');
   }
   private _n_pitch2D?: CUDA_RESOURCE_DESC_st_res_pitch2D;
+  /** `struct CUDA_RESOURCE_DESC_st_res_pitch2D pitch2D`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   get pitch2D(): CUDA_RESOURCE_DESC_st_res_pitch2D {
     return (this._n_pitch2D ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_pitch2D, 0, 40, 'pitch2D'));
   }
+  /** Writes `pitch2D` into the struct's bytes. */
   set pitch2D(v: CUDA_RESOURCE_DESC_st_res_pitch2D | CUDA_RESOURCE_DESC_st_res_pitch2DInit) {
     setNested(this.pitch2D, v, CUDA_RESOURCE_DESC_st_res_pitch2D, 'CUDA_RESOURCE_DESC_st_res.pitch2D');
   }
   private _n_reserved?: CUDA_RESOURCE_DESC_st_res_reserved;
+  /** `struct CUDA_RESOURCE_DESC_st_res_reserved reserved`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   get reserved(): CUDA_RESOURCE_DESC_st_res_reserved {
     return (this._n_reserved ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_reserved, 0, 128, 'reserved'));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: CUDA_RESOURCE_DESC_st_res_reserved | CUDA_RESOURCE_DESC_st_res_reservedInit) {
     setNested(this.reserved, v, CUDA_RESOURCE_DESC_st_res_reserved, 'CUDA_RESOURCE_DESC_st_res.reserved');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res({...})`. */
 export interface CUDA_RESOURCE_DESC_st_resInit {
+  /** `struct CUDA_RESOURCE_DESC_st_res_array array`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   array?: CUDA_RESOURCE_DESC_st_res_array | CUDA_RESOURCE_DESC_st_res_arrayInit;
+  /** `struct CUDA_RESOURCE_DESC_st_res_mipmap mipmap`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   mipmap?: CUDA_RESOURCE_DESC_st_res_mipmap | CUDA_RESOURCE_DESC_st_res_mipmapInit;
+  /** `struct CUDA_RESOURCE_DESC_st_res_linear linear`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   linear?: CUDA_RESOURCE_DESC_st_res_linear | CUDA_RESOURCE_DESC_st_res_linearInit;
+  /** `struct CUDA_RESOURCE_DESC_st_res_pitch2D pitch2D`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   pitch2D?: CUDA_RESOURCE_DESC_st_res_pitch2D | CUDA_RESOURCE_DESC_st_res_pitch2DInit;
+  /** `struct CUDA_RESOURCE_DESC_st_res_reserved reserved`, of `union res in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   reserved?: CUDA_RESOURCE_DESC_st_res_reserved | CUDA_RESOURCE_DESC_st_res_reservedInit;
 }
 
 /** struct res.array in struct CUDA_RESOURCE_DESC_st */
 // member res.array of struct CUDA_RESOURCE_DESC_st — cuda.h:3485
 export class CUDA_RESOURCE_DESC_st_res_array extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.array","size":8,"align":8,"union":false,"fields":{"hArray":{"offset":0,"size":8}}});
   }
@@ -3439,18 +4099,21 @@ export class CUDA_RESOURCE_DESC_st_res_array extends CStruct {
   get hArray(): H.CUarray {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUarray;
   }
+  /** Writes `hArray` into the struct's bytes. */
   set hArray(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_array.hArray');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_array({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_arrayInit {
+  /** CUDA array */
   hArray?: H.CUarray | null;
 }
 
 /** struct res.mipmap in struct CUDA_RESOURCE_DESC_st */
 // member res.mipmap of struct CUDA_RESOURCE_DESC_st — cuda.h:3488
 export class CUDA_RESOURCE_DESC_st_res_mipmap extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.mipmap","size":8,"align":8,"union":false,"fields":{"hMipmappedArray":{"offset":0,"size":8}}});
   }
@@ -3471,18 +4134,21 @@ export class CUDA_RESOURCE_DESC_st_res_mipmap extends CStruct {
   get hMipmappedArray(): H.CUmipmappedArray {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUmipmappedArray;
   }
+  /** Writes `hMipmappedArray` into the struct's bytes. */
   set hMipmappedArray(v: H.CUmipmappedArray | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_mipmap.hMipmappedArray');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_mipmap({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_mipmapInit {
+  /** CUDA mipmapped array */
   hMipmappedArray?: H.CUmipmappedArray | null;
 }
 
 /** struct res.linear in struct CUDA_RESOURCE_DESC_st */
 // member res.linear of struct CUDA_RESOURCE_DESC_st — cuda.h:3491
 export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.linear","size":24,"align":8,"union":false,"fields":{"devPtr":{"offset":0,"size":8},"format":{"offset":8,"size":4},"numChannels":{"offset":12,"size":4},"sizeInBytes":{"offset":16,"size":8}}});
   }
@@ -3503,6 +4169,7 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
   get devPtr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `devPtr` into the struct's bytes. */
   set devPtr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_linear.devPtr');
   }
@@ -3510,6 +4177,7 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
   get format(): E.CUarray_format {
     return this._dv.getInt32(this._o + 8, true) as E.CUarray_format;
   }
+  /** Writes `format` into the struct's bytes. */
   set format(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 8, v, 'CUDA_RESOURCE_DESC_st_res_linear.format');
   }
@@ -3517,6 +4185,7 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
   get numChannels(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `numChannels` into the struct's bytes. */
   set numChannels(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_RESOURCE_DESC_st_res_linear.numChannels');
   }
@@ -3524,21 +4193,27 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
   get sizeInBytes(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `sizeInBytes` into the struct's bytes. */
   set sizeInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_RESOURCE_DESC_st_res_linear.sizeInBytes');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_linear({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_linearInit {
+  /** Device pointer */
   devPtr?: DevicePointer | number;
+  /** Array format */
   format?: E.CUarray_format;
+  /** Channels per array element */
   numChannels?: number;
+  /** Size in bytes */
   sizeInBytes?: number | bigint;
 }
 
 /** struct res.pitch2D in struct CUDA_RESOURCE_DESC_st */
 // member res.pitch2D of struct CUDA_RESOURCE_DESC_st — cuda.h:3497
 export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.pitch2D","size":40,"align":8,"union":false,"fields":{"devPtr":{"offset":0,"size":8},"format":{"offset":8,"size":4},"numChannels":{"offset":12,"size":4},"width":{"offset":16,"size":8},"height":{"offset":24,"size":8},"pitchInBytes":{"offset":32,"size":8}}});
   }
@@ -3559,6 +4234,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   get devPtr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `devPtr` into the struct's bytes. */
   set devPtr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.devPtr');
   }
@@ -3566,6 +4242,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   get format(): E.CUarray_format {
     return this._dv.getInt32(this._o + 8, true) as E.CUarray_format;
   }
+  /** Writes `format` into the struct's bytes. */
   set format(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 8, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.format');
   }
@@ -3573,6 +4250,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   get numChannels(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `numChannels` into the struct's bytes. */
   set numChannels(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.numChannels');
   }
@@ -3580,6 +4258,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.width');
   }
@@ -3587,6 +4266,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   get height(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.height');
   }
@@ -3594,23 +4274,31 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   get pitchInBytes(): number {
     return readSize(this._dv, this._o + 32);
   }
+  /** Writes `pitchInBytes` into the struct's bytes. */
   set pitchInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.pitchInBytes');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_pitch2D({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_pitch2DInit {
+  /** Device pointer */
   devPtr?: DevicePointer | number;
+  /** Array format */
   format?: E.CUarray_format;
+  /** Channels per array element */
   numChannels?: number;
+  /** Width of the array in elements */
   width?: number | bigint;
+  /** Height of the array in elements */
   height?: number | bigint;
+  /** Pitch between two rows in bytes */
   pitchInBytes?: number | bigint;
 }
 
 /** struct res.reserved in struct CUDA_RESOURCE_DESC_st */
 // member res.reserved of struct CUDA_RESOURCE_DESC_st — cuda.h:3505
 export class CUDA_RESOURCE_DESC_st_res_reserved extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.reserved","size":128,"align":4,"union":false,"fields":{"reserved":{"offset":0,"size":128}}});
   }
@@ -3627,21 +4315,25 @@ export class CUDA_RESOURCE_DESC_st_res_reserved extends CStruct {
     super(128, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_reserved.keys);
   }
+  /** `int reserved[32]`, of `struct res.reserved in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 32 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 32, v, 'CUDA_RESOURCE_DESC_st_res_reserved.reserved', (i, x, n) => W.i32(this._dv, this._o + 0 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_reserved({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_reservedInit {
+  /** `int reserved[32]`, of `struct res.reserved in struct CUDA_RESOURCE_DESC_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** Texture descriptor */
 // struct CUDA_TEXTURE_DESC_st — cuda.h:3517
 export class CUDA_TEXTURE_DESC_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_TEXTURE_DESC_st","path":"","size":104,"align":4,"union":false,"fields":{"addressMode":{"offset":0,"size":12},"filterMode":{"offset":12,"size":4},"flags":{"offset":16,"size":4},"maxAnisotropy":{"offset":20,"size":4},"mipmapFilterMode":{"offset":24,"size":4},"mipmapLevelBias":{"offset":28,"size":4},"minMipmapLevelClamp":{"offset":32,"size":4},"maxMipmapLevelClamp":{"offset":36,"size":4},"borderColor":{"offset":40,"size":16},"reserved":{"offset":56,"size":48}}});
   }
@@ -3662,6 +4354,7 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   get addressMode(): E.CUaddress_mode[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true) as E.CUaddress_mode);
   }
+  /** Writes `addressMode` into the struct's bytes. */
   set addressMode(v: (E.CUaddress_mode)[]) {
     setArray(this, 3, v, 'CUDA_TEXTURE_DESC_st.addressMode', (i, x, n) => W.i32(this._dv, this._o + 0 + i * 4, x, n));
   }
@@ -3669,6 +4362,7 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   get filterMode(): E.CUfilter_mode {
     return this._dv.getInt32(this._o + 12, true) as E.CUfilter_mode;
   }
+  /** Writes `filterMode` into the struct's bytes. */
   set filterMode(v: E.CUfilter_mode) {
     W.i32(this._dv, this._o + 12, v, 'CUDA_TEXTURE_DESC_st.filterMode');
   }
@@ -3676,6 +4370,7 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_TEXTURE_DESC_st.flags');
   }
@@ -3683,6 +4378,7 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   get maxAnisotropy(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `maxAnisotropy` into the struct's bytes. */
   set maxAnisotropy(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUDA_TEXTURE_DESC_st.maxAnisotropy');
   }
@@ -3690,6 +4386,7 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   get mipmapFilterMode(): E.CUfilter_mode {
     return this._dv.getInt32(this._o + 24, true) as E.CUfilter_mode;
   }
+  /** Writes `mipmapFilterMode` into the struct's bytes. */
   set mipmapFilterMode(v: E.CUfilter_mode) {
     W.i32(this._dv, this._o + 24, v, 'CUDA_TEXTURE_DESC_st.mipmapFilterMode');
   }
@@ -3697,6 +4394,7 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   get mipmapLevelBias(): number {
     return this._dv.getFloat32(this._o + 28, true);
   }
+  /** Writes `mipmapLevelBias` into the struct's bytes. */
   set mipmapLevelBias(v: number) {
     W.f32(this._dv, this._o + 28, v, 'CUDA_TEXTURE_DESC_st.mipmapLevelBias');
   }
@@ -3704,6 +4402,7 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   get minMipmapLevelClamp(): number {
     return this._dv.getFloat32(this._o + 32, true);
   }
+  /** Writes `minMipmapLevelClamp` into the struct's bytes. */
   set minMipmapLevelClamp(v: number) {
     W.f32(this._dv, this._o + 32, v, 'CUDA_TEXTURE_DESC_st.minMipmapLevelClamp');
   }
@@ -3711,6 +4410,7 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   get maxMipmapLevelClamp(): number {
     return this._dv.getFloat32(this._o + 36, true);
   }
+  /** Writes `maxMipmapLevelClamp` into the struct's bytes. */
   set maxMipmapLevelClamp(v: number) {
     W.f32(this._dv, this._o + 36, v, 'CUDA_TEXTURE_DESC_st.maxMipmapLevelClamp');
   }
@@ -3718,33 +4418,47 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   get borderColor(): number[] {
     return Array.from({ length: 4 }, (_, i) => this._dv.getFloat32(this._o + 40 + i * 4, true));
   }
+  /** Writes `borderColor` into the struct's bytes. */
   set borderColor(v: (number)[]) {
     setArray(this, 4, v, 'CUDA_TEXTURE_DESC_st.borderColor', (i, x, n) => W.f32(this._dv, this._o + 40 + i * 4, x, n));
   }
+  /** `int reserved[12]`, of `struct CUDA_TEXTURE_DESC_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 12 }, (_, i) => this._dv.getInt32(this._o + 56 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 12, v, 'CUDA_TEXTURE_DESC_st.reserved', (i, x, n) => W.i32(this._dv, this._o + 56 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_TEXTURE_DESC_st({...})`. */
 export interface CUDA_TEXTURE_DESC_stInit {
+  /** Address modes */
   addressMode?: (E.CUaddress_mode)[];
+  /** Filter mode */
   filterMode?: E.CUfilter_mode;
+  /** Flags */
   flags?: number;
+  /** Maximum anisotropy ratio */
   maxAnisotropy?: number;
+  /** Mipmap filter mode */
   mipmapFilterMode?: E.CUfilter_mode;
+  /** Mipmap level bias */
   mipmapLevelBias?: number;
+  /** Mipmap minimum level clamp */
   minMipmapLevelClamp?: number;
+  /** Mipmap maximum level clamp */
   maxMipmapLevelClamp?: number;
+  /** Border Color */
   borderColor?: (number)[];
+  /** `int reserved[12]`, of `struct CUDA_TEXTURE_DESC_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** Resource view descriptor */
 // struct CUDA_RESOURCE_VIEW_DESC_st — cuda.h:3576
 export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_RESOURCE_VIEW_DESC_st","path":"","size":112,"align":8,"union":false,"fields":{"format":{"offset":0,"size":4},"width":{"offset":8,"size":8},"height":{"offset":16,"size":8},"depth":{"offset":24,"size":8},"firstMipmapLevel":{"offset":32,"size":4},"lastMipmapLevel":{"offset":36,"size":4},"firstLayer":{"offset":40,"size":4},"lastLayer":{"offset":44,"size":4},"reserved":{"offset":48,"size":64}}});
   }
@@ -3765,6 +4479,7 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   get format(): E.CUresourceViewFormat {
     return this._dv.getInt32(this._o + 0, true) as E.CUresourceViewFormat;
   }
+  /** Writes `format` into the struct's bytes. */
   set format(v: E.CUresourceViewFormat) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_RESOURCE_VIEW_DESC_st.format');
   }
@@ -3772,6 +4487,7 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_RESOURCE_VIEW_DESC_st.width');
   }
@@ -3779,6 +4495,7 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   get height(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_RESOURCE_VIEW_DESC_st.height');
   }
@@ -3786,6 +4503,7 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   get depth(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `depth` into the struct's bytes. */
   set depth(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_RESOURCE_VIEW_DESC_st.depth');
   }
@@ -3793,6 +4511,7 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   get firstMipmapLevel(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `firstMipmapLevel` into the struct's bytes. */
   set firstMipmapLevel(v: number) {
     W.u32(this._dv, this._o + 32, v, 'CUDA_RESOURCE_VIEW_DESC_st.firstMipmapLevel');
   }
@@ -3800,6 +4519,7 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   get lastMipmapLevel(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `lastMipmapLevel` into the struct's bytes. */
   set lastMipmapLevel(v: number) {
     W.u32(this._dv, this._o + 36, v, 'CUDA_RESOURCE_VIEW_DESC_st.lastMipmapLevel');
   }
@@ -3807,6 +4527,7 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   get firstLayer(): number {
     return this._dv.getUint32(this._o + 40, true);
   }
+  /** Writes `firstLayer` into the struct's bytes. */
   set firstLayer(v: number) {
     W.u32(this._dv, this._o + 40, v, 'CUDA_RESOURCE_VIEW_DESC_st.firstLayer');
   }
@@ -3814,32 +4535,45 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   get lastLayer(): number {
     return this._dv.getUint32(this._o + 44, true);
   }
+  /** Writes `lastLayer` into the struct's bytes. */
   set lastLayer(v: number) {
     W.u32(this._dv, this._o + 44, v, 'CUDA_RESOURCE_VIEW_DESC_st.lastLayer');
   }
+  /** `unsigned int reserved[16]`, of `struct CUDA_RESOURCE_VIEW_DESC_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 48 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'CUDA_RESOURCE_VIEW_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 48 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_VIEW_DESC_st({...})`. */
 export interface CUDA_RESOURCE_VIEW_DESC_stInit {
+  /** Resource view format */
   format?: E.CUresourceViewFormat;
+  /** Width of the resource view */
   width?: number | bigint;
+  /** Height of the resource view */
   height?: number | bigint;
+  /** Depth of the resource view */
   depth?: number | bigint;
+  /** First defined mipmap level */
   firstMipmapLevel?: number;
+  /** Last defined mipmap level */
   lastMipmapLevel?: number;
+  /** First layer index */
   firstLayer?: number;
+  /** Last layer index */
   lastLayer?: number;
+  /** `unsigned int reserved[16]`, of `struct CUDA_RESOURCE_VIEW_DESC_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** Tensor map descriptor. Requires compiler support for aligning to 128 bytes. */
 // struct CUtensorMap_st — cuda.h:3598
 export class CUtensorMap_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUtensorMap_st","path":"","size":128,"align":128,"union":false,"fields":{"opaque":{"offset":0,"size":128}}});
   }
@@ -3856,21 +4590,25 @@ export class CUtensorMap_st extends CStruct {
     super(128, mem, dv);
     this._init(init, CUtensorMap_st.keys);
   }
+  /** `cuuint64_t opaque[16]`, of `struct CUtensorMap_st` (no description in the header). */
   get opaque(): bigint[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
+  /** Writes `opaque` into the struct's bytes. */
   set opaque(v: (bigint | number)[]) {
     setArray(this, 16, v, 'CUtensorMap_st.opaque', (i, x, n) => W.u64(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUtensorMap_st({...})`. */
 export interface CUtensorMap_stInit {
+  /** `cuuint64_t opaque[16]`, of `struct CUtensorMap_st` (no description in the header). */
   opaque?: (bigint | number)[];
 }
 
 /** GPU Direct v3 tokens */
 // struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st — cuda.h:3680
 export class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st","path":"","size":16,"align":8,"union":false,"fields":{"p2pToken":{"offset":0,"size":8},"vaSpaceToken":{"offset":8,"size":4}}});
   }
@@ -3887,28 +4625,35 @@ export class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st extends CStruct {
     super(16, mem, dv);
     this._init(init, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.keys);
   }
+  /** `unsigned long long p2pToken`, of `struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st` (no description in the header). */
   get p2pToken(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `p2pToken` into the struct's bytes. */
   set p2pToken(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.p2pToken');
   }
+  /** `unsigned int vaSpaceToken`, of `struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st` (no description in the header). */
   get vaSpaceToken(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `vaSpaceToken` into the struct's bytes. */
   set vaSpaceToken(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.vaSpaceToken');
   }
 }
 /** Fields accepted by `new CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st({...})`. */
 export interface CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit {
+  /** `unsigned long long p2pToken`, of `struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st` (no description in the header). */
   p2pToken?: bigint | number;
+  /** `unsigned int vaSpaceToken`, of `struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st` (no description in the header). */
   vaSpaceToken?: number;
 }
 
 /** Kernel launch parameters */
 // struct CUDA_LAUNCH_PARAMS_st — cuda.h:3699
 export class CUDA_LAUNCH_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_LAUNCH_PARAMS_st","path":"","size":56,"align":8,"union":false,"fields":{"function":{"offset":0,"size":8},"gridDimX":{"offset":8,"size":4},"gridDimY":{"offset":12,"size":4},"gridDimZ":{"offset":16,"size":4},"blockDimX":{"offset":20,"size":4},"blockDimY":{"offset":24,"size":4},"blockDimZ":{"offset":28,"size":4},"sharedMemBytes":{"offset":32,"size":4},"hStream":{"offset":40,"size":8},"kernelParams":{"offset":48,"size":8}}});
   }
@@ -3929,6 +4674,7 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get function(): H.CUfunction {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUfunction;
   }
+  /** Writes `function` into the struct's bytes. */
   set function(v: H.CUfunction | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_LAUNCH_PARAMS_st.function');
   }
@@ -3936,6 +4682,7 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get gridDimX(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `gridDimX` into the struct's bytes. */
   set gridDimX(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUDA_LAUNCH_PARAMS_st.gridDimX');
   }
@@ -3943,6 +4690,7 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get gridDimY(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `gridDimY` into the struct's bytes. */
   set gridDimY(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_LAUNCH_PARAMS_st.gridDimY');
   }
@@ -3950,6 +4698,7 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get gridDimZ(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `gridDimZ` into the struct's bytes. */
   set gridDimZ(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_LAUNCH_PARAMS_st.gridDimZ');
   }
@@ -3957,6 +4706,7 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get blockDimX(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `blockDimX` into the struct's bytes. */
   set blockDimX(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUDA_LAUNCH_PARAMS_st.blockDimX');
   }
@@ -3964,6 +4714,7 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get blockDimY(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `blockDimY` into the struct's bytes. */
   set blockDimY(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUDA_LAUNCH_PARAMS_st.blockDimY');
   }
@@ -3971,6 +4722,7 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get blockDimZ(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `blockDimZ` into the struct's bytes. */
   set blockDimZ(v: number) {
     W.u32(this._dv, this._o + 28, v, 'CUDA_LAUNCH_PARAMS_st.blockDimZ');
   }
@@ -3978,6 +4730,7 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get sharedMemBytes(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `sharedMemBytes` into the struct's bytes. */
   set sharedMemBytes(v: number) {
     W.u32(this._dv, this._o + 32, v, 'CUDA_LAUNCH_PARAMS_st.sharedMemBytes');
   }
@@ -3985,6 +4738,7 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get hStream(): H.CUstream {
     return this._dv.getBigUint64(this._o + 40, true) as H.CUstream;
   }
+  /** Writes `hStream` into the struct's bytes. */
   set hStream(v: H.CUstream | null) {
     W.ptr(this._dv, this._o + 40, v, 'CUDA_LAUNCH_PARAMS_st.hStream');
   }
@@ -3992,27 +4746,39 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   get kernelParams(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `kernelParams` into the struct's bytes. */
   set kernelParams(v: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null) {
     setKernelParamsField(this, 48, v, 'CUDA_LAUNCH_PARAMS_st.kernelParams', 'kernelParams');
   }
 }
 /** Fields accepted by `new CUDA_LAUNCH_PARAMS_st({...})`. */
 export interface CUDA_LAUNCH_PARAMS_stInit {
+  /** Kernel to launch */
   function?: H.CUfunction | null;
+  /** Width of grid in blocks */
   gridDimX?: number;
+  /** Height of grid in blocks */
   gridDimY?: number;
+  /** Depth of grid in blocks */
   gridDimZ?: number;
+  /** X dimension of each thread block */
   blockDimX?: number;
+  /** Y dimension of each thread block */
   blockDimY?: number;
+  /** Z dimension of each thread block */
   blockDimZ?: number;
+  /** Dynamic shared-memory size per thread block in bytes */
   sharedMemBytes?: number;
+  /** Stream identifier */
   hStream?: H.CUstream | null;
+  /** Array of pointers to kernel parameters */
   kernelParams?: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null;
 }
 
 /** External memory handle descriptor */
 // struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st — cuda.h:3794
 export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st","path":"","size":104,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"handle":{"offset":8,"size":16},"size":{"offset":24,"size":8},"flags":{"offset":32,"size":4},"reserved":{"offset":36,"size":64}}});
   }
@@ -4033,13 +4799,16 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
   get type(): E.CUexternalMemoryHandleType {
     return this._dv.getInt32(this._o + 0, true) as E.CUexternalMemoryHandleType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUexternalMemoryHandleType) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.type');
   }
   private _n_handle?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle;
+  /** `union CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle handle`, of `struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st` (no description in the header). */
   get handle(): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle {
     return (this._n_handle ??= nestedView(this, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, 8, 16, 'handle'));
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit) {
     setNested(this.handle, v, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.handle');
   }
@@ -4047,35 +4816,45 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
   get size(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.size');
   }
-  /** Flags must either be zero or::CUDA_EXTERNAL_MEMORY_DEDICATED */
+  /** Flags must either be zero or CUDA_EXTERNAL_MEMORY_DEDICATED */
   get flags(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 32, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.flags');
   }
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 36 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 36 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st({...})`. */
 export interface CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit {
+  /** Type of the handle */
   type?: E.CUexternalMemoryHandleType;
+  /** `union CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle handle`, of `struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st` (no description in the header). */
   handle?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit;
+  /** Size of the memory allocation */
   size?: bigint | number;
+  /** Flags must either be zero or CUDA_EXTERNAL_MEMORY_DEDICATED */
   flags?: number;
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** union handle in struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st */
 // member handle of struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st — cuda.h:3799
 export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st","path":"handle","size":16,"align":8,"union":true,"fields":{"fd":{"offset":0,"size":4},"win32":{"offset":0,"size":16},"nvSciBufObject":{"offset":0,"size":8}}});
   }
@@ -4092,38 +4871,46 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle extends CStruct {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.keys);
   }
-  /** File descriptor referencing the memory object. Valid when type is::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD */
+  /** File descriptor referencing the memory object. Valid when type is CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD */
   get fd(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `fd` into the struct's bytes. */
   set fd(v: number) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.fd');
   }
   private _n_win32?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32;
+  /** `struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 win32`, of `union handle in struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st` (no description in the header). */
   get win32(): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 {
     return (this._n_win32 ??= nestedView(this, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, 0, 16, 'win32'));
   }
+  /** Writes `win32` into the struct's bytes. */
   set win32(v: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init) {
     setNested(this.win32, v, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.win32');
   }
-  /** A handle representing an NvSciBuf Object. Valid when type is::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF */
+  /** A handle representing an NvSciBuf Object. Valid when type is CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF */
   get nvSciBufObject(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `nvSciBufObject` into the struct's bytes. */
   set nvSciBufObject(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.nvSciBufObject', 'nvSciBufObject');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle({...})`. */
 export interface CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit {
+  /** File descriptor referencing the memory object. Valid when type is CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD */
   fd?: number;
+  /** `struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 win32`, of `union handle in struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st` (no description in the header). */
   win32?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init;
+  /** A handle representing an NvSciBuf Object. Valid when type is CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF */
   nvSciBufObject?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Win32 handle referencing the semaphore object. Valid when type is one of the following: -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32 -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE -::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following:::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT then 'name' must be NULL. */
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following: - CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32 - CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT then 'name' must be NULL. */
 // member handle.win32 of struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st — cuda.h:3821
 export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st","path":"handle.win32","size":16,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"name":{"offset":8,"size":8}}});
   }
@@ -4144,6 +4931,7 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 extends CStruct {
   get handle(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32.handle', 'handle');
   }
@@ -4151,19 +4939,23 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 extends CStruct {
   get name(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32.name', 'name');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32({...})`. */
 export interface CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init {
+  /** Valid NT handle. Must be NULL if 'name' is non-NULL */
   handle?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Name of a valid memory object. Must be NULL if 'handle' is non-NULL. */
   name?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** External memory buffer descriptor */
 // struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st — cuda.h:3853
 export class CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st","path":"","size":88,"align":8,"union":false,"fields":{"offset":{"offset":0,"size":8},"size":{"offset":8,"size":8},"flags":{"offset":16,"size":4},"reserved":{"offset":20,"size":64}}});
   }
@@ -4184,6 +4976,7 @@ export class CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st extends CStruct {
   get offset(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `offset` into the struct's bytes. */
   set offset(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.offset');
   }
@@ -4191,6 +4984,7 @@ export class CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st extends CStruct {
   get size(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.size');
   }
@@ -4198,27 +4992,35 @@ export class CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.flags');
   }
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 20 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 20 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st({...})`. */
 export interface CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit {
+  /** Offset into the memory object where the buffer's base is */
   offset?: bigint | number;
+  /** Size of the buffer */
   size?: bigint | number;
+  /** Flags reserved for future use. Must be zero. */
   flags?: number;
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** External memory mipmap descriptor */
 // struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st — cuda.h:3873
 export class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st","path":"","size":120,"align":8,"union":false,"fields":{"offset":{"offset":0,"size":8},"arrayDesc":{"offset":8,"size":40},"numLevels":{"offset":48,"size":4},"reserved":{"offset":52,"size":64}}});
   }
@@ -4239,6 +5041,7 @@ export class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st extends CStruct {
   get offset(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `offset` into the struct's bytes. */
   set offset(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.offset');
   }
@@ -4247,6 +5050,7 @@ export class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st extends CStruct {
   get arrayDesc(): CUDA_ARRAY3D_DESCRIPTOR_st {
     return (this._n_arrayDesc ??= nestedView(this, CUDA_ARRAY3D_DESCRIPTOR_st, 8, 40, 'arrayDesc'));
   }
+  /** Writes `arrayDesc` into the struct's bytes. */
   set arrayDesc(v: CUDA_ARRAY3D_DESCRIPTOR_st | CUDA_ARRAY3D_DESCRIPTOR_stInit) {
     setNested(this.arrayDesc, v, CUDA_ARRAY3D_DESCRIPTOR_st, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.arrayDesc');
   }
@@ -4254,27 +5058,35 @@ export class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st extends CStruct {
   get numLevels(): number {
     return this._dv.getUint32(this._o + 48, true);
   }
+  /** Writes `numLevels` into the struct's bytes. */
   set numLevels(v: number) {
     W.u32(this._dv, this._o + 48, v, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.numLevels');
   }
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 52 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 52 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st({...})`. */
 export interface CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit {
+  /** Offset into the memory object where the base level of the mipmap chain is. */
   offset?: bigint | number;
+  /** Format, dimension and type of base level of the mipmap chain */
   arrayDesc?: CUDA_ARRAY3D_DESCRIPTOR_st | CUDA_ARRAY3D_DESCRIPTOR_stInit;
+  /** Total number of levels in the mipmap chain */
   numLevels?: number;
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** External semaphore handle descriptor */
 // struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st — cuda.h:3940
 export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st","path":"","size":96,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"handle":{"offset":8,"size":16},"flags":{"offset":24,"size":4},"reserved":{"offset":28,"size":64}}});
   }
@@ -4295,13 +5107,16 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
   get type(): E.CUexternalSemaphoreHandleType {
     return this._dv.getInt32(this._o + 0, true) as E.CUexternalSemaphoreHandleType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUexternalSemaphoreHandleType) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.type');
   }
   private _n_handle?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle;
+  /** `union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle handle`, of `struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st` (no description in the header). */
   get handle(): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle {
     return (this._n_handle ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, 8, 16, 'handle'));
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit) {
     setNested(this.handle, v, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.handle');
   }
@@ -4309,27 +5124,35 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.flags');
   }
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 28 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 28 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit {
+  /** Type of the handle */
   type?: E.CUexternalSemaphoreHandleType;
+  /** `union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle handle`, of `struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st` (no description in the header). */
   handle?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit;
+  /** Flags reserved for the future. Must be zero. */
   flags?: number;
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** union handle in struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st */
 // member handle of struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st — cuda.h:3945
 export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st","path":"handle","size":16,"align":8,"union":true,"fields":{"fd":{"offset":0,"size":4},"win32":{"offset":0,"size":16},"nvSciSyncObj":{"offset":0,"size":8}}});
   }
@@ -4346,17 +5169,20 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle extends CStruct {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.keys);
   }
-  /** File descriptor referencing the semaphore object. Valid when type is one of the following: -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD */
+  /** File descriptor referencing the semaphore object. Valid when type is one of the following: - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD */
   get fd(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `fd` into the struct's bytes. */
   set fd(v: number) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.fd');
   }
   private _n_win32?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 win32`, of `union handle in struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st` (no description in the header). */
   get win32(): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 {
     return (this._n_win32 ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, 0, 16, 'win32'));
   }
+  /** Writes `win32` into the struct's bytes. */
   set win32(v: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init) {
     setNested(this.win32, v, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.win32');
   }
@@ -4364,20 +5190,25 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle extends CStruct {
   get nvSciSyncObj(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `nvSciSyncObj` into the struct's bytes. */
   set nvSciSyncObj(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.nvSciSyncObj', 'nvSciSyncObj');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit {
+  /** File descriptor referencing the semaphore object. Valid when type is one of the following: - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD */
   fd?: number;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 win32`, of `union handle in struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st` (no description in the header). */
   win32?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init;
+  /** Valid NvSciSyncObj. Must be non NULL */
   nvSciSyncObj?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Win32 handle referencing the semaphore object. Valid when type is one of the following: -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32 -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT then 'name' must be NULL. */
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following: - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32 - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT then 'name' must be NULL. */
 // member handle.win32 of struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st — cuda.h:3968
 export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st","path":"handle.win32","size":16,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"name":{"offset":8,"size":8}}});
   }
@@ -4398,6 +5229,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 extends CStruct
   get handle(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32.handle', 'handle');
   }
@@ -4405,19 +5237,23 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 extends CStruct
   get name(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32.name', 'name');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init {
+  /** Valid NT handle. Must be NULL if 'name' is non-NULL */
   handle?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Name of a valid synchronization primitive. Must be NULL if 'handle' is non-NULL. */
   name?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** External semaphore signal parameters */
 // struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st — cuda.h:3995
 export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"","size":144,"align":8,"union":false,"fields":{"params":{"offset":0,"size":72},"flags":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}});
   }
@@ -4435,36 +5271,45 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st extends CStruct {
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.keys);
   }
   private _n_params?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params params`, of `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   get params(): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params {
     return (this._n_params ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, 0, 72, 'params'));
   }
+  /** Writes `params` into the struct's bytes. */
   set params(v: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit) {
     setNested(this.params, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.params');
   }
-  /** Only when::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS is used to signal a::CUexternalSemaphore of type::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC which indicates that while signaling the::CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of::CUexternalSemaphore, flags must be zero. */
+  /** Only when CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS is used to signal a CUexternalSemaphore of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC which indicates that while signaling the CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of CUexternalSemaphore, flags must be zero. */
   get flags(): number {
     return this._dv.getUint32(this._o + 72, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 72, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.flags');
   }
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 76 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit {
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params params`, of `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   params?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit;
+  /** Only when CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS is used to signal a CUexternalSemaphore of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC which indicates that while signaling the CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of CUexternalSemaphore, flags must be zero. */
   flags?: number;
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** struct params in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st */
 // member params of struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st — cuda.h:3996
 export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"params","size":72,"align":8,"union":false,"fields":{"fence":{"offset":0,"size":8},"nvSciSync":{"offset":8,"size":8},"keyedMutex":{"offset":16,"size":8},"reserved":{"offset":24,"size":48}}});
   }
@@ -4482,44 +5327,57 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params extends CStruct {
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.keys);
   }
   private _n_fence?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence fence`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   get fence(): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence {
     return (this._n_fence ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, 0, 8, 'fence'));
   }
+  /** Writes `fence` into the struct's bytes. */
   set fence(v: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit) {
     setNested(this.fence, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.fence');
   }
   private _n_nvSciSync?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync;
+  /** `union CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync nvSciSync`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   get nvSciSync(): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync {
     return (this._n_nvSciSync ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, 8, 8, 'nvSciSync'));
   }
+  /** Writes `nvSciSync` into the struct's bytes. */
   set nvSciSync(v: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit) {
     setNested(this.nvSciSync, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.nvSciSync');
   }
   private _n_keyedMutex?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex keyedMutex`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   get keyedMutex(): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex {
     return (this._n_keyedMutex ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, 16, 8, 'keyedMutex'));
   }
+  /** Writes `keyedMutex` into the struct's bytes. */
   set keyedMutex(v: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit) {
     setNested(this.keyedMutex, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.keyedMutex');
   }
+  /** `unsigned int reserved[12]`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 12 }, (_, i) => this._dv.getUint32(this._o + 24 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 12, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.reserved', (i, x, n) => W.u32(this._dv, this._o + 24 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit {
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence fence`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   fence?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit;
+  /** `union CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync nvSciSync`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   nvSciSync?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex keyedMutex`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   keyedMutex?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit;
+  /** `unsigned int reserved[12]`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** Parameters for fence objects */
 // member params.fence of struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st — cuda.h:4000
 export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"params.fence","size":8,"align":8,"union":false,"fields":{"value":{"offset":0,"size":8}}});
   }
@@ -4540,18 +5398,21 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence extends CStru
   get value(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence.value');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit {
+  /** Value of fence to be signaled */
   value?: bigint | number;
 }
 
 /** union params.nvSciSync in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st */
 // member params.nvSciSync of struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st — cuda.h:4006
 export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"params.nvSciSync","size":8,"align":8,"union":true,"fields":{"fence":{"offset":0,"size":8},"reserved":{"offset":0,"size":8}}});
   }
@@ -4568,29 +5429,35 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync extends C
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.keys);
   }
-  /** Pointer to NvSciSyncFence. Valid if::CUexternalSemaphoreHandleType is of type::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC. */
+  /** Pointer to NvSciSyncFence. Valid if CUexternalSemaphoreHandleType is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC. */
   get fence(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `fence` into the struct's bytes. */
   set fence(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.fence', 'fence');
   }
+  /** `unsigned long long reserved`, of `union params.nvSciSync in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   get reserved(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.reserved');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit {
+  /** Pointer to NvSciSyncFence. Valid if CUexternalSemaphoreHandleType is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC. */
   fence?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** `unsigned long long reserved`, of `union params.nvSciSync in struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st` (no description in the header). */
   reserved?: bigint | number;
 }
 
 /** Parameters for keyed mutex objects */
 // member params.keyedMutex of struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st — cuda.h:4017
 export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"params.keyedMutex","size":8,"align":8,"union":false,"fields":{"key":{"offset":0,"size":8}}});
   }
@@ -4611,18 +5478,21 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex extends 
   get key(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `key` into the struct's bytes. */
   set key(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex.key');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit {
+  /** Value of key to release the mutex with */
   key?: bigint | number;
 }
 
 /** External semaphore wait parameters */
 // struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st — cuda.h:4043
 export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"","size":144,"align":8,"union":false,"fields":{"params":{"offset":0,"size":72},"flags":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}});
   }
@@ -4640,36 +5510,45 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st extends CStruct {
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.keys);
   }
   private _n_params?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params params`, of `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   get params(): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params {
     return (this._n_params ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, 0, 72, 'params'));
   }
+  /** Writes `params` into the struct's bytes. */
   set params(v: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit) {
     setNested(this.params, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.params');
   }
-  /** Only when::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS is used to wait on a::CUexternalSemaphore of type::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is::CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC which indicates that while waiting for the::CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of::CUexternalSemaphore, flags must be zero. */
+  /** Only when CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS is used to wait on a CUexternalSemaphore of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC which indicates that while waiting for the CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of CUexternalSemaphore, flags must be zero. */
   get flags(): number {
     return this._dv.getUint32(this._o + 72, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 72, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.flags');
   }
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 76 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit {
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params params`, of `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   params?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit;
+  /** Only when CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS is used to wait on a CUexternalSemaphore of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC which indicates that while waiting for the CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of CUexternalSemaphore, flags must be zero. */
   flags?: number;
+  /** `unsigned int reserved[16]`, of `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** struct params in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st */
 // member params of struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st — cuda.h:4044
 export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"params","size":72,"align":8,"union":false,"fields":{"fence":{"offset":0,"size":8},"nvSciSync":{"offset":8,"size":8},"keyedMutex":{"offset":16,"size":16},"reserved":{"offset":32,"size":40}}});
   }
@@ -4687,44 +5566,57 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params extends CStruct {
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.keys);
   }
   private _n_fence?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence fence`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   get fence(): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence {
     return (this._n_fence ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, 0, 8, 'fence'));
   }
+  /** Writes `fence` into the struct's bytes. */
   set fence(v: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit) {
     setNested(this.fence, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.fence');
   }
   private _n_nvSciSync?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync;
+  /** `union CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync nvSciSync`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   get nvSciSync(): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync {
     return (this._n_nvSciSync ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, 8, 8, 'nvSciSync'));
   }
+  /** Writes `nvSciSync` into the struct's bytes. */
   set nvSciSync(v: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit) {
     setNested(this.nvSciSync, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.nvSciSync');
   }
   private _n_keyedMutex?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex keyedMutex`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   get keyedMutex(): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex {
     return (this._n_keyedMutex ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, 16, 16, 'keyedMutex'));
   }
+  /** Writes `keyedMutex` into the struct's bytes. */
   set keyedMutex(v: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit) {
     setNested(this.keyedMutex, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.keyedMutex');
   }
+  /** `unsigned int reserved[10]`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 10 }, (_, i) => this._dv.getUint32(this._o + 32 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 10, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.reserved', (i, x, n) => W.u32(this._dv, this._o + 32 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit {
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence fence`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   fence?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit;
+  /** `union CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync nvSciSync`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   nvSciSync?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit;
+  /** `struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex keyedMutex`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   keyedMutex?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit;
+  /** `unsigned int reserved[10]`, of `struct params in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** Parameters for fence objects */
 // member params.fence of struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st — cuda.h:4048
 export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"params.fence","size":8,"align":8,"union":false,"fields":{"value":{"offset":0,"size":8}}});
   }
@@ -4745,18 +5637,21 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence extends CStruct
   get value(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence.value');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit {
+  /** Value of fence to be waited on */
   value?: bigint | number;
 }
 
 /** Pointer to NvSciSyncFence. Valid if CUexternalSemaphoreHandleType is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC. */
 // member params.nvSciSync of struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st — cuda.h:4058
 export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"params.nvSciSync","size":8,"align":8,"union":true,"fields":{"fence":{"offset":0,"size":8},"reserved":{"offset":0,"size":8}}});
   }
@@ -4773,28 +5668,35 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync extends CSt
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync.keys);
   }
+  /** `void * fence`, of `union params.nvSciSync in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   get fence(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `fence` into the struct's bytes. */
   set fence(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync.fence', 'fence');
   }
+  /** `unsigned long long reserved`, of `union params.nvSciSync in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   get reserved(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync.reserved');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit {
+  /** `void * fence`, of `union params.nvSciSync in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   fence?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** `unsigned long long reserved`, of `union params.nvSciSync in struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st` (no description in the header). */
   reserved?: bigint | number;
 }
 
 /** Parameters for keyed mutex objects */
 // member params.keyedMutex of struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st — cuda.h:4065
 export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"params.keyedMutex","size":16,"align":8,"union":false,"fields":{"key":{"offset":0,"size":8},"timeoutMs":{"offset":8,"size":4}}});
   }
@@ -4815,6 +5717,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex extends CS
   get key(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `key` into the struct's bytes. */
   set key(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex.key');
   }
@@ -4822,19 +5725,23 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex extends CS
   get timeoutMs(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `timeoutMs` into the struct's bytes. */
   set timeoutMs(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex.timeoutMs');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit {
+  /** Value of key to acquire the mutex with */
   key?: bigint | number;
+  /** Timeout in milliseconds to wait to acquire the mutex */
   timeoutMs?: number;
 }
 
 /** Semaphore signal node parameters */
 // struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st — cuda.h:4094
 export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}});
   }
@@ -4855,6 +5762,7 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st extends CStruct {
   get extSemArray(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `extSemArray` into the struct's bytes. */
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null) {
     setPointerArray(this, 0, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -4862,6 +5770,7 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st extends CStruct {
   get paramsArray(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `paramsArray` into the struct's bytes. */
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[] | null) {
     setPointerArray(this, 8, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => packStruct(dv, at, x, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, n));
   }
@@ -4869,20 +5778,25 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st extends CStruct {
   get numExtSems(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `numExtSems` into the struct's bytes. */
   set numExtSems(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.numExtSems');
   }
 }
 /** Fields accepted by `new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st({...})`. */
 export interface CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit {
+  /** Array of external semaphore handles. */
   extSemArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null;
+  /** Array of external semaphore signal parameters. */
   paramsArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[] | null;
+  /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   numExtSems?: number;
 }
 
 /** Semaphore signal node parameters */
 // struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st — cuda.h:4104
 export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}});
   }
@@ -4903,6 +5817,7 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st extends CStruct {
   get extSemArray(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `extSemArray` into the struct's bytes. */
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null) {
     setPointerArray(this, 0, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -4910,6 +5825,7 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st extends CStruct {
   get paramsArray(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `paramsArray` into the struct's bytes. */
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[] | null) {
     setPointerArray(this, 8, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => packStruct(dv, at, x, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, n));
   }
@@ -4917,20 +5833,25 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st extends CStruct {
   get numExtSems(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `numExtSems` into the struct's bytes. */
   set numExtSems(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.numExtSems');
   }
 }
 /** Fields accepted by `new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit {
+  /** Array of external semaphore handles. */
   extSemArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null;
+  /** Array of external semaphore signal parameters. */
   paramsArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[] | null;
+  /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   numExtSems?: number;
 }
 
 /** Semaphore wait node parameters */
 // struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_st — cuda.h:4113
 export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_st","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}});
   }
@@ -4951,6 +5872,7 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_st extends CStruct {
   get extSemArray(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `extSemArray` into the struct's bytes. */
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null) {
     setPointerArray(this, 0, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -4958,6 +5880,7 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_st extends CStruct {
   get paramsArray(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `paramsArray` into the struct's bytes. */
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[] | null) {
     setPointerArray(this, 8, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => packStruct(dv, at, x, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, n));
   }
@@ -4965,20 +5888,25 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_st extends CStruct {
   get numExtSems(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `numExtSems` into the struct's bytes. */
   set numExtSems(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.numExtSems');
   }
 }
 /** Fields accepted by `new CUDA_EXT_SEM_WAIT_NODE_PARAMS_st({...})`. */
 export interface CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit {
+  /** Array of external semaphore handles. */
   extSemArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null;
+  /** Array of external semaphore wait parameters. */
   paramsArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[] | null;
+  /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   numExtSems?: number;
 }
 
 /** Semaphore wait node parameters */
 // struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st — cuda.h:4123
 export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}});
   }
@@ -4999,6 +5927,7 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st extends CStruct {
   get extSemArray(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `extSemArray` into the struct's bytes. */
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null) {
     setPointerArray(this, 0, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -5006,6 +5935,7 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st extends CStruct {
   get paramsArray(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `paramsArray` into the struct's bytes. */
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[] | null) {
     setPointerArray(this, 8, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => packStruct(dv, at, x, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, n));
   }
@@ -5013,20 +5943,25 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st extends CStruct {
   get numExtSems(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `numExtSems` into the struct's bytes. */
   set numExtSems(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.numExtSems');
   }
 }
 /** Fields accepted by `new CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit {
+  /** Array of external semaphore handles. */
   extSemArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null;
+  /** Array of external semaphore wait parameters. */
   paramsArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[] | null;
+  /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   numExtSems?: number;
 }
 
 /** Specifies the CUDA array or CUDA mipmapped array memory mapping information */
 // struct CUarrayMapInfo_st — cuda.h:4233
 export class CUarrayMapInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUarrayMapInfo_st","path":"","size":96,"align":8,"union":false,"fields":{"resourceType":{"offset":0,"size":4},"resource":{"offset":8,"size":8},"subresourceType":{"offset":16,"size":4},"subresource":{"offset":24,"size":32},"memOperationType":{"offset":56,"size":4},"memHandleType":{"offset":60,"size":4},"memHandle":{"offset":64,"size":8},"offset":{"offset":72,"size":8},"deviceBitMask":{"offset":80,"size":4},"flags":{"offset":84,"size":4},"reserved":{"offset":88,"size":8}}});
   }
@@ -5047,13 +5982,16 @@ export class CUarrayMapInfo_st extends CStruct {
   get resourceType(): E.CUresourcetype {
     return this._dv.getInt32(this._o + 0, true) as E.CUresourcetype;
   }
+  /** Writes `resourceType` into the struct's bytes. */
   set resourceType(v: E.CUresourcetype) {
     W.i32(this._dv, this._o + 0, v, 'CUarrayMapInfo_st.resourceType');
   }
   private _n_resource?: CUarrayMapInfo_st_resource;
+  /** `union CUarrayMapInfo_st_resource resource`, of `struct CUarrayMapInfo_st` (no description in the header). */
   get resource(): CUarrayMapInfo_st_resource {
     return (this._n_resource ??= nestedView(this, CUarrayMapInfo_st_resource, 8, 8, 'resource'));
   }
+  /** Writes `resource` into the struct's bytes. */
   set resource(v: CUarrayMapInfo_st_resource | CUarrayMapInfo_st_resourceInit) {
     setNested(this.resource, v, CUarrayMapInfo_st_resource, 'CUarrayMapInfo_st.resource');
   }
@@ -5061,13 +5999,16 @@ export class CUarrayMapInfo_st extends CStruct {
   get subresourceType(): E.CUarraySparseSubresourceType {
     return this._dv.getInt32(this._o + 16, true) as E.CUarraySparseSubresourceType;
   }
+  /** Writes `subresourceType` into the struct's bytes. */
   set subresourceType(v: E.CUarraySparseSubresourceType) {
     W.i32(this._dv, this._o + 16, v, 'CUarrayMapInfo_st.subresourceType');
   }
   private _n_subresource?: CUarrayMapInfo_st_subresource;
+  /** `union CUarrayMapInfo_st_subresource subresource`, of `struct CUarrayMapInfo_st` (no description in the header). */
   get subresource(): CUarrayMapInfo_st_subresource {
     return (this._n_subresource ??= nestedView(this, CUarrayMapInfo_st_subresource, 24, 32, 'subresource'));
   }
+  /** Writes `subresource` into the struct's bytes. */
   set subresource(v: CUarrayMapInfo_st_subresource | CUarrayMapInfo_st_subresourceInit) {
     setNested(this.subresource, v, CUarrayMapInfo_st_subresource, 'CUarrayMapInfo_st.subresource');
   }
@@ -5075,6 +6016,7 @@ export class CUarrayMapInfo_st extends CStruct {
   get memOperationType(): E.CUmemOperationType {
     return this._dv.getInt32(this._o + 56, true) as E.CUmemOperationType;
   }
+  /** Writes `memOperationType` into the struct's bytes. */
   set memOperationType(v: E.CUmemOperationType) {
     W.i32(this._dv, this._o + 56, v, 'CUarrayMapInfo_st.memOperationType');
   }
@@ -5082,13 +6024,16 @@ export class CUarrayMapInfo_st extends CStruct {
   get memHandleType(): E.CUmemHandleType {
     return this._dv.getInt32(this._o + 60, true) as E.CUmemHandleType;
   }
+  /** Writes `memHandleType` into the struct's bytes. */
   set memHandleType(v: E.CUmemHandleType) {
     W.i32(this._dv, this._o + 60, v, 'CUarrayMapInfo_st.memHandleType');
   }
   private _n_memHandle?: CUarrayMapInfo_st_memHandle;
+  /** `union CUarrayMapInfo_st_memHandle memHandle`, of `struct CUarrayMapInfo_st` (no description in the header). */
   get memHandle(): CUarrayMapInfo_st_memHandle {
     return (this._n_memHandle ??= nestedView(this, CUarrayMapInfo_st_memHandle, 64, 8, 'memHandle'));
   }
+  /** Writes `memHandle` into the struct's bytes. */
   set memHandle(v: CUarrayMapInfo_st_memHandle | CUarrayMapInfo_st_memHandleInit) {
     setNested(this.memHandle, v, CUarrayMapInfo_st_memHandle, 'CUarrayMapInfo_st.memHandle');
   }
@@ -5096,6 +6041,7 @@ export class CUarrayMapInfo_st extends CStruct {
   get offset(): bigint {
     return this._dv.getBigUint64(this._o + 72, true);
   }
+  /** Writes `offset` into the struct's bytes. */
   set offset(v: bigint | number) {
     W.u64(this._dv, this._o + 72, v, 'CUarrayMapInfo_st.offset');
   }
@@ -5103,6 +6049,7 @@ export class CUarrayMapInfo_st extends CStruct {
   get deviceBitMask(): number {
     return this._dv.getUint32(this._o + 80, true);
   }
+  /** Writes `deviceBitMask` into the struct's bytes. */
   set deviceBitMask(v: number) {
     W.u32(this._dv, this._o + 80, v, 'CUarrayMapInfo_st.deviceBitMask');
   }
@@ -5110,6 +6057,7 @@ export class CUarrayMapInfo_st extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 84, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 84, v, 'CUarrayMapInfo_st.flags');
   }
@@ -5117,28 +6065,41 @@ export class CUarrayMapInfo_st extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 2 }, (_, i) => this._dv.getUint32(this._o + 88 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 2, v, 'CUarrayMapInfo_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 88 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st({...})`. */
 export interface CUarrayMapInfo_stInit {
+  /** Resource type */
   resourceType?: E.CUresourcetype;
+  /** `union CUarrayMapInfo_st_resource resource`, of `struct CUarrayMapInfo_st` (no description in the header). */
   resource?: CUarrayMapInfo_st_resource | CUarrayMapInfo_st_resourceInit;
+  /** Sparse subresource type */
   subresourceType?: E.CUarraySparseSubresourceType;
+  /** `union CUarrayMapInfo_st_subresource subresource`, of `struct CUarrayMapInfo_st` (no description in the header). */
   subresource?: CUarrayMapInfo_st_subresource | CUarrayMapInfo_st_subresourceInit;
+  /** Memory operation type */
   memOperationType?: E.CUmemOperationType;
+  /** Memory handle type */
   memHandleType?: E.CUmemHandleType;
+  /** `union CUarrayMapInfo_st_memHandle memHandle`, of `struct CUarrayMapInfo_st` (no description in the header). */
   memHandle?: CUarrayMapInfo_st_memHandle | CUarrayMapInfo_st_memHandleInit;
+  /** Offset within the memory */
   offset?: bigint | number;
+  /** Device ordinal bit mask */
   deviceBitMask?: number;
+  /** flags for future use, must be zero now. */
   flags?: number;
+  /** Reserved for future use, must be zero now. */
   reserved?: (number)[];
 }
 
 /** union resource in struct CUarrayMapInfo_st */
 // member resource of struct CUarrayMapInfo_st — cuda.h:4236
 export class CUarrayMapInfo_st_resource extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUarrayMapInfo_st","path":"resource","size":8,"align":8,"union":true,"fields":{"mipmap":{"offset":0,"size":8},"array":{"offset":0,"size":8}}});
   }
@@ -5155,28 +6116,35 @@ export class CUarrayMapInfo_st_resource extends CStruct {
     super(8, mem, dv);
     this._init(init, CUarrayMapInfo_st_resource.keys);
   }
+  /** `CUmipmappedArray mipmap`, of `union resource in struct CUarrayMapInfo_st` (no description in the header). */
   get mipmap(): H.CUmipmappedArray {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUmipmappedArray;
   }
+  /** Writes `mipmap` into the struct's bytes. */
   set mipmap(v: H.CUmipmappedArray | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_resource.mipmap');
   }
+  /** `CUarray array`, of `union resource in struct CUarrayMapInfo_st` (no description in the header). */
   get array(): H.CUarray {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUarray;
   }
+  /** Writes `array` into the struct's bytes. */
   set array(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_resource.array');
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st_resource({...})`. */
 export interface CUarrayMapInfo_st_resourceInit {
+  /** `CUmipmappedArray mipmap`, of `union resource in struct CUarrayMapInfo_st` (no description in the header). */
   mipmap?: H.CUmipmappedArray | null;
+  /** `CUarray array`, of `union resource in struct CUarrayMapInfo_st` (no description in the header). */
   array?: H.CUarray | null;
 }
 
 /** union subresource in struct CUarrayMapInfo_st */
 // member subresource of struct CUarrayMapInfo_st — cuda.h:4243
 export class CUarrayMapInfo_st_subresource extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUarrayMapInfo_st","path":"subresource","size":32,"align":8,"union":true,"fields":{"sparseLevel":{"offset":0,"size":32},"miptail":{"offset":0,"size":24}}});
   }
@@ -5194,29 +6162,36 @@ export class CUarrayMapInfo_st_subresource extends CStruct {
     this._init(init, CUarrayMapInfo_st_subresource.keys);
   }
   private _n_sparseLevel?: CUarrayMapInfo_st_subresource_sparseLevel;
+  /** `struct CUarrayMapInfo_st_subresource_sparseLevel sparseLevel`, of `union subresource in struct CUarrayMapInfo_st` (no description in the header). */
   get sparseLevel(): CUarrayMapInfo_st_subresource_sparseLevel {
     return (this._n_sparseLevel ??= nestedView(this, CUarrayMapInfo_st_subresource_sparseLevel, 0, 32, 'sparseLevel'));
   }
+  /** Writes `sparseLevel` into the struct's bytes. */
   set sparseLevel(v: CUarrayMapInfo_st_subresource_sparseLevel | CUarrayMapInfo_st_subresource_sparseLevelInit) {
     setNested(this.sparseLevel, v, CUarrayMapInfo_st_subresource_sparseLevel, 'CUarrayMapInfo_st_subresource.sparseLevel');
   }
   private _n_miptail?: CUarrayMapInfo_st_subresource_miptail;
+  /** `struct CUarrayMapInfo_st_subresource_miptail miptail`, of `union subresource in struct CUarrayMapInfo_st` (no description in the header). */
   get miptail(): CUarrayMapInfo_st_subresource_miptail {
     return (this._n_miptail ??= nestedView(this, CUarrayMapInfo_st_subresource_miptail, 0, 24, 'miptail'));
   }
+  /** Writes `miptail` into the struct's bytes. */
   set miptail(v: CUarrayMapInfo_st_subresource_miptail | CUarrayMapInfo_st_subresource_miptailInit) {
     setNested(this.miptail, v, CUarrayMapInfo_st_subresource_miptail, 'CUarrayMapInfo_st_subresource.miptail');
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st_subresource({...})`. */
 export interface CUarrayMapInfo_st_subresourceInit {
+  /** `struct CUarrayMapInfo_st_subresource_sparseLevel sparseLevel`, of `union subresource in struct CUarrayMapInfo_st` (no description in the header). */
   sparseLevel?: CUarrayMapInfo_st_subresource_sparseLevel | CUarrayMapInfo_st_subresource_sparseLevelInit;
+  /** `struct CUarrayMapInfo_st_subresource_miptail miptail`, of `union subresource in struct CUarrayMapInfo_st` (no description in the header). */
   miptail?: CUarrayMapInfo_st_subresource_miptail | CUarrayMapInfo_st_subresource_miptailInit;
 }
 
 /** struct subresource.sparseLevel in struct CUarrayMapInfo_st */
 // member subresource.sparseLevel of struct CUarrayMapInfo_st — cuda.h:4244
 export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUarrayMapInfo_st","path":"subresource.sparseLevel","size":32,"align":4,"union":false,"fields":{"level":{"offset":0,"size":4},"layer":{"offset":4,"size":4},"offsetX":{"offset":8,"size":4},"offsetY":{"offset":12,"size":4},"offsetZ":{"offset":16,"size":4},"extentWidth":{"offset":20,"size":4},"extentHeight":{"offset":24,"size":4},"extentDepth":{"offset":28,"size":4}}});
   }
@@ -5237,6 +6212,7 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
   get level(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `level` into the struct's bytes. */
   set level(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_subresource_sparseLevel.level');
   }
@@ -5244,6 +6220,7 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
   get layer(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `layer` into the struct's bytes. */
   set layer(v: number) {
     W.u32(this._dv, this._o + 4, v, 'CUarrayMapInfo_st_subresource_sparseLevel.layer');
   }
@@ -5251,6 +6228,7 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
   get offsetX(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `offsetX` into the struct's bytes. */
   set offsetX(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUarrayMapInfo_st_subresource_sparseLevel.offsetX');
   }
@@ -5258,6 +6236,7 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
   get offsetY(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `offsetY` into the struct's bytes. */
   set offsetY(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUarrayMapInfo_st_subresource_sparseLevel.offsetY');
   }
@@ -5265,6 +6244,7 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
   get offsetZ(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `offsetZ` into the struct's bytes. */
   set offsetZ(v: number) {
     W.u32(this._dv, this._o + 16, v, 'CUarrayMapInfo_st_subresource_sparseLevel.offsetZ');
   }
@@ -5272,6 +6252,7 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
   get extentWidth(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `extentWidth` into the struct's bytes. */
   set extentWidth(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUarrayMapInfo_st_subresource_sparseLevel.extentWidth');
   }
@@ -5279,6 +6260,7 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
   get extentHeight(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `extentHeight` into the struct's bytes. */
   set extentHeight(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUarrayMapInfo_st_subresource_sparseLevel.extentHeight');
   }
@@ -5286,25 +6268,35 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
   get extentDepth(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `extentDepth` into the struct's bytes. */
   set extentDepth(v: number) {
     W.u32(this._dv, this._o + 28, v, 'CUarrayMapInfo_st_subresource_sparseLevel.extentDepth');
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st_subresource_sparseLevel({...})`. */
 export interface CUarrayMapInfo_st_subresource_sparseLevelInit {
+  /** For CUDA mipmapped arrays must a valid mipmap level. For CUDA arrays must be zero */
   level?: number;
+  /** For CUDA layered arrays must be a valid layer index. Otherwise, must be zero */
   layer?: number;
+  /** Starting X offset in elements */
   offsetX?: number;
+  /** Starting Y offset in elements */
   offsetY?: number;
+  /** Starting Z offset in elements */
   offsetZ?: number;
+  /** Width in elements */
   extentWidth?: number;
+  /** Height in elements */
   extentHeight?: number;
+  /** Depth in elements */
   extentDepth?: number;
 }
 
 /** struct subresource.miptail in struct CUarrayMapInfo_st */
 // member subresource.miptail of struct CUarrayMapInfo_st — cuda.h:4254
 export class CUarrayMapInfo_st_subresource_miptail extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUarrayMapInfo_st","path":"subresource.miptail","size":24,"align":8,"union":false,"fields":{"layer":{"offset":0,"size":4},"offset":{"offset":8,"size":8},"size":{"offset":16,"size":8}}});
   }
@@ -5325,6 +6317,7 @@ export class CUarrayMapInfo_st_subresource_miptail extends CStruct {
   get layer(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `layer` into the struct's bytes. */
   set layer(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_subresource_miptail.layer');
   }
@@ -5332,6 +6325,7 @@ export class CUarrayMapInfo_st_subresource_miptail extends CStruct {
   get offset(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `offset` into the struct's bytes. */
   set offset(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'CUarrayMapInfo_st_subresource_miptail.offset');
   }
@@ -5339,20 +6333,25 @@ export class CUarrayMapInfo_st_subresource_miptail extends CStruct {
   get size(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'CUarrayMapInfo_st_subresource_miptail.size');
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st_subresource_miptail({...})`. */
 export interface CUarrayMapInfo_st_subresource_miptailInit {
+  /** For CUDA layered arrays must be a valid layer index. Otherwise, must be zero */
   layer?: number;
+  /** Offset within mip tail */
   offset?: bigint | number;
+  /** Extent in bytes */
   size?: bigint | number;
 }
 
 /** union memHandle in struct CUarrayMapInfo_st */
 // member memHandle of struct CUarrayMapInfo_st — cuda.h:4264
 export class CUarrayMapInfo_st_memHandle extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUarrayMapInfo_st","path":"memHandle","size":8,"align":8,"union":true,"fields":{"memHandle":{"offset":0,"size":8}}});
   }
@@ -5369,21 +6368,25 @@ export class CUarrayMapInfo_st_memHandle extends CStruct {
     super(8, mem, dv);
     this._init(init, CUarrayMapInfo_st_memHandle.keys);
   }
+  /** `CUmemGenericAllocationHandle memHandle`, of `union memHandle in struct CUarrayMapInfo_st` (no description in the header). */
   get memHandle(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `memHandle` into the struct's bytes. */
   set memHandle(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_memHandle.memHandle');
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st_memHandle({...})`. */
 export interface CUarrayMapInfo_st_memHandleInit {
+  /** `CUmemGenericAllocationHandle memHandle`, of `union memHandle in struct CUarrayMapInfo_st` (no description in the header). */
   memHandle?: bigint | number;
 }
 
 /** Specifies a memory location. */
 // struct CUmemLocation_st — cuda.h:4278
 export class CUmemLocation_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemLocation_st","path":"","size":8,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"id":{"offset":4,"size":4}}});
   }
@@ -5404,26 +6407,31 @@ export class CUmemLocation_st extends CStruct {
   get type(): E.CUmemLocationType {
     return this._dv.getInt32(this._o + 0, true) as E.CUmemLocationType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUmemLocationType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemLocation_st.type');
   }
-  /** identifier for a given this location's::CUmemLocationType. */
+  /** identifier for a given this location's CUmemLocationType. */
   get id(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.i32(this._dv, this._o + 4, v, 'CUmemLocation_st.id');
   }
 }
 /** Fields accepted by `new CUmemLocation_st({...})`. */
 export interface CUmemLocation_stInit {
+  /** Specifies the location type, which modifies the meaning of id. */
   type?: E.CUmemLocationType;
+  /** identifier for a given this location's CUmemLocationType. */
   id?: number;
 }
 
 /** Specifies the allocation properties for a allocation. */
 // struct CUmemAllocationProp_st — cuda.h:4305
 export class CUmemAllocationProp_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemAllocationProp_st","path":"","size":32,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"requestedHandleTypes":{"offset":4,"size":4},"location":{"offset":8,"size":8},"win32HandleMetaData":{"offset":16,"size":8},"allocFlags":{"offset":24,"size":8}}});
   }
@@ -5444,13 +6452,15 @@ export class CUmemAllocationProp_st extends CStruct {
   get type(): E.CUmemAllocationType {
     return this._dv.getInt32(this._o + 0, true) as E.CUmemAllocationType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUmemAllocationType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemAllocationProp_st.type');
   }
-  /** requested::CUmemAllocationHandleType */
+  /** requested CUmemAllocationHandleType */
   get requestedHandleTypes(): E.CUmemAllocationHandleType {
     return this._dv.getInt32(this._o + 4, true) as E.CUmemAllocationHandleType;
   }
+  /** Writes `requestedHandleTypes` into the struct's bytes. */
   set requestedHandleTypes(v: E.CUmemAllocationHandleType) {
     W.i32(this._dv, this._o + 4, v, 'CUmemAllocationProp_st.requestedHandleTypes');
   }
@@ -5459,36 +6469,46 @@ export class CUmemAllocationProp_st extends CStruct {
   get location(): CUmemLocation_st {
     return (this._n_location ??= nestedView(this, CUmemLocation_st, 8, 8, 'location'));
   }
+  /** Writes `location` into the struct's bytes. */
   set location(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.location, v, CUmemLocation_st, 'CUmemAllocationProp_st.location');
   }
-  /** Windows-specific POBJECT_ATTRIBUTES required when::CU_MEM_HANDLE_TYPE_WIN32 is specified. This object attributes structure includes security attributes that define the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
+  /** Windows-specific POBJECT_ATTRIBUTES required when CU_MEM_HANDLE_TYPE_WIN32 is specified. This object attributes structure includes security attributes that define the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
   get win32HandleMetaData(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `win32HandleMetaData` into the struct's bytes. */
   set win32HandleMetaData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'CUmemAllocationProp_st.win32HandleMetaData', 'win32HandleMetaData');
   }
   private _n_allocFlags?: CUmemAllocationProp_st_allocFlags;
+  /** `struct CUmemAllocationProp_st_allocFlags allocFlags`, of `struct CUmemAllocationProp_st` (no description in the header). */
   get allocFlags(): CUmemAllocationProp_st_allocFlags {
     return (this._n_allocFlags ??= nestedView(this, CUmemAllocationProp_st_allocFlags, 24, 8, 'allocFlags'));
   }
+  /** Writes `allocFlags` into the struct's bytes. */
   set allocFlags(v: CUmemAllocationProp_st_allocFlags | CUmemAllocationProp_st_allocFlagsInit) {
     setNested(this.allocFlags, v, CUmemAllocationProp_st_allocFlags, 'CUmemAllocationProp_st.allocFlags');
   }
 }
 /** Fields accepted by `new CUmemAllocationProp_st({...})`. */
 export interface CUmemAllocationProp_stInit {
+  /** Allocation type */
   type?: E.CUmemAllocationType;
+  /** requested CUmemAllocationHandleType */
   requestedHandleTypes?: E.CUmemAllocationHandleType;
+  /** Location of allocation */
   location?: CUmemLocation_st | CUmemLocation_stInit;
+  /** Windows-specific POBJECT_ATTRIBUTES required when CU_MEM_HANDLE_TYPE_WIN32 is specified. This object attributes structure includes security attributes that define the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
   win32HandleMetaData?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** `struct CUmemAllocationProp_st_allocFlags allocFlags`, of `struct CUmemAllocationProp_st` (no description in the header). */
   allocFlags?: CUmemAllocationProp_st_allocFlags | CUmemAllocationProp_st_allocFlagsInit;
 }
 
 /** struct allocFlags in struct CUmemAllocationProp_st */
 // member allocFlags of struct CUmemAllocationProp_st — cuda.h:4320
 export class CUmemAllocationProp_st_allocFlags extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemAllocationProp_st","path":"allocFlags","size":8,"align":2,"union":false,"fields":{"compressionType":{"offset":0,"size":1},"gpuDirectRDMACapable":{"offset":1,"size":1},"usage":{"offset":2,"size":2},"reserved":{"offset":4,"size":4}}});
   }
@@ -5505,16 +6525,19 @@ export class CUmemAllocationProp_st_allocFlags extends CStruct {
     super(8, mem, dv);
     this._init(init, CUmemAllocationProp_st_allocFlags.keys);
   }
-  /** Allocation hint for requesting compressible memory. On devices that support Compute Data Compression, compressible memory can be used to accelerate accesses to data with unstructured sparsity and other compressible data patterns. Applications are expected to query allocation property of the handle obtained with::cuMemCreate using::cuMemGetAllocationPropertiesFromHandle to validate if the obtained allocation is compressible or not. Note that compressed memory may not be mappable on all devices. */
+  /** Allocation hint for requesting compressible memory. On devices that support Compute Data Compression, compressible memory can be used to accelerate accesses to data with unstructured sparsity and other compressible data patterns. Applications are expected to query allocation property of the handle obtained with cuMemCreate using cuMemGetAllocationPropertiesFromHandle to validate if the obtained allocation is compressible or not. Note that compressed memory may not be mappable on all devices. */
   get compressionType(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `compressionType` into the struct's bytes. */
   set compressionType(v: number) {
     W.u8(this._dv, this._o + 0, v, 'CUmemAllocationProp_st_allocFlags.compressionType');
   }
+  /** `unsigned char gpuDirectRDMACapable`, of `struct allocFlags in struct CUmemAllocationProp_st` (no description in the header). */
   get gpuDirectRDMACapable(): number {
     return this._dv.getUint8(this._o + 1);
   }
+  /** Writes `gpuDirectRDMACapable` into the struct's bytes. */
   set gpuDirectRDMACapable(v: number) {
     W.u8(this._dv, this._o + 1, v, 'CUmemAllocationProp_st_allocFlags.gpuDirectRDMACapable');
   }
@@ -5522,27 +6545,35 @@ export class CUmemAllocationProp_st_allocFlags extends CStruct {
   get usage(): number {
     return this._dv.getUint16(this._o + 2, true);
   }
+  /** Writes `usage` into the struct's bytes. */
   set usage(v: number) {
     W.u16(this._dv, this._o + 2, v, 'CUmemAllocationProp_st_allocFlags.usage');
   }
+  /** `unsigned char reserved[4]`, of `struct allocFlags in struct CUmemAllocationProp_st` (no description in the header). */
   get reserved(): Uint8Array {
     return this._u8.slice(4, 8);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 4, 4, v, 'CUmemAllocationProp_st_allocFlags.reserved');
   }
 }
 /** Fields accepted by `new CUmemAllocationProp_st_allocFlags({...})`. */
 export interface CUmemAllocationProp_st_allocFlagsInit {
+  /** Allocation hint for requesting compressible memory. On devices that support Compute Data Compression, compressible memory can be used to accelerate accesses to data with unstructured sparsity and other compressible data patterns. Applications are expected to query allocation property of the handle obtained with cuMemCreate using cuMemGetAllocationPropertiesFromHandle to validate if the obtained allocation is compressible or not. Note that compressed memory may not be mappable on all devices. */
   compressionType?: number;
+  /** `unsigned char gpuDirectRDMACapable`, of `struct allocFlags in struct CUmemAllocationProp_st` (no description in the header). */
   gpuDirectRDMACapable?: number;
+  /** Bitmask indicating intended usage for this allocation */
   usage?: number;
+  /** `unsigned char reserved[4]`, of `struct allocFlags in struct CUmemAllocationProp_st` (no description in the header). */
   reserved?: Uint8Array | number[];
 }
 
 /** Specifies the properties for a multicast object. */
 // struct CUmulticastObjectProp_st — cuda.h:4351
 export class CUmulticastObjectProp_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmulticastObjectProp_st","path":"","size":32,"align":8,"union":false,"fields":{"numDevices":{"offset":0,"size":4},"size":{"offset":8,"size":8},"handleTypes":{"offset":16,"size":8},"flags":{"offset":24,"size":8}}});
   }
@@ -5563,6 +6594,7 @@ export class CUmulticastObjectProp_st extends CStruct {
   get numDevices(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `numDevices` into the struct's bytes. */
   set numDevices(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUmulticastObjectProp_st.numDevices');
   }
@@ -5570,13 +6602,15 @@ export class CUmulticastObjectProp_st extends CStruct {
   get size(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUmulticastObjectProp_st.size');
   }
-  /** Bitmask of exportable handle types (see::CUmemAllocationHandleType) for this object */
+  /** Bitmask of exportable handle types (see CUmemAllocationHandleType) for this object */
   get handleTypes(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `handleTypes` into the struct's bytes. */
   set handleTypes(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'CUmulticastObjectProp_st.handleTypes');
   }
@@ -5584,21 +6618,27 @@ export class CUmulticastObjectProp_st extends CStruct {
   get flags(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'CUmulticastObjectProp_st.flags');
   }
 }
 /** Fields accepted by `new CUmulticastObjectProp_st({...})`. */
 export interface CUmulticastObjectProp_stInit {
+  /** The number of devices in the multicast team that will bind memory to this object */
   numDevices?: number;
+  /** The maximum amount of memory that can be bound to this multicast object per device */
   size?: number | bigint;
+  /** Bitmask of exportable handle types (see CUmemAllocationHandleType) for this object */
   handleTypes?: bigint | number;
+  /** Flags for future use, must be zero now */
   flags?: bigint | number;
 }
 
 /** Memory access descriptor */
 // struct CUmemAccessDesc_st — cuda.h:4377
 export class CUmemAccessDesc_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemAccessDesc_st","path":"","size":12,"align":4,"union":false,"fields":{"location":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}});
   }
@@ -5620,26 +6660,31 @@ export class CUmemAccessDesc_st extends CStruct {
   get location(): CUmemLocation_st {
     return (this._n_location ??= nestedView(this, CUmemLocation_st, 0, 8, 'location'));
   }
+  /** Writes `location` into the struct's bytes. */
   set location(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.location, v, CUmemLocation_st, 'CUmemAccessDesc_st.location');
   }
-  /** ::CUmemProt accessibility flags to set on the request */
+  /** CUmemProt accessibility flags to set on the request */
   get flags(): E.CUmemAccess_flags {
     return this._dv.getInt32(this._o + 8, true) as E.CUmemAccess_flags;
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: E.CUmemAccess_flags) {
     W.i32(this._dv, this._o + 8, v, 'CUmemAccessDesc_st.flags');
   }
 }
 /** Fields accepted by `new CUmemAccessDesc_st({...})`. */
 export interface CUmemAccessDesc_stInit {
+  /** Location on which the request is to change it's accessibility */
   location?: CUmemLocation_st | CUmemLocation_stInit;
+  /** CUmemProt accessibility flags to set on the request */
   flags?: E.CUmemAccess_flags;
 }
 
 /** Result information returned by cuGraphExecUpdate */
 // struct CUgraphExecUpdateResultInfo_st — cuda.h:4401
 export class CUgraphExecUpdateResultInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUgraphExecUpdateResultInfo_st","path":"","size":24,"align":8,"union":false,"fields":{"result":{"offset":0,"size":4},"errorNode":{"offset":8,"size":8},"errorFromNode":{"offset":16,"size":8}}});
   }
@@ -5660,6 +6705,7 @@ export class CUgraphExecUpdateResultInfo_st extends CStruct {
   get result(): E.CUgraphExecUpdateResult {
     return this._dv.getInt32(this._o + 0, true) as E.CUgraphExecUpdateResult;
   }
+  /** Writes `result` into the struct's bytes. */
   set result(v: E.CUgraphExecUpdateResult) {
     W.i32(this._dv, this._o + 0, v, 'CUgraphExecUpdateResultInfo_st.result');
   }
@@ -5667,6 +6713,7 @@ export class CUgraphExecUpdateResultInfo_st extends CStruct {
   get errorNode(): H.CUgraphNode {
     return this._dv.getBigUint64(this._o + 8, true) as H.CUgraphNode;
   }
+  /** Writes `errorNode` into the struct's bytes. */
   set errorNode(v: H.CUgraphNode | null) {
     W.ptr(this._dv, this._o + 8, v, 'CUgraphExecUpdateResultInfo_st.errorNode');
   }
@@ -5674,20 +6721,25 @@ export class CUgraphExecUpdateResultInfo_st extends CStruct {
   get errorFromNode(): H.CUgraphNode {
     return this._dv.getBigUint64(this._o + 16, true) as H.CUgraphNode;
   }
+  /** Writes `errorFromNode` into the struct's bytes. */
   set errorFromNode(v: H.CUgraphNode | null) {
     W.ptr(this._dv, this._o + 16, v, 'CUgraphExecUpdateResultInfo_st.errorFromNode');
   }
 }
 /** Fields accepted by `new CUgraphExecUpdateResultInfo_st({...})`. */
 export interface CUgraphExecUpdateResultInfo_stInit {
+  /** Gives more specific detail when a cuda graph update fails. */
   result?: E.CUgraphExecUpdateResult;
+  /** The "to node" of the error edge when the topologies do not match. The error node when the error is associated with a specific node. NULL when the error is generic. */
   errorNode?: H.CUgraphNode | null;
+  /** The from node of error edge when the topologies do not match. Otherwise NULL. */
   errorFromNode?: H.CUgraphNode | null;
 }
 
 /** Specifies the properties of allocations made from the pool. */
 // struct CUmemPoolProps_st — cuda.h:4496
 export class CUmemPoolProps_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemPoolProps_st","path":"","size":88,"align":8,"union":false,"fields":{"allocType":{"offset":0,"size":4},"handleTypes":{"offset":4,"size":4},"location":{"offset":8,"size":8},"win32SecurityAttributes":{"offset":16,"size":8},"maxSize":{"offset":24,"size":8},"usage":{"offset":32,"size":2},"reserved":{"offset":34,"size":54}}});
   }
@@ -5708,6 +6760,7 @@ export class CUmemPoolProps_st extends CStruct {
   get allocType(): E.CUmemAllocationType {
     return this._dv.getInt32(this._o + 0, true) as E.CUmemAllocationType;
   }
+  /** Writes `allocType` into the struct's bytes. */
   set allocType(v: E.CUmemAllocationType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemPoolProps_st.allocType');
   }
@@ -5715,6 +6768,7 @@ export class CUmemPoolProps_st extends CStruct {
   get handleTypes(): E.CUmemAllocationHandleType {
     return this._dv.getInt32(this._o + 4, true) as E.CUmemAllocationHandleType;
   }
+  /** Writes `handleTypes` into the struct's bytes. */
   set handleTypes(v: E.CUmemAllocationHandleType) {
     W.i32(this._dv, this._o + 4, v, 'CUmemPoolProps_st.handleTypes');
   }
@@ -5723,13 +6777,15 @@ export class CUmemPoolProps_st extends CStruct {
   get location(): CUmemLocation_st {
     return (this._n_location ??= nestedView(this, CUmemLocation_st, 8, 8, 'location'));
   }
+  /** Writes `location` into the struct's bytes. */
   set location(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.location, v, CUmemLocation_st, 'CUmemPoolProps_st.location');
   }
-  /** Windows-specific LPSECURITYATTRIBUTES required when::CU_MEM_HANDLE_TYPE_WIN32 is specified. This security attribute defines the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
+  /** Windows-specific LPSECURITYATTRIBUTES required when CU_MEM_HANDLE_TYPE_WIN32 is specified. This security attribute defines the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
   get win32SecurityAttributes(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `win32SecurityAttributes` into the struct's bytes. */
   set win32SecurityAttributes(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'CUmemPoolProps_st.win32SecurityAttributes', 'win32SecurityAttributes');
   }
@@ -5737,6 +6793,7 @@ export class CUmemPoolProps_st extends CStruct {
   get maxSize(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `maxSize` into the struct's bytes. */
   set maxSize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUmemPoolProps_st.maxSize');
   }
@@ -5744,6 +6801,7 @@ export class CUmemPoolProps_st extends CStruct {
   get usage(): number {
     return this._dv.getUint16(this._o + 32, true);
   }
+  /** Writes `usage` into the struct's bytes. */
   set usage(v: number) {
     W.u16(this._dv, this._o + 32, v, 'CUmemPoolProps_st.usage');
   }
@@ -5751,24 +6809,33 @@ export class CUmemPoolProps_st extends CStruct {
   get reserved(): Uint8Array {
     return this._u8.slice(34, 88);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 34, 54, v, 'CUmemPoolProps_st.reserved');
   }
 }
 /** Fields accepted by `new CUmemPoolProps_st({...})`. */
 export interface CUmemPoolProps_stInit {
+  /** Allocation type. Currently must be specified as CU_MEM_ALLOCATION_TYPE_PINNED */
   allocType?: E.CUmemAllocationType;
+  /** Handle types that will be supported by allocations from the pool. */
   handleTypes?: E.CUmemAllocationHandleType;
+  /** Location where allocations should reside. */
   location?: CUmemLocation_st | CUmemLocation_stInit;
+  /** Windows-specific LPSECURITYATTRIBUTES required when CU_MEM_HANDLE_TYPE_WIN32 is specified. This security attribute defines the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
   win32SecurityAttributes?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Maximum pool size. When set to 0, defaults to a system dependent value. */
   maxSize?: number | bigint;
+  /** Bitmask indicating intended usage for the pool. */
   usage?: number;
+  /** reserved for future use, must be 0 */
   reserved?: Uint8Array | number[];
 }
 
 /** Opaque data for exporting a pool allocation */
 // struct CUmemPoolPtrExportData_st — cuda.h:4516
 export class CUmemPoolPtrExportData_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemPoolPtrExportData_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}});
   }
@@ -5785,21 +6852,25 @@ export class CUmemPoolPtrExportData_st extends CStruct {
     super(64, mem, dv);
     this._init(init, CUmemPoolPtrExportData_st.keys);
   }
+  /** `unsigned char reserved[64]`, of `struct CUmemPoolPtrExportData_st` (no description in the header). */
   get reserved(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'CUmemPoolPtrExportData_st.reserved');
   }
 }
 /** Fields accepted by `new CUmemPoolPtrExportData_st({...})`. */
 export interface CUmemPoolPtrExportData_stInit {
+  /** `unsigned char reserved[64]`, of `struct CUmemPoolPtrExportData_st` (no description in the header). */
   reserved?: Uint8Array | number[];
 }
 
-/** Attributes specific to copies within a batch. For more details on usage see::cuMemcpyBatchAsync. */
+/** Attributes specific to copies within a batch. For more details on usage see cuMemcpyBatchAsync. */
 // struct CUmemcpyAttributes_st — cuda.h:4574
 export class CUmemcpyAttributes_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemcpyAttributes_st","path":"","size":24,"align":4,"union":false,"fields":{"srcAccessOrder":{"offset":0,"size":4},"srcLocHint":{"offset":4,"size":8},"dstLocHint":{"offset":12,"size":8},"flags":{"offset":20,"size":4}}});
   }
@@ -5820,6 +6891,7 @@ export class CUmemcpyAttributes_st extends CStruct {
   get srcAccessOrder(): E.CUmemcpySrcAccessOrder {
     return this._dv.getInt32(this._o + 0, true) as E.CUmemcpySrcAccessOrder;
   }
+  /** Writes `srcAccessOrder` into the struct's bytes. */
   set srcAccessOrder(v: E.CUmemcpySrcAccessOrder) {
     W.i32(this._dv, this._o + 0, v, 'CUmemcpyAttributes_st.srcAccessOrder');
   }
@@ -5828,6 +6900,7 @@ export class CUmemcpyAttributes_st extends CStruct {
   get srcLocHint(): CUmemLocation_st {
     return (this._n_srcLocHint ??= nestedView(this, CUmemLocation_st, 4, 8, 'srcLocHint'));
   }
+  /** Writes `srcLocHint` into the struct's bytes. */
   set srcLocHint(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.srcLocHint, v, CUmemLocation_st, 'CUmemcpyAttributes_st.srcLocHint');
   }
@@ -5836,28 +6909,35 @@ export class CUmemcpyAttributes_st extends CStruct {
   get dstLocHint(): CUmemLocation_st {
     return (this._n_dstLocHint ??= nestedView(this, CUmemLocation_st, 12, 8, 'dstLocHint'));
   }
+  /** Writes `dstLocHint` into the struct's bytes. */
   set dstLocHint(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.dstLocHint, v, CUmemLocation_st, 'CUmemcpyAttributes_st.dstLocHint');
   }
-  /** Additional flags for copies with this attribute. See::CUmemcpyFlags */
+  /** Additional flags for copies with this attribute. See CUmemcpyFlags */
   get flags(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 20, v, 'CUmemcpyAttributes_st.flags');
   }
 }
 /** Fields accepted by `new CUmemcpyAttributes_st({...})`. */
 export interface CUmemcpyAttributes_stInit {
+  /** Source access ordering to be observed for copies with this attribute. */
   srcAccessOrder?: E.CUmemcpySrcAccessOrder;
+  /** Hint location for the source operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   srcLocHint?: CUmemLocation_st | CUmemLocation_stInit;
+  /** Hint location for the destination operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   dstLocHint?: CUmemLocation_st | CUmemLocation_stInit;
+  /** Additional flags for copies with this attribute. See CUmemcpyFlags */
   flags?: number;
 }
 
 /** Struct representing offset into a CUarray in elements */
 // struct CUoffset3D_st — cuda.h:4594
 export class CUoffset3D_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUoffset3D_st","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}});
   }
@@ -5874,35 +6954,45 @@ export class CUoffset3D_st extends CStruct {
     super(24, mem, dv);
     this._init(init, CUoffset3D_st.keys);
   }
+  /** `size_t x`, of `struct CUoffset3D_st` (no description in the header). */
   get x(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUoffset3D_st.x');
   }
+  /** `size_t y`, of `struct CUoffset3D_st` (no description in the header). */
   get y(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUoffset3D_st.y');
   }
+  /** `size_t z`, of `struct CUoffset3D_st` (no description in the header). */
   get z(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUoffset3D_st.z');
   }
 }
 /** Fields accepted by `new CUoffset3D_st({...})`. */
 export interface CUoffset3D_stInit {
+  /** `size_t x`, of `struct CUoffset3D_st` (no description in the header). */
   x?: number | bigint;
+  /** `size_t y`, of `struct CUoffset3D_st` (no description in the header). */
   y?: number | bigint;
+  /** `size_t z`, of `struct CUoffset3D_st` (no description in the header). */
   z?: number | bigint;
 }
 
 /** Struct representing width/height/depth of a CUarray in elements */
 // struct CUextent3D_st — cuda.h:4604
 export class CUextent3D_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUextent3D_st","path":"","size":24,"align":8,"union":false,"fields":{"width":{"offset":0,"size":8},"height":{"offset":8,"size":8},"depth":{"offset":16,"size":8}}});
   }
@@ -5919,35 +7009,45 @@ export class CUextent3D_st extends CStruct {
     super(24, mem, dv);
     this._init(init, CUextent3D_st.keys);
   }
+  /** `size_t width`, of `struct CUextent3D_st` (no description in the header). */
   get width(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUextent3D_st.width');
   }
+  /** `size_t height`, of `struct CUextent3D_st` (no description in the header). */
   get height(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUextent3D_st.height');
   }
+  /** `size_t depth`, of `struct CUextent3D_st` (no description in the header). */
   get depth(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `depth` into the struct's bytes. */
   set depth(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUextent3D_st.depth');
   }
 }
 /** Fields accepted by `new CUextent3D_st({...})`. */
 export interface CUextent3D_stInit {
+  /** `size_t width`, of `struct CUextent3D_st` (no description in the header). */
   width?: number | bigint;
+  /** `size_t height`, of `struct CUextent3D_st` (no description in the header). */
   height?: number | bigint;
+  /** `size_t depth`, of `struct CUextent3D_st` (no description in the header). */
   depth?: number | bigint;
 }
 
-/** Struct representing an operand for copy with::cuMemcpy3DBatchAsync */
+/** Struct representing an operand for copy with cuMemcpy3DBatchAsync */
 // struct CUmemcpy3DOperand_st — cuda.h:4614
 export class CUmemcpy3DOperand_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemcpy3DOperand_st","path":"","size":40,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"op":{"offset":8,"size":32}}});
   }
@@ -5964,29 +7064,36 @@ export class CUmemcpy3DOperand_st extends CStruct {
     super(40, mem, dv);
     this._init(init, CUmemcpy3DOperand_st.keys);
   }
+  /** `CUmemcpy3DOperandType type`, of `struct CUmemcpy3DOperand_st` (no description in the header). */
   get type(): E.CUmemcpy3DOperandType {
     return this._dv.getInt32(this._o + 0, true) as E.CUmemcpy3DOperandType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUmemcpy3DOperandType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemcpy3DOperand_st.type');
   }
   private _n_op?: CUmemcpy3DOperand_st_op;
+  /** `union CUmemcpy3DOperand_st_op op`, of `struct CUmemcpy3DOperand_st` (no description in the header). */
   get op(): CUmemcpy3DOperand_st_op {
     return (this._n_op ??= nestedView(this, CUmemcpy3DOperand_st_op, 8, 32, 'op'));
   }
+  /** Writes `op` into the struct's bytes. */
   set op(v: CUmemcpy3DOperand_st_op | CUmemcpy3DOperand_st_opInit) {
     setNested(this.op, v, CUmemcpy3DOperand_st_op, 'CUmemcpy3DOperand_st.op');
   }
 }
 /** Fields accepted by `new CUmemcpy3DOperand_st({...})`. */
 export interface CUmemcpy3DOperand_stInit {
+  /** `CUmemcpy3DOperandType type`, of `struct CUmemcpy3DOperand_st` (no description in the header). */
   type?: E.CUmemcpy3DOperandType;
+  /** `union CUmemcpy3DOperand_st_op op`, of `struct CUmemcpy3DOperand_st` (no description in the header). */
   op?: CUmemcpy3DOperand_st_op | CUmemcpy3DOperand_st_opInit;
 }
 
 /** union op in struct CUmemcpy3DOperand_st */
 // member op of struct CUmemcpy3DOperand_st — cuda.h:4616
 export class CUmemcpy3DOperand_st_op extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemcpy3DOperand_st","path":"op","size":32,"align":8,"union":true,"fields":{"ptr":{"offset":0,"size":32},"array":{"offset":0,"size":32}}});
   }
@@ -6004,29 +7111,36 @@ export class CUmemcpy3DOperand_st_op extends CStruct {
     this._init(init, CUmemcpy3DOperand_st_op.keys);
   }
   private _n_ptr?: CUmemcpy3DOperand_st_op_ptr;
+  /** `struct CUmemcpy3DOperand_st_op_ptr ptr`, of `union op in struct CUmemcpy3DOperand_st` (no description in the header). */
   get ptr(): CUmemcpy3DOperand_st_op_ptr {
     return (this._n_ptr ??= nestedView(this, CUmemcpy3DOperand_st_op_ptr, 0, 32, 'ptr'));
   }
+  /** Writes `ptr` into the struct's bytes. */
   set ptr(v: CUmemcpy3DOperand_st_op_ptr | CUmemcpy3DOperand_st_op_ptrInit) {
     setNested(this.ptr, v, CUmemcpy3DOperand_st_op_ptr, 'CUmemcpy3DOperand_st_op.ptr');
   }
   private _n_array?: CUmemcpy3DOperand_st_op_array;
+  /** `struct CUmemcpy3DOperand_st_op_array array`, of `union op in struct CUmemcpy3DOperand_st` (no description in the header). */
   get array(): CUmemcpy3DOperand_st_op_array {
     return (this._n_array ??= nestedView(this, CUmemcpy3DOperand_st_op_array, 0, 32, 'array'));
   }
+  /** Writes `array` into the struct's bytes. */
   set array(v: CUmemcpy3DOperand_st_op_array | CUmemcpy3DOperand_st_op_arrayInit) {
     setNested(this.array, v, CUmemcpy3DOperand_st_op_array, 'CUmemcpy3DOperand_st_op.array');
   }
 }
 /** Fields accepted by `new CUmemcpy3DOperand_st_op({...})`. */
 export interface CUmemcpy3DOperand_st_opInit {
+  /** `struct CUmemcpy3DOperand_st_op_ptr ptr`, of `union op in struct CUmemcpy3DOperand_st` (no description in the header). */
   ptr?: CUmemcpy3DOperand_st_op_ptr | CUmemcpy3DOperand_st_op_ptrInit;
+  /** `struct CUmemcpy3DOperand_st_op_array array`, of `union op in struct CUmemcpy3DOperand_st` (no description in the header). */
   array?: CUmemcpy3DOperand_st_op_array | CUmemcpy3DOperand_st_op_arrayInit;
 }
 
-/** Struct representing an operand when::CUmemcpy3DOperand::type is::CU_MEMCPY_OPERAND_TYPE_POINTER */
+/** Struct representing an operand when CUmemcpy3DOperand.type is CU_MEMCPY_OPERAND_TYPE_POINTER */
 // member op.ptr of struct CUmemcpy3DOperand_st — cuda.h:4620
 export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemcpy3DOperand_st","path":"op.ptr","size":32,"align":8,"union":false,"fields":{"ptr":{"offset":0,"size":8},"rowLength":{"offset":8,"size":8},"layerHeight":{"offset":16,"size":8},"locHint":{"offset":24,"size":8}}});
   }
@@ -6043,9 +7157,11 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
     super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op_ptr.keys);
   }
+  /** `CUdeviceptr ptr`, of `struct op.ptr in struct CUmemcpy3DOperand_st` (no description in the header). */
   get ptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `ptr` into the struct's bytes. */
   set ptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUmemcpy3DOperand_st_op_ptr.ptr');
   }
@@ -6053,6 +7169,7 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
   get rowLength(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `rowLength` into the struct's bytes. */
   set rowLength(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUmemcpy3DOperand_st_op_ptr.rowLength');
   }
@@ -6060,6 +7177,7 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
   get layerHeight(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `layerHeight` into the struct's bytes. */
   set layerHeight(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUmemcpy3DOperand_st_op_ptr.layerHeight');
   }
@@ -6068,21 +7186,27 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
   get locHint(): CUmemLocation_st {
     return (this._n_locHint ??= nestedView(this, CUmemLocation_st, 24, 8, 'locHint'));
   }
+  /** Writes `locHint` into the struct's bytes. */
   set locHint(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.locHint, v, CUmemLocation_st, 'CUmemcpy3DOperand_st_op_ptr.locHint');
   }
 }
 /** Fields accepted by `new CUmemcpy3DOperand_st_op_ptr({...})`. */
 export interface CUmemcpy3DOperand_st_op_ptrInit {
+  /** `CUdeviceptr ptr`, of `struct op.ptr in struct CUmemcpy3DOperand_st` (no description in the header). */
   ptr?: DevicePointer | number;
+  /** Length of each row in elements. */
   rowLength?: number | bigint;
+  /** Height of each layer in elements. */
   layerHeight?: number | bigint;
+  /** Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   locHint?: CUmemLocation_st | CUmemLocation_stInit;
 }
 
-/** Struct representing an operand when::CUmemcpy3DOperand::type is::CU_MEMCPY_OPERAND_TYPE_ARRAY */
+/** Struct representing an operand when CUmemcpy3DOperand.type is CU_MEMCPY_OPERAND_TYPE_ARRAY */
 // member op.array of struct CUmemcpy3DOperand_st — cuda.h:4630
 export class CUmemcpy3DOperand_st_op_array extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemcpy3DOperand_st","path":"op.array","size":32,"align":8,"union":false,"fields":{"array":{"offset":0,"size":8},"offset":{"offset":8,"size":24}}});
   }
@@ -6099,29 +7223,36 @@ export class CUmemcpy3DOperand_st_op_array extends CStruct {
     super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op_array.keys);
   }
+  /** `CUarray array`, of `struct op.array in struct CUmemcpy3DOperand_st` (no description in the header). */
   get array(): H.CUarray {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUarray;
   }
+  /** Writes `array` into the struct's bytes. */
   set array(v: H.CUarray | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUmemcpy3DOperand_st_op_array.array');
   }
   private _n_offset?: CUoffset3D_st;
+  /** `CUoffset3D offset`, of `struct op.array in struct CUmemcpy3DOperand_st` (no description in the header). */
   get offset(): CUoffset3D_st {
     return (this._n_offset ??= nestedView(this, CUoffset3D_st, 8, 24, 'offset'));
   }
+  /** Writes `offset` into the struct's bytes. */
   set offset(v: CUoffset3D_st | CUoffset3D_stInit) {
     setNested(this.offset, v, CUoffset3D_st, 'CUmemcpy3DOperand_st_op_array.offset');
   }
 }
 /** Fields accepted by `new CUmemcpy3DOperand_st_op_array({...})`. */
 export interface CUmemcpy3DOperand_st_op_arrayInit {
+  /** `CUarray array`, of `struct op.array in struct CUmemcpy3DOperand_st` (no description in the header). */
   array?: H.CUarray | null;
+  /** `CUoffset3D offset`, of `struct op.array in struct CUmemcpy3DOperand_st` (no description in the header). */
   offset?: CUoffset3D_st | CUoffset3D_stInit;
 }
 
 /** struct CUDA_MEMCPY3D_BATCH_OP_st */
 // struct CUDA_MEMCPY3D_BATCH_OP_st — cuda.h:4638
 export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEMCPY3D_BATCH_OP_st","path":"","size":112,"align":8,"union":false,"fields":{"src":{"offset":0,"size":40},"dst":{"offset":40,"size":40},"extent":{"offset":80,"size":24},"srcAccessOrder":{"offset":104,"size":4},"flags":{"offset":108,"size":4}}});
   }
@@ -6143,6 +7274,7 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   get src(): CUmemcpy3DOperand_st {
     return (this._n_src ??= nestedView(this, CUmemcpy3DOperand_st, 0, 40, 'src'));
   }
+  /** Writes `src` into the struct's bytes. */
   set src(v: CUmemcpy3DOperand_st | CUmemcpy3DOperand_stInit) {
     setNested(this.src, v, CUmemcpy3DOperand_st, 'CUDA_MEMCPY3D_BATCH_OP_st.src');
   }
@@ -6151,6 +7283,7 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   get dst(): CUmemcpy3DOperand_st {
     return (this._n_dst ??= nestedView(this, CUmemcpy3DOperand_st, 40, 40, 'dst'));
   }
+  /** Writes `dst` into the struct's bytes. */
   set dst(v: CUmemcpy3DOperand_st | CUmemcpy3DOperand_stInit) {
     setNested(this.dst, v, CUmemcpy3DOperand_st, 'CUDA_MEMCPY3D_BATCH_OP_st.dst');
   }
@@ -6159,6 +7292,7 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   get extent(): CUextent3D_st {
     return (this._n_extent ??= nestedView(this, CUextent3D_st, 80, 24, 'extent'));
   }
+  /** Writes `extent` into the struct's bytes. */
   set extent(v: CUextent3D_st | CUextent3D_stInit) {
     setNested(this.extent, v, CUextent3D_st, 'CUDA_MEMCPY3D_BATCH_OP_st.extent');
   }
@@ -6166,29 +7300,37 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   get srcAccessOrder(): E.CUmemcpySrcAccessOrder {
     return this._dv.getInt32(this._o + 104, true) as E.CUmemcpySrcAccessOrder;
   }
+  /** Writes `srcAccessOrder` into the struct's bytes. */
   set srcAccessOrder(v: E.CUmemcpySrcAccessOrder) {
     W.i32(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_BATCH_OP_st.srcAccessOrder');
   }
-  /** Additional flags for copies with this attribute. See::CUmemcpyFlags */
+  /** Additional flags for copies with this attribute. See CUmemcpyFlags */
   get flags(): number {
     return this._dv.getUint32(this._o + 108, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 108, v, 'CUDA_MEMCPY3D_BATCH_OP_st.flags');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY3D_BATCH_OP_st({...})`. */
 export interface CUDA_MEMCPY3D_BATCH_OP_stInit {
+  /** Source memcpy operand. */
   src?: CUmemcpy3DOperand_st | CUmemcpy3DOperand_stInit;
+  /** Destination memcpy operand. */
   dst?: CUmemcpy3DOperand_st | CUmemcpy3DOperand_stInit;
+  /** Extents of the memcpy between src and dst. The width, height and depth components must not be 0. */
   extent?: CUextent3D_st | CUextent3D_stInit;
+  /** Source access ordering to be observed for copy from src to dst. */
   srcAccessOrder?: E.CUmemcpySrcAccessOrder;
+  /** Additional flags for copies with this attribute. See CUmemcpyFlags */
   flags?: number;
 }
 
 /** Memory allocation node parameters */
 // struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st — cuda.h:4650
 export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st","path":"","size":120,"align":8,"union":false,"fields":{"poolProps":{"offset":0,"size":88},"accessDescs":{"offset":88,"size":8},"accessDescCount":{"offset":96,"size":8},"bytesize":{"offset":104,"size":8},"dptr":{"offset":112,"size":8}}});
   }
@@ -6206,10 +7348,11 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.keys);
   }
   private _n_poolProps?: CUmemPoolProps_st;
-  /** in: location where the allocation should reside (specified in::location).::handleTypes must be::CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
+  /** in: location where the allocation should reside (specified in location). handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
   get poolProps(): CUmemPoolProps_st {
     return (this._n_poolProps ??= nestedView(this, CUmemPoolProps_st, 0, 88, 'poolProps'));
   }
+  /** Writes `poolProps` into the struct's bytes. */
   set poolProps(v: CUmemPoolProps_st | CUmemPoolProps_stInit) {
     setNested(this.poolProps, v, CUmemPoolProps_st, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.poolProps');
   }
@@ -6217,6 +7360,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   get accessDescs(): bigint {
     return this._dv.getBigUint64(this._o + 88, true);
   }
+  /** Writes `accessDescs` into the struct's bytes. */
   set accessDescs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null) {
     setPointerArray(this, 88, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.accessDescs', 'accessDescs', 12, (dv, at, x, n) => packStruct(dv, at, x, CUmemAccessDesc_st, n));
   }
@@ -6224,6 +7368,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   get accessDescCount(): number {
     return readSize(this._dv, this._o + 96);
   }
+  /** Writes `accessDescCount` into the struct's bytes. */
   set accessDescCount(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.accessDescCount');
   }
@@ -6231,6 +7376,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   get bytesize(): number {
     return readSize(this._dv, this._o + 104);
   }
+  /** Writes `bytesize` into the struct's bytes. */
   set bytesize(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.bytesize');
   }
@@ -6238,22 +7384,29 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 112, true);
   }
+  /** Writes `dptr` into the struct's bytes. */
   set dptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.dptr');
   }
 }
 /** Fields accepted by `new CUDA_MEM_ALLOC_NODE_PARAMS_v1_st({...})`. */
 export interface CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit {
+  /** in: location where the allocation should reside (specified in location). handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
   poolProps?: CUmemPoolProps_st | CUmemPoolProps_stInit;
+  /** in: array of memory access descriptors. Used to describe peer GPU access */
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null;
+  /** in: number of memory access descriptors. Must not exceed the number of GPUs. */
   accessDescCount?: number | bigint;
+  /** in: size in bytes of the requested allocation */
   bytesize?: number | bigint;
+  /** out: address of the allocation returned by CUDA */
   dptr?: DevicePointer | number;
 }
 
 /** Memory allocation node parameters */
 // struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st — cuda.h:4666
 export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st","path":"","size":120,"align":8,"union":false,"fields":{"poolProps":{"offset":0,"size":88},"accessDescs":{"offset":88,"size":8},"accessDescCount":{"offset":96,"size":8},"bytesize":{"offset":104,"size":8},"dptr":{"offset":112,"size":8}}});
   }
@@ -6271,10 +7424,11 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.keys);
   }
   private _n_poolProps?: CUmemPoolProps_st;
-  /** in: location where the allocation should reside (specified in::location).::handleTypes must be::CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
+  /** in: location where the allocation should reside (specified in location). handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
   get poolProps(): CUmemPoolProps_st {
     return (this._n_poolProps ??= nestedView(this, CUmemPoolProps_st, 0, 88, 'poolProps'));
   }
+  /** Writes `poolProps` into the struct's bytes. */
   set poolProps(v: CUmemPoolProps_st | CUmemPoolProps_stInit) {
     setNested(this.poolProps, v, CUmemPoolProps_st, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.poolProps');
   }
@@ -6282,6 +7436,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   get accessDescs(): bigint {
     return this._dv.getBigUint64(this._o + 88, true);
   }
+  /** Writes `accessDescs` into the struct's bytes. */
   set accessDescs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null) {
     setPointerArray(this, 88, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.accessDescs', 'accessDescs', 12, (dv, at, x, n) => packStruct(dv, at, x, CUmemAccessDesc_st, n));
   }
@@ -6289,6 +7444,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   get accessDescCount(): number {
     return readSize(this._dv, this._o + 96);
   }
+  /** Writes `accessDescCount` into the struct's bytes. */
   set accessDescCount(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.accessDescCount');
   }
@@ -6296,6 +7452,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   get bytesize(): number {
     return readSize(this._dv, this._o + 104);
   }
+  /** Writes `bytesize` into the struct's bytes. */
   set bytesize(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.bytesize');
   }
@@ -6303,22 +7460,29 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 112, true);
   }
+  /** Writes `dptr` into the struct's bytes. */
   set dptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.dptr');
   }
 }
 /** Fields accepted by `new CUDA_MEM_ALLOC_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit {
+  /** in: location where the allocation should reside (specified in location). handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
   poolProps?: CUmemPoolProps_st | CUmemPoolProps_stInit;
+  /** in: array of memory access descriptors. Used to describe peer GPU access */
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null;
+  /** in: number of memory access descriptors. Must not exceed the number of GPUs. */
   accessDescCount?: number | bigint;
+  /** in: size in bytes of the requested allocation */
   bytesize?: number | bigint;
+  /** out: address of the allocation returned by CUDA */
   dptr?: DevicePointer | number;
 }
 
 /** Memory free node parameters */
 // struct CUDA_MEM_FREE_NODE_PARAMS_st — cuda.h:4681
 export class CUDA_MEM_FREE_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_MEM_FREE_NODE_PARAMS_st","path":"","size":8,"align":8,"union":false,"fields":{"dptr":{"offset":0,"size":8}}});
   }
@@ -6339,18 +7503,21 @@ export class CUDA_MEM_FREE_NODE_PARAMS_st extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `dptr` into the struct's bytes. */
   set dptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_MEM_FREE_NODE_PARAMS_st.dptr');
   }
 }
 /** Fields accepted by `new CUDA_MEM_FREE_NODE_PARAMS_st({...})`. */
 export interface CUDA_MEM_FREE_NODE_PARAMS_stInit {
+  /** in: the pointer to free */
   dptr?: DevicePointer | number;
 }
 
 /** Child graph node parameters */
 // struct CUDA_CHILD_GRAPH_NODE_PARAMS_st — cuda.h:4735
 export class CUDA_CHILD_GRAPH_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_CHILD_GRAPH_NODE_PARAMS_st","path":"","size":16,"align":8,"union":false,"fields":{"graph":{"offset":0,"size":8},"ownership":{"offset":8,"size":4}}});
   }
@@ -6371,6 +7538,7 @@ export class CUDA_CHILD_GRAPH_NODE_PARAMS_st extends CStruct {
   get graph(): H.CUgraph {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUgraph;
   }
+  /** Writes `graph` into the struct's bytes. */
   set graph(v: H.CUgraph | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_CHILD_GRAPH_NODE_PARAMS_st.graph');
   }
@@ -6378,19 +7546,23 @@ export class CUDA_CHILD_GRAPH_NODE_PARAMS_st extends CStruct {
   get ownership(): E.CUgraphChildGraphNodeOwnership {
     return this._dv.getInt32(this._o + 8, true) as E.CUgraphChildGraphNodeOwnership;
   }
+  /** Writes `ownership` into the struct's bytes. */
   set ownership(v: E.CUgraphChildGraphNodeOwnership) {
     W.i32(this._dv, this._o + 8, v, 'CUDA_CHILD_GRAPH_NODE_PARAMS_st.ownership');
   }
 }
 /** Fields accepted by `new CUDA_CHILD_GRAPH_NODE_PARAMS_st({...})`. */
 export interface CUDA_CHILD_GRAPH_NODE_PARAMS_stInit {
+  /** The child graph to clone into the node for node creation, or a handle to the graph owned by the node for node query. The graph must not contain conditional nodes. Graphs containing memory allocation or memory free nodes must set the ownership to be moved to the parent. */
   graph?: H.CUgraph | null;
+  /** The ownership relationship of the child graph node. */
   ownership?: E.CUgraphChildGraphNodeOwnership;
 }
 
 /** Event record node parameters */
 // struct CUDA_EVENT_RECORD_NODE_PARAMS_st — cuda.h:4748
 export class CUDA_EVENT_RECORD_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EVENT_RECORD_NODE_PARAMS_st","path":"","size":8,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8}}});
   }
@@ -6411,18 +7583,21 @@ export class CUDA_EVENT_RECORD_NODE_PARAMS_st extends CStruct {
   get event(): H.CUevent {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUevent;
   }
+  /** Writes `event` into the struct's bytes. */
   set event(v: H.CUevent | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_EVENT_RECORD_NODE_PARAMS_st.event');
   }
 }
 /** Fields accepted by `new CUDA_EVENT_RECORD_NODE_PARAMS_st({...})`. */
 export interface CUDA_EVENT_RECORD_NODE_PARAMS_stInit {
+  /** The event to record when the node executes */
   event?: H.CUevent | null;
 }
 
 /** Event wait node parameters */
 // struct CUDA_EVENT_WAIT_NODE_PARAMS_st — cuda.h:4755
 export class CUDA_EVENT_WAIT_NODE_PARAMS_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUDA_EVENT_WAIT_NODE_PARAMS_st","path":"","size":8,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8}}});
   }
@@ -6443,18 +7618,21 @@ export class CUDA_EVENT_WAIT_NODE_PARAMS_st extends CStruct {
   get event(): H.CUevent {
     return this._dv.getBigUint64(this._o + 0, true) as H.CUevent;
   }
+  /** Writes `event` into the struct's bytes. */
   set event(v: H.CUevent | null) {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_EVENT_WAIT_NODE_PARAMS_st.event');
   }
 }
 /** Fields accepted by `new CUDA_EVENT_WAIT_NODE_PARAMS_st({...})`. */
 export interface CUDA_EVENT_WAIT_NODE_PARAMS_stInit {
+  /** The event to wait on from the node */
   event?: H.CUevent | null;
 }
 
-/** Graph node parameters. See::cuGraphAddNode. */
+/** Graph node parameters. See cuGraphAddNode. */
 // struct CUgraphNodeParams_st — cuda.h:4762
 export class CUgraphNodeParams_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUgraphNodeParams_st","path":"","size":256,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"reserved0":{"offset":4,"size":12},"reserved1":{"offset":16,"size":232},"kernel":{"offset":16,"size":72},"memcpy":{"offset":16,"size":216},"memset":{"offset":16,"size":48},"host":{"offset":16,"size":16},"graph":{"offset":16,"size":16},"eventWait":{"offset":16,"size":8},"eventRecord":{"offset":16,"size":8},"extSemSignal":{"offset":16,"size":24},"extSemWait":{"offset":16,"size":24},"alloc":{"offset":16,"size":120},"free":{"offset":16,"size":8},"memOp":{"offset":16,"size":32},"conditional":{"offset":16,"size":32},"reserved2":{"offset":248,"size":8}}});
   }
@@ -6475,6 +7653,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get type(): E.CUgraphNodeType {
     return this._dv.getInt32(this._o + 0, true) as E.CUgraphNodeType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUgraphNodeType) {
     W.i32(this._dv, this._o + 0, v, 'CUgraphNodeParams_st.type');
   }
@@ -6482,6 +7661,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get reserved0(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 4 + i * 4, true));
   }
+  /** Writes `reserved0` into the struct's bytes. */
   set reserved0(v: (number)[]) {
     setArray(this, 3, v, 'CUgraphNodeParams_st.reserved0', (i, x, n) => W.i32(this._dv, this._o + 4 + i * 4, x, n));
   }
@@ -6489,6 +7669,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get reserved1(): bigint[] {
     return Array.from({ length: 29 }, (_, i) => this._dv.getBigInt64(this._o + 16 + i * 8, true));
   }
+  /** Writes `reserved1` into the struct's bytes. */
   set reserved1(v: (bigint | number)[]) {
     setArray(this, 29, v, 'CUgraphNodeParams_st.reserved1', (i, x, n) => W.i64(this._dv, this._o + 16 + i * 8, x, n));
   }
@@ -6497,6 +7678,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get kernel(): CUDA_KERNEL_NODE_PARAMS_v3_st {
     return (this._n_kernel ??= nestedView(this, CUDA_KERNEL_NODE_PARAMS_v3_st, 16, 72, 'kernel'));
   }
+  /** Writes `kernel` into the struct's bytes. */
   set kernel(v: CUDA_KERNEL_NODE_PARAMS_v3_st | CUDA_KERNEL_NODE_PARAMS_v3_stInit) {
     setNested(this.kernel, v, CUDA_KERNEL_NODE_PARAMS_v3_st, 'CUgraphNodeParams_st.kernel');
   }
@@ -6505,6 +7687,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get memcpy(): CUDA_MEMCPY_NODE_PARAMS_st {
     return (this._n_memcpy ??= nestedView(this, CUDA_MEMCPY_NODE_PARAMS_st, 16, 216, 'memcpy'));
   }
+  /** Writes `memcpy` into the struct's bytes. */
   set memcpy(v: CUDA_MEMCPY_NODE_PARAMS_st | CUDA_MEMCPY_NODE_PARAMS_stInit) {
     setNested(this.memcpy, v, CUDA_MEMCPY_NODE_PARAMS_st, 'CUgraphNodeParams_st.memcpy');
   }
@@ -6513,6 +7696,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get memset(): CUDA_MEMSET_NODE_PARAMS_v2_st {
     return (this._n_memset ??= nestedView(this, CUDA_MEMSET_NODE_PARAMS_v2_st, 16, 48, 'memset'));
   }
+  /** Writes `memset` into the struct's bytes. */
   set memset(v: CUDA_MEMSET_NODE_PARAMS_v2_st | CUDA_MEMSET_NODE_PARAMS_v2_stInit) {
     setNested(this.memset, v, CUDA_MEMSET_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.memset');
   }
@@ -6521,6 +7705,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get host(): CUDA_HOST_NODE_PARAMS_v2_st {
     return (this._n_host ??= nestedView(this, CUDA_HOST_NODE_PARAMS_v2_st, 16, 16, 'host'));
   }
+  /** Writes `host` into the struct's bytes. */
   set host(v: CUDA_HOST_NODE_PARAMS_v2_st | CUDA_HOST_NODE_PARAMS_v2_stInit) {
     setNested(this.host, v, CUDA_HOST_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.host');
   }
@@ -6529,6 +7714,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get graph(): CUDA_CHILD_GRAPH_NODE_PARAMS_st {
     return (this._n_graph ??= nestedView(this, CUDA_CHILD_GRAPH_NODE_PARAMS_st, 16, 16, 'graph'));
   }
+  /** Writes `graph` into the struct's bytes. */
   set graph(v: CUDA_CHILD_GRAPH_NODE_PARAMS_st | CUDA_CHILD_GRAPH_NODE_PARAMS_stInit) {
     setNested(this.graph, v, CUDA_CHILD_GRAPH_NODE_PARAMS_st, 'CUgraphNodeParams_st.graph');
   }
@@ -6537,6 +7723,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get eventWait(): CUDA_EVENT_WAIT_NODE_PARAMS_st {
     return (this._n_eventWait ??= nestedView(this, CUDA_EVENT_WAIT_NODE_PARAMS_st, 16, 8, 'eventWait'));
   }
+  /** Writes `eventWait` into the struct's bytes. */
   set eventWait(v: CUDA_EVENT_WAIT_NODE_PARAMS_st | CUDA_EVENT_WAIT_NODE_PARAMS_stInit) {
     setNested(this.eventWait, v, CUDA_EVENT_WAIT_NODE_PARAMS_st, 'CUgraphNodeParams_st.eventWait');
   }
@@ -6545,6 +7732,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get eventRecord(): CUDA_EVENT_RECORD_NODE_PARAMS_st {
     return (this._n_eventRecord ??= nestedView(this, CUDA_EVENT_RECORD_NODE_PARAMS_st, 16, 8, 'eventRecord'));
   }
+  /** Writes `eventRecord` into the struct's bytes. */
   set eventRecord(v: CUDA_EVENT_RECORD_NODE_PARAMS_st | CUDA_EVENT_RECORD_NODE_PARAMS_stInit) {
     setNested(this.eventRecord, v, CUDA_EVENT_RECORD_NODE_PARAMS_st, 'CUgraphNodeParams_st.eventRecord');
   }
@@ -6553,6 +7741,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get extSemSignal(): CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
     return (this._n_extSemSignal ??= nestedView(this, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, 16, 24, 'extSemSignal'));
   }
+  /** Writes `extSemSignal` into the struct's bytes. */
   set extSemSignal(v: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit) {
     setNested(this.extSemSignal, v, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.extSemSignal');
   }
@@ -6561,6 +7750,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get extSemWait(): CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
     return (this._n_extSemWait ??= nestedView(this, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, 16, 24, 'extSemWait'));
   }
+  /** Writes `extSemWait` into the struct's bytes. */
   set extSemWait(v: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit) {
     setNested(this.extSemWait, v, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.extSemWait');
   }
@@ -6569,6 +7759,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get alloc(): CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
     return (this._n_alloc ??= nestedView(this, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, 16, 120, 'alloc'));
   }
+  /** Writes `alloc` into the struct's bytes. */
   set alloc(v: CUDA_MEM_ALLOC_NODE_PARAMS_v2_st | CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit) {
     setNested(this.alloc, v, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.alloc');
   }
@@ -6577,6 +7768,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get free(): CUDA_MEM_FREE_NODE_PARAMS_st {
     return (this._n_free ??= nestedView(this, CUDA_MEM_FREE_NODE_PARAMS_st, 16, 8, 'free'));
   }
+  /** Writes `free` into the struct's bytes. */
   set free(v: CUDA_MEM_FREE_NODE_PARAMS_st | CUDA_MEM_FREE_NODE_PARAMS_stInit) {
     setNested(this.free, v, CUDA_MEM_FREE_NODE_PARAMS_st, 'CUgraphNodeParams_st.free');
   }
@@ -6585,6 +7777,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get memOp(): CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
     return (this._n_memOp ??= nestedView(this, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, 16, 32, 'memOp'));
   }
+  /** Writes `memOp` into the struct's bytes. */
   set memOp(v: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit) {
     setNested(this.memOp, v, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.memOp');
   }
@@ -6593,6 +7786,7 @@ export class CUgraphNodeParams_st extends CStruct {
   get conditional(): CUDA_CONDITIONAL_NODE_PARAMS {
     return (this._n_conditional ??= nestedView(this, CUDA_CONDITIONAL_NODE_PARAMS, 16, 32, 'conditional'));
   }
+  /** Writes `conditional` into the struct's bytes. */
   set conditional(v: CUDA_CONDITIONAL_NODE_PARAMS | CUDA_CONDITIONAL_NODE_PARAMSInit) {
     setNested(this.conditional, v, CUDA_CONDITIONAL_NODE_PARAMS, 'CUgraphNodeParams_st.conditional');
   }
@@ -6600,34 +7794,53 @@ export class CUgraphNodeParams_st extends CStruct {
   get reserved2(): bigint {
     return this._dv.getBigInt64(this._o + 248, true);
   }
+  /** Writes `reserved2` into the struct's bytes. */
   set reserved2(v: bigint | number) {
     W.i64(this._dv, this._o + 248, v, 'CUgraphNodeParams_st.reserved2');
   }
 }
 /** Fields accepted by `new CUgraphNodeParams_st({...})`. */
 export interface CUgraphNodeParams_stInit {
+  /** Type of the node */
   type?: E.CUgraphNodeType;
+  /** Reserved. Must be zero. */
   reserved0?: (number)[];
+  /** Padding. Unused bytes must be zero. */
   reserved1?: (bigint | number)[];
+  /** Kernel node parameters. */
   kernel?: CUDA_KERNEL_NODE_PARAMS_v3_st | CUDA_KERNEL_NODE_PARAMS_v3_stInit;
+  /** Memcpy node parameters. */
   memcpy?: CUDA_MEMCPY_NODE_PARAMS_st | CUDA_MEMCPY_NODE_PARAMS_stInit;
+  /** Memset node parameters. */
   memset?: CUDA_MEMSET_NODE_PARAMS_v2_st | CUDA_MEMSET_NODE_PARAMS_v2_stInit;
+  /** Host node parameters. */
   host?: CUDA_HOST_NODE_PARAMS_v2_st | CUDA_HOST_NODE_PARAMS_v2_stInit;
+  /** Child graph node parameters. */
   graph?: CUDA_CHILD_GRAPH_NODE_PARAMS_st | CUDA_CHILD_GRAPH_NODE_PARAMS_stInit;
+  /** Event wait node parameters. */
   eventWait?: CUDA_EVENT_WAIT_NODE_PARAMS_st | CUDA_EVENT_WAIT_NODE_PARAMS_stInit;
+  /** Event record node parameters. */
   eventRecord?: CUDA_EVENT_RECORD_NODE_PARAMS_st | CUDA_EVENT_RECORD_NODE_PARAMS_stInit;
+  /** External semaphore signal node parameters. */
   extSemSignal?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit;
+  /** External semaphore wait node parameters. */
   extSemWait?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit;
+  /** Memory allocation node parameters. */
   alloc?: CUDA_MEM_ALLOC_NODE_PARAMS_v2_st | CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit;
+  /** Memory free node parameters. */
   free?: CUDA_MEM_FREE_NODE_PARAMS_st | CUDA_MEM_FREE_NODE_PARAMS_stInit;
+  /** MemOp node parameters. */
   memOp?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit;
+  /** Conditional node parameters. */
   conditional?: CUDA_CONDITIONAL_NODE_PARAMS | CUDA_CONDITIONAL_NODE_PARAMSInit;
+  /** Reserved bytes. Must be zero. */
   reserved2?: bigint | number;
 }
 
 /** CUDA checkpoint optional lock arguments */
 // struct CUcheckpointLockArgs_st — cuda.h:5066
 export class CUcheckpointLockArgs_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUcheckpointLockArgs_st","path":"","size":64,"align":8,"union":false,"fields":{"timeoutMs":{"offset":0,"size":4},"reserved0":{"offset":4,"size":4},"reserved1":{"offset":8,"size":56}}});
   }
@@ -6648,6 +7861,7 @@ export class CUcheckpointLockArgs_st extends CStruct {
   get timeoutMs(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `timeoutMs` into the struct's bytes. */
   set timeoutMs(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUcheckpointLockArgs_st.timeoutMs');
   }
@@ -6655,6 +7869,7 @@ export class CUcheckpointLockArgs_st extends CStruct {
   get reserved0(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `reserved0` into the struct's bytes. */
   set reserved0(v: number) {
     W.u32(this._dv, this._o + 4, v, 'CUcheckpointLockArgs_st.reserved0');
   }
@@ -6662,20 +7877,25 @@ export class CUcheckpointLockArgs_st extends CStruct {
   get reserved1(): bigint[] {
     return Array.from({ length: 7 }, (_, i) => this._dv.getBigUint64(this._o + 8 + i * 8, true));
   }
+  /** Writes `reserved1` into the struct's bytes. */
   set reserved1(v: (bigint | number)[]) {
     setArray(this, 7, v, 'CUcheckpointLockArgs_st.reserved1', (i, x, n) => W.u64(this._dv, this._o + 8 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUcheckpointLockArgs_st({...})`. */
 export interface CUcheckpointLockArgs_stInit {
+  /** Timeout in milliseconds to attempt to lock the process, 0 indicates no timeout */
   timeoutMs?: number;
+  /** Reserved for future use, must be zero */
   reserved0?: number;
+  /** Reserved for future use, must be zeroed */
   reserved1?: (bigint | number)[];
 }
 
 /** CUDA checkpoint optional checkpoint arguments */
 // struct CUcheckpointCheckpointArgs_st — cuda.h:5075
 export class CUcheckpointCheckpointArgs_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUcheckpointCheckpointArgs_st","path":"","size":64,"align":8,"union":false,"fields":{"reserved":{"offset":0,"size":64}}});
   }
@@ -6696,18 +7916,21 @@ export class CUcheckpointCheckpointArgs_st extends CStruct {
   get reserved(): bigint[] {
     return Array.from({ length: 8 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (bigint | number)[]) {
     setArray(this, 8, v, 'CUcheckpointCheckpointArgs_st.reserved', (i, x, n) => W.u64(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUcheckpointCheckpointArgs_st({...})`. */
 export interface CUcheckpointCheckpointArgs_stInit {
+  /** Reserved for future use, must be zeroed */
   reserved?: (bigint | number)[];
 }
 
 /** CUDA checkpoint GPU UUID pairs for device remapping during restore */
 // struct CUcheckpointGpuPair_st — cuda.h:5082
 export class CUcheckpointGpuPair_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUcheckpointGpuPair_st","path":"","size":32,"align":1,"union":false,"fields":{"oldUuid":{"offset":0,"size":16},"newUuid":{"offset":16,"size":16}}});
   }
@@ -6729,6 +7952,7 @@ export class CUcheckpointGpuPair_st extends CStruct {
   get oldUuid(): CUuuid_st {
     return (this._n_oldUuid ??= nestedView(this, CUuuid_st, 0, 16, 'oldUuid'));
   }
+  /** Writes `oldUuid` into the struct's bytes. */
   set oldUuid(v: CUuuid_st | CUuuid_stInit) {
     setNested(this.oldUuid, v, CUuuid_st, 'CUcheckpointGpuPair_st.oldUuid');
   }
@@ -6737,19 +7961,23 @@ export class CUcheckpointGpuPair_st extends CStruct {
   get newUuid(): CUuuid_st {
     return (this._n_newUuid ??= nestedView(this, CUuuid_st, 16, 16, 'newUuid'));
   }
+  /** Writes `newUuid` into the struct's bytes. */
   set newUuid(v: CUuuid_st | CUuuid_stInit) {
     setNested(this.newUuid, v, CUuuid_st, 'CUcheckpointGpuPair_st.newUuid');
   }
 }
 /** Fields accepted by `new CUcheckpointGpuPair_st({...})`. */
 export interface CUcheckpointGpuPair_stInit {
+  /** UUID of the GPU that was checkpointed */
   oldUuid?: CUuuid_st | CUuuid_stInit;
+  /** UUID of the GPU to restore onto */
   newUuid?: CUuuid_st | CUuuid_stInit;
 }
 
 /** CUDA checkpoint optional restore arguments */
 // struct CUcheckpointRestoreArgs_st — cuda.h:5090
 export class CUcheckpointRestoreArgs_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUcheckpointRestoreArgs_st","path":"","size":64,"align":8,"union":false,"fields":{"gpuPairs":{"offset":0,"size":8},"gpuPairsCount":{"offset":8,"size":4},"reserved":{"offset":12,"size":44},"reserved1":{"offset":56,"size":8}}});
   }
@@ -6770,6 +7998,7 @@ export class CUcheckpointRestoreArgs_st extends CStruct {
   get gpuPairs(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `gpuPairs` into the struct's bytes. */
   set gpuPairs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUcheckpointGpuPair_st | CUcheckpointGpuPair_stInit)[] | null) {
     setPointerArray(this, 0, v, 'CUcheckpointRestoreArgs_st.gpuPairs', 'gpuPairs', 32, (dv, at, x, n) => packStruct(dv, at, x, CUcheckpointGpuPair_st, n));
   }
@@ -6777,6 +8006,7 @@ export class CUcheckpointRestoreArgs_st extends CStruct {
   get gpuPairsCount(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `gpuPairsCount` into the struct's bytes. */
   set gpuPairsCount(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUcheckpointRestoreArgs_st.gpuPairsCount');
   }
@@ -6784,6 +8014,7 @@ export class CUcheckpointRestoreArgs_st extends CStruct {
   get reserved(): Uint8Array {
     return this._u8.slice(12, 56);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 12, 44, v, 'CUcheckpointRestoreArgs_st.reserved');
   }
@@ -6791,21 +8022,27 @@ export class CUcheckpointRestoreArgs_st extends CStruct {
   get reserved1(): bigint {
     return this._dv.getBigUint64(this._o + 56, true);
   }
+  /** Writes `reserved1` into the struct's bytes. */
   set reserved1(v: bigint | number) {
     W.u64(this._dv, this._o + 56, v, 'CUcheckpointRestoreArgs_st.reserved1');
   }
 }
 /** Fields accepted by `new CUcheckpointRestoreArgs_st({...})`. */
 export interface CUcheckpointRestoreArgs_stInit {
+  /** Pointer to array of gpu pairs that indicate how to remap GPUs during restore */
   gpuPairs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUcheckpointGpuPair_st | CUcheckpointGpuPair_stInit)[] | null;
+  /** Number of gpu pairs to remap */
   gpuPairsCount?: number;
+  /** Reserved for future use, must be zeroed */
   reserved?: Uint8Array | number[];
+  /** Reserved for future use, must be zeroed */
   reserved1?: bigint | number;
 }
 
 /** CUDA checkpoint optional unlock arguments */
 // struct CUcheckpointUnlockArgs_st — cuda.h:5100
 export class CUcheckpointUnlockArgs_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUcheckpointUnlockArgs_st","path":"","size":64,"align":8,"union":false,"fields":{"reserved":{"offset":0,"size":64}}});
   }
@@ -6826,18 +8063,21 @@ export class CUcheckpointUnlockArgs_st extends CStruct {
   get reserved(): bigint[] {
     return Array.from({ length: 8 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (bigint | number)[]) {
     setArray(this, 8, v, 'CUcheckpointUnlockArgs_st.reserved', (i, x, n) => W.u64(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUcheckpointUnlockArgs_st({...})`. */
 export interface CUcheckpointUnlockArgs_stInit {
+  /** Reserved for future use, must be zeroed */
   reserved?: (bigint | number)[];
 }
 
 /** Structure describing the parameters that compose a single decompression operation. */
 // struct CUmemDecompressParams_st — cuda.h:12613
 export class CUmemDecompressParams_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUmemDecompressParams_st","path":"","size":64,"align":8,"union":false,"fields":{"srcNumBytes":{"offset":0,"size":8},"dstNumBytes":{"offset":8,"size":8},"dstActBytes":{"offset":16,"size":8},"src":{"offset":24,"size":8},"dst":{"offset":32,"size":8},"algo":{"offset":40,"size":4},"padding":{"offset":44,"size":20}}});
   }
@@ -6854,38 +8094,43 @@ export class CUmemDecompressParams_st extends CStruct {
     super(64, mem, dv);
     this._init(init, CUmemDecompressParams_st.keys);
   }
-  /** The number of bytes to be read and decompressed from::CUmemDecompressParams_st.src. */
+  /** The number of bytes to be read and decompressed from CUmemDecompressParams_st.src. */
   get srcNumBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `srcNumBytes` into the struct's bytes. */
   set srcNumBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUmemDecompressParams_st.srcNumBytes');
   }
-  /** The number of bytes that the decompression operation will be expected to write to::CUmemDecompressParams_st.dst. This value is optional; if present, it may be used by the CUDA driver as a heuristic for scheduling the individual decompression operations. */
+  /** The number of bytes that the decompression operation will be expected to write to CUmemDecompressParams_st.dst. This value is optional; if present, it may be used by the CUDA driver as a heuristic for scheduling the individual decompression operations. */
   get dstNumBytes(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `dstNumBytes` into the struct's bytes. */
   set dstNumBytes(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUmemDecompressParams_st.dstNumBytes');
   }
-  /** After the decompression operation has completed, the actual number of bytes written to::CUmemDecompressParams.dst will be recorded as a 32-bit unsigned integer in the memory at this address. */
+  /** After the decompression operation has completed, the actual number of bytes written to CUmemDecompressParams.dst will be recorded as a 32-bit unsigned integer in the memory at this address. */
   get dstActBytes(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `dstActBytes` into the struct's bytes. */
   set dstActBytes(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 16, v, 'CUmemDecompressParams_st.dstActBytes', 'dstActBytes', 4, (dv, at, x, n) => W.u32(dv, at, x, n));
   }
-  /** Pointer to a buffer of at least::CUmemDecompressParams_st.srcNumBytes compressed bytes. */
+  /** Pointer to a buffer of at least CUmemDecompressParams_st.srcNumBytes compressed bytes. */
   get src(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `src` into the struct's bytes. */
   set src(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 24, v, 'CUmemDecompressParams_st.src', 'src');
   }
-  /** Pointer to a buffer where the decompressed data will be written. The number of bytes written to this location will be recorded in the memory pointed to by::CUmemDecompressParams_st.dstActBytes */
+  /** Pointer to a buffer where the decompressed data will be written. The number of bytes written to this location will be recorded in the memory pointed to by CUmemDecompressParams_st.dstActBytes */
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
+  /** Writes `dst` into the struct's bytes. */
   set dst(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 32, v, 'CUmemDecompressParams_st.dst', 'dst');
   }
@@ -6893,30 +8138,41 @@ export class CUmemDecompressParams_st extends CStruct {
   get algo(): E.CUmemDecompressAlgorithm {
     return this._dv.getInt32(this._o + 40, true) as E.CUmemDecompressAlgorithm;
   }
+  /** Writes `algo` into the struct's bytes. */
   set algo(v: E.CUmemDecompressAlgorithm) {
     W.i32(this._dv, this._o + 40, v, 'CUmemDecompressParams_st.algo');
   }
+  /** `unsigned char padding[20]`, of `struct CUmemDecompressParams_st` (no description in the header). */
   get padding(): Uint8Array {
     return this._u8.slice(44, 64);
   }
+  /** Writes `padding` into the struct's bytes. */
   set padding(v: Uint8Array | number[]) {
     setBytes(this, 44, 20, v, 'CUmemDecompressParams_st.padding');
   }
 }
 /** Fields accepted by `new CUmemDecompressParams_st({...})`. */
 export interface CUmemDecompressParams_stInit {
+  /** The number of bytes to be read and decompressed from CUmemDecompressParams_st.src. */
   srcNumBytes?: number | bigint;
+  /** The number of bytes that the decompression operation will be expected to write to CUmemDecompressParams_st.dst. This value is optional; if present, it may be used by the CUDA driver as a heuristic for scheduling the individual decompression operations. */
   dstNumBytes?: number | bigint;
+  /** After the decompression operation has completed, the actual number of bytes written to CUmemDecompressParams.dst will be recorded as a 32-bit unsigned integer in the memory at this address. */
   dstActBytes?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
+  /** Pointer to a buffer of at least CUmemDecompressParams_st.srcNumBytes compressed bytes. */
   src?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Pointer to a buffer where the decompressed data will be written. The number of bytes written to this location will be recorded in the memory pointed to by CUmemDecompressParams_st.dstActBytes */
   dst?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** The decompression algorithm to use. */
   algo?: E.CUmemDecompressAlgorithm;
+  /** `unsigned char padding[20]`, of `struct CUmemDecompressParams_st` (no description in the header). */
   padding?: Uint8Array | number[];
 }
 
 /** Data for SM-related resources */
 // struct CUdevSmResource_st — cuda.h:24770
 export class CUdevSmResource_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUdevSmResource_st","path":"","size":12,"align":4,"union":false,"fields":{"smCount":{"offset":0,"size":4},"minSmPartitionSize":{"offset":4,"size":4},"smCoscheduledAlignment":{"offset":8,"size":4}}});
   }
@@ -6937,6 +8193,7 @@ export class CUdevSmResource_st extends CStruct {
   get smCount(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `smCount` into the struct's bytes. */
   set smCount(v: number) {
     W.u32(this._dv, this._o + 0, v, 'CUdevSmResource_st.smCount');
   }
@@ -6944,6 +8201,7 @@ export class CUdevSmResource_st extends CStruct {
   get minSmPartitionSize(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `minSmPartitionSize` into the struct's bytes. */
   set minSmPartitionSize(v: number) {
     W.u32(this._dv, this._o + 4, v, 'CUdevSmResource_st.minSmPartitionSize');
   }
@@ -6951,20 +8209,25 @@ export class CUdevSmResource_st extends CStruct {
   get smCoscheduledAlignment(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `smCoscheduledAlignment` into the struct's bytes. */
   set smCoscheduledAlignment(v: number) {
     W.u32(this._dv, this._o + 8, v, 'CUdevSmResource_st.smCoscheduledAlignment');
   }
 }
 /** Fields accepted by `new CUdevSmResource_st({...})`. */
 export interface CUdevSmResource_stInit {
+  /** The amount of streaming multiprocessors available in this resource. This is an output parameter only, do not write to this field. */
   smCount?: number;
+  /** The minimum number of streaming multiprocessors required to partition this resource. This is an output parameter only, do not write to this field. */
   minSmPartitionSize?: number;
+  /** The number of streaming multiprocessors in this resource that are guaranteed to be co-scheduled on the same GPU processing cluster. smCount is a multiple of this value. This is an output parameter only, do not write to this field. */
   smCoscheduledAlignment?: number;
 }
 
-/** A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it. - If type is CU_DEV_RESOURCE_TYPE_INVALID, this resoure is not valid and cannot be further accessed. - If type is CU_DEV_RESOURCE_TYPE_SM, the::CUdevSmResource structure sm is filled in. For example, sm.smCount will reflect the amount of streaming multiprocessors available in this resource. */
+/** A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it. - If type is CU_DEV_RESOURCE_TYPE_INVALID, this resoure is not valid and cannot be further accessed. - If type is CU_DEV_RESOURCE_TYPE_SM, the CUdevSmResource structure sm is filled in. For example, sm.smCount will reflect the amount of streaming multiprocessors available in this resource. */
 // struct CUdevResource_st — cuda.h:24794
 export class CUdevResource_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUdevResource_st","path":"","size":144,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"_internal_padding":{"offset":4,"size":92},"sm":{"offset":96,"size":12},"_oversize":{"offset":96,"size":48}}});
   }
@@ -6985,12 +8248,15 @@ export class CUdevResource_st extends CStruct {
   get type(): E.CUdevResourceType {
     return this._dv.getInt32(this._o + 0, true) as E.CUdevResourceType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.CUdevResourceType) {
     W.i32(this._dv, this._o + 0, v, 'CUdevResource_st.type');
   }
+  /** `unsigned char _internal_padding[92]`, of `struct CUdevResource_st` (no description in the header). */
   get _internal_padding(): Uint8Array {
     return this._u8.slice(4, 96);
   }
+  /** Writes `_internal_padding` into the struct's bytes. */
   set _internal_padding(v: Uint8Array | number[]) {
     setBytes(this, 4, 92, v, 'CUdevResource_st._internal_padding');
   }
@@ -6999,27 +8265,35 @@ export class CUdevResource_st extends CStruct {
   get sm(): CUdevSmResource_st {
     return (this._n_sm ??= nestedView(this, CUdevSmResource_st, 96, 12, 'sm'));
   }
+  /** Writes `sm` into the struct's bytes. */
   set sm(v: CUdevSmResource_st | CUdevSmResource_stInit) {
     setNested(this.sm, v, CUdevSmResource_st, 'CUdevResource_st.sm');
   }
+  /** `unsigned char _oversize[48]`, of `struct CUdevResource_st` (no description in the header). */
   get _oversize(): Uint8Array {
     return this._u8.slice(96, 144);
   }
+  /** Writes `_oversize` into the struct's bytes. */
   set _oversize(v: Uint8Array | number[]) {
     setBytes(this, 96, 48, v, 'CUdevResource_st._oversize');
   }
 }
 /** Fields accepted by `new CUdevResource_st({...})`. */
 export interface CUdevResource_stInit {
+  /** Type of resource, dictates which union field was last set */
   type?: E.CUdevResourceType;
+  /** `unsigned char _internal_padding[92]`, of `struct CUdevResource_st` (no description in the header). */
   _internal_padding?: Uint8Array | number[];
+  /** Resource corresponding to CU_DEV_RESOURCE_TYPE_SM type. */
   sm?: CUdevSmResource_st | CUdevSmResource_stInit;
+  /** `unsigned char _oversize[48]`, of `struct CUdevResource_st` (no description in the header). */
   _oversize?: Uint8Array | number[];
 }
 
 /** CUDA EGLFrame structure Descriptor - structure defining one frame of EGL. Each frame may contain one or more planes depending on whether the surface * is Multiplanar or not. */
 // struct CUeglFrame_st — cudaEGL.h:245
 export class CUeglFrame_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUeglFrame_st","path":"","size":64,"align":8,"union":false,"fields":{"frame":{"offset":0,"size":24},"width":{"offset":24,"size":4},"height":{"offset":28,"size":4},"depth":{"offset":32,"size":4},"pitch":{"offset":36,"size":4},"planeCount":{"offset":40,"size":4},"numChannels":{"offset":44,"size":4},"frameType":{"offset":48,"size":4},"eglColorFormat":{"offset":52,"size":4},"cuFormat":{"offset":56,"size":4}}});
   }
@@ -7037,9 +8311,11 @@ export class CUeglFrame_st extends CStruct {
     this._init(init, CUeglFrame_st.keys);
   }
   private _n_frame?: CUeglFrame_st_frame;
+  /** `union CUeglFrame_st_frame frame`, of `struct CUeglFrame_st` (no description in the header). */
   get frame(): CUeglFrame_st_frame {
     return (this._n_frame ??= nestedView(this, CUeglFrame_st_frame, 0, 24, 'frame'));
   }
+  /** Writes `frame` into the struct's bytes. */
   set frame(v: CUeglFrame_st_frame | CUeglFrame_st_frameInit) {
     setNested(this.frame, v, CUeglFrame_st_frame, 'CUeglFrame_st.frame');
   }
@@ -7047,6 +8323,7 @@ export class CUeglFrame_st extends CStruct {
   get width(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number) {
     W.u32(this._dv, this._o + 24, v, 'CUeglFrame_st.width');
   }
@@ -7054,6 +8331,7 @@ export class CUeglFrame_st extends CStruct {
   get height(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number) {
     W.u32(this._dv, this._o + 28, v, 'CUeglFrame_st.height');
   }
@@ -7061,6 +8339,7 @@ export class CUeglFrame_st extends CStruct {
   get depth(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `depth` into the struct's bytes. */
   set depth(v: number) {
     W.u32(this._dv, this._o + 32, v, 'CUeglFrame_st.depth');
   }
@@ -7068,6 +8347,7 @@ export class CUeglFrame_st extends CStruct {
   get pitch(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `pitch` into the struct's bytes. */
   set pitch(v: number) {
     W.u32(this._dv, this._o + 36, v, 'CUeglFrame_st.pitch');
   }
@@ -7075,6 +8355,7 @@ export class CUeglFrame_st extends CStruct {
   get planeCount(): number {
     return this._dv.getUint32(this._o + 40, true);
   }
+  /** Writes `planeCount` into the struct's bytes. */
   set planeCount(v: number) {
     W.u32(this._dv, this._o + 40, v, 'CUeglFrame_st.planeCount');
   }
@@ -7082,6 +8363,7 @@ export class CUeglFrame_st extends CStruct {
   get numChannels(): number {
     return this._dv.getUint32(this._o + 44, true);
   }
+  /** Writes `numChannels` into the struct's bytes. */
   set numChannels(v: number) {
     W.u32(this._dv, this._o + 44, v, 'CUeglFrame_st.numChannels');
   }
@@ -7089,6 +8371,7 @@ export class CUeglFrame_st extends CStruct {
   get frameType(): E.CUeglFrameType {
     return this._dv.getInt32(this._o + 48, true) as E.CUeglFrameType;
   }
+  /** Writes `frameType` into the struct's bytes. */
   set frameType(v: E.CUeglFrameType) {
     W.i32(this._dv, this._o + 48, v, 'CUeglFrame_st.frameType');
   }
@@ -7096,6 +8379,7 @@ export class CUeglFrame_st extends CStruct {
   get eglColorFormat(): E.CUeglColorFormat {
     return this._dv.getInt32(this._o + 52, true) as E.CUeglColorFormat;
   }
+  /** Writes `eglColorFormat` into the struct's bytes. */
   set eglColorFormat(v: E.CUeglColorFormat) {
     W.i32(this._dv, this._o + 52, v, 'CUeglFrame_st.eglColorFormat');
   }
@@ -7103,27 +8387,39 @@ export class CUeglFrame_st extends CStruct {
   get cuFormat(): E.CUarray_format {
     return this._dv.getInt32(this._o + 56, true) as E.CUarray_format;
   }
+  /** Writes `cuFormat` into the struct's bytes. */
   set cuFormat(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 56, v, 'CUeglFrame_st.cuFormat');
   }
 }
 /** Fields accepted by `new CUeglFrame_st({...})`. */
 export interface CUeglFrame_stInit {
+  /** `union CUeglFrame_st_frame frame`, of `struct CUeglFrame_st` (no description in the header). */
   frame?: CUeglFrame_st_frame | CUeglFrame_st_frameInit;
+  /** Width of first plane */
   width?: number;
+  /** Height of first plane */
   height?: number;
+  /** Depth of first plane */
   depth?: number;
+  /** Pitch of first plane */
   pitch?: number;
+  /** Number of planes */
   planeCount?: number;
+  /** Number of channels for the plane */
   numChannels?: number;
+  /** Array or Pitch */
   frameType?: E.CUeglFrameType;
+  /** CUDA EGL Color Format */
   eglColorFormat?: E.CUeglColorFormat;
+  /** CUDA Array Format */
   cuFormat?: E.CUarray_format;
 }
 
 /** union frame in struct CUeglFrame_st */
 // member frame of struct CUeglFrame_st — cudaEGL.h:246
 export class CUeglFrame_st_frame extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUeglFrame_st","path":"frame","size":24,"align":8,"union":true,"fields":{"pArray":{"offset":0,"size":24},"pPitch":{"offset":0,"size":24}}});
   }
@@ -7144,6 +8440,7 @@ export class CUeglFrame_st_frame extends CStruct {
   get pArray(): H.CUarray[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true) as H.CUarray);
   }
+  /** Writes `pArray` into the struct's bytes. */
   set pArray(v: (H.CUarray | null)[]) {
     setArray(this, 3, v, 'CUeglFrame_st_frame.pArray', (i, x, n) => W.ptr(this._dv, this._o + 0 + i * 8, x, n));
   }
@@ -7151,547 +8448,683 @@ export class CUeglFrame_st_frame extends CStruct {
   get pPitch(): bigint[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
+  /** Writes `pPitch` into the struct's bytes. */
   set pPitch(v: (Pointer)[]) {
     setArray(this, 3, v, 'CUeglFrame_st_frame.pPitch', (i, x, n) => W.ptr(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUeglFrame_st_frame({...})`. */
 export interface CUeglFrame_st_frameInit {
+  /** Array of CUarray corresponding to each plane */
   pArray?: (H.CUarray | null)[];
+  /** Array of Pointers corresponding to each plane */
   pPitch?: (Pointer)[];
 }
 
 /** Alias of {@link CUuuid_st} (C typedef `CUuuid`). */
 export const CUuuid = CUuuid_st;
 export type CUuuid = CUuuid_st;
+/** Alias of {@link CUuuid_stInit}. */
 export type CUuuidInit = CUuuid_stInit;
 /** Alias of {@link CUmemFabricHandle_st} (C typedef `CUmemFabricHandle_v1`). */
 export const CUmemFabricHandle_v1 = CUmemFabricHandle_st;
 export type CUmemFabricHandle_v1 = CUmemFabricHandle_st;
+/** Alias of {@link CUmemFabricHandle_stInit}. */
 export type CUmemFabricHandle_v1Init = CUmemFabricHandle_stInit;
 /** Alias of {@link CUmemFabricHandle_st} (C typedef `CUmemFabricHandle`). */
 export const CUmemFabricHandle = CUmemFabricHandle_st;
 export type CUmemFabricHandle = CUmemFabricHandle_st;
+/** Alias of {@link CUmemFabricHandle_stInit}. */
 export type CUmemFabricHandleInit = CUmemFabricHandle_stInit;
 /** Alias of {@link CUipcEventHandle_st} (C typedef `CUipcEventHandle_v1`). */
 export const CUipcEventHandle_v1 = CUipcEventHandle_st;
 export type CUipcEventHandle_v1 = CUipcEventHandle_st;
+/** Alias of {@link CUipcEventHandle_stInit}. */
 export type CUipcEventHandle_v1Init = CUipcEventHandle_stInit;
 /** Alias of {@link CUipcEventHandle_st} (C typedef `CUipcEventHandle`). */
 export const CUipcEventHandle = CUipcEventHandle_st;
 export type CUipcEventHandle = CUipcEventHandle_st;
+/** Alias of {@link CUipcEventHandle_stInit}. */
 export type CUipcEventHandleInit = CUipcEventHandle_stInit;
 /** Alias of {@link CUipcMemHandle_st} (C typedef `CUipcMemHandle_v1`). */
 export const CUipcMemHandle_v1 = CUipcMemHandle_st;
 export type CUipcMemHandle_v1 = CUipcMemHandle_st;
+/** Alias of {@link CUipcMemHandle_stInit}. */
 export type CUipcMemHandle_v1Init = CUipcMemHandle_stInit;
 /** Alias of {@link CUipcMemHandle_st} (C typedef `CUipcMemHandle`). */
 export const CUipcMemHandle = CUipcMemHandle_st;
 export type CUipcMemHandle = CUipcMemHandle_st;
+/** Alias of {@link CUipcMemHandle_stInit}. */
 export type CUipcMemHandleInit = CUipcMemHandle_stInit;
 /** Alias of {@link CUstreamBatchMemOpParams_union} (C typedef `CUstreamBatchMemOpParams_v1`). */
 export const CUstreamBatchMemOpParams_v1 = CUstreamBatchMemOpParams_union;
 export type CUstreamBatchMemOpParams_v1 = CUstreamBatchMemOpParams_union;
+/** Alias of {@link CUstreamBatchMemOpParams_unionInit}. */
 export type CUstreamBatchMemOpParams_v1Init = CUstreamBatchMemOpParams_unionInit;
 /** Alias of {@link CUstreamBatchMemOpParams_union} (C typedef `CUstreamBatchMemOpParams`). */
 export const CUstreamBatchMemOpParams = CUstreamBatchMemOpParams_union;
 export type CUstreamBatchMemOpParams = CUstreamBatchMemOpParams_union;
+/** Alias of {@link CUstreamBatchMemOpParams_unionInit}. */
 export type CUstreamBatchMemOpParamsInit = CUstreamBatchMemOpParams_unionInit;
 /** Alias of {@link CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st} (C typedef `CUDA_BATCH_MEM_OP_NODE_PARAMS_v1`). */
 export const CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st;
 export type CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st;
+/** Alias of {@link CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit}. */
 export type CUDA_BATCH_MEM_OP_NODE_PARAMS_v1Init = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit;
 /** Alias of {@link CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st} (C typedef `CUDA_BATCH_MEM_OP_NODE_PARAMS`). */
 export const CUDA_BATCH_MEM_OP_NODE_PARAMS = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st;
 export type CUDA_BATCH_MEM_OP_NODE_PARAMS = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st;
+/** Alias of {@link CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit}. */
 export type CUDA_BATCH_MEM_OP_NODE_PARAMSInit = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit;
 /** Alias of {@link CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st} (C typedef `CUDA_BATCH_MEM_OP_NODE_PARAMS_v2`). */
 export const CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st;
 export type CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st;
+/** Alias of {@link CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit}. */
 export type CUDA_BATCH_MEM_OP_NODE_PARAMS_v2Init = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit;
 /** Alias of {@link CUasyncNotificationInfo_st} (C typedef `CUasyncNotificationInfo`). */
 export const CUasyncNotificationInfo = CUasyncNotificationInfo_st;
 export type CUasyncNotificationInfo = CUasyncNotificationInfo_st;
+/** Alias of {@link CUasyncNotificationInfo_stInit}. */
 export type CUasyncNotificationInfoInit = CUasyncNotificationInfo_stInit;
 /** Alias of {@link CUdevprop_st} (C typedef `CUdevprop_v1`). */
 export const CUdevprop_v1 = CUdevprop_st;
 export type CUdevprop_v1 = CUdevprop_st;
+/** Alias of {@link CUdevprop_stInit}. */
 export type CUdevprop_v1Init = CUdevprop_stInit;
 /** Alias of {@link CUdevprop_st} (C typedef `CUdevprop`). */
 export const CUdevprop = CUdevprop_st;
 export type CUdevprop = CUdevprop_st;
+/** Alias of {@link CUdevprop_stInit}. */
 export type CUdevpropInit = CUdevprop_stInit;
 /** Alias of {@link CUaccessPolicyWindow_st} (C typedef `CUaccessPolicyWindow_v1`). */
 export const CUaccessPolicyWindow_v1 = CUaccessPolicyWindow_st;
 export type CUaccessPolicyWindow_v1 = CUaccessPolicyWindow_st;
+/** Alias of {@link CUaccessPolicyWindow_stInit}. */
 export type CUaccessPolicyWindow_v1Init = CUaccessPolicyWindow_stInit;
 /** Alias of {@link CUaccessPolicyWindow_st} (C typedef `CUaccessPolicyWindow`). */
 export const CUaccessPolicyWindow = CUaccessPolicyWindow_st;
 export type CUaccessPolicyWindow = CUaccessPolicyWindow_st;
+/** Alias of {@link CUaccessPolicyWindow_stInit}. */
 export type CUaccessPolicyWindowInit = CUaccessPolicyWindow_stInit;
 /** Alias of {@link CUDA_KERNEL_NODE_PARAMS_st} (C typedef `CUDA_KERNEL_NODE_PARAMS_v1`). */
 export const CUDA_KERNEL_NODE_PARAMS_v1 = CUDA_KERNEL_NODE_PARAMS_st;
 export type CUDA_KERNEL_NODE_PARAMS_v1 = CUDA_KERNEL_NODE_PARAMS_st;
+/** Alias of {@link CUDA_KERNEL_NODE_PARAMS_stInit}. */
 export type CUDA_KERNEL_NODE_PARAMS_v1Init = CUDA_KERNEL_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_KERNEL_NODE_PARAMS_v2_st} (C typedef `CUDA_KERNEL_NODE_PARAMS_v2`). */
 export const CUDA_KERNEL_NODE_PARAMS_v2 = CUDA_KERNEL_NODE_PARAMS_v2_st;
 export type CUDA_KERNEL_NODE_PARAMS_v2 = CUDA_KERNEL_NODE_PARAMS_v2_st;
+/** Alias of {@link CUDA_KERNEL_NODE_PARAMS_v2_stInit}. */
 export type CUDA_KERNEL_NODE_PARAMS_v2Init = CUDA_KERNEL_NODE_PARAMS_v2_stInit;
 /** Alias of {@link CUDA_KERNEL_NODE_PARAMS_v2_st} (C typedef `CUDA_KERNEL_NODE_PARAMS`). */
 export const CUDA_KERNEL_NODE_PARAMS = CUDA_KERNEL_NODE_PARAMS_v2_st;
 export type CUDA_KERNEL_NODE_PARAMS = CUDA_KERNEL_NODE_PARAMS_v2_st;
+/** Alias of {@link CUDA_KERNEL_NODE_PARAMS_v2_stInit}. */
 export type CUDA_KERNEL_NODE_PARAMSInit = CUDA_KERNEL_NODE_PARAMS_v2_stInit;
 /** Alias of {@link CUDA_KERNEL_NODE_PARAMS_v3_st} (C typedef `CUDA_KERNEL_NODE_PARAMS_v3`). */
 export const CUDA_KERNEL_NODE_PARAMS_v3 = CUDA_KERNEL_NODE_PARAMS_v3_st;
 export type CUDA_KERNEL_NODE_PARAMS_v3 = CUDA_KERNEL_NODE_PARAMS_v3_st;
+/** Alias of {@link CUDA_KERNEL_NODE_PARAMS_v3_stInit}. */
 export type CUDA_KERNEL_NODE_PARAMS_v3Init = CUDA_KERNEL_NODE_PARAMS_v3_stInit;
 /** Alias of {@link CUDA_MEMSET_NODE_PARAMS_st} (C typedef `CUDA_MEMSET_NODE_PARAMS_v1`). */
 export const CUDA_MEMSET_NODE_PARAMS_v1 = CUDA_MEMSET_NODE_PARAMS_st;
 export type CUDA_MEMSET_NODE_PARAMS_v1 = CUDA_MEMSET_NODE_PARAMS_st;
+/** Alias of {@link CUDA_MEMSET_NODE_PARAMS_stInit}. */
 export type CUDA_MEMSET_NODE_PARAMS_v1Init = CUDA_MEMSET_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_MEMSET_NODE_PARAMS_st} (C typedef `CUDA_MEMSET_NODE_PARAMS`). */
 export const CUDA_MEMSET_NODE_PARAMS = CUDA_MEMSET_NODE_PARAMS_st;
 export type CUDA_MEMSET_NODE_PARAMS = CUDA_MEMSET_NODE_PARAMS_st;
+/** Alias of {@link CUDA_MEMSET_NODE_PARAMS_stInit}. */
 export type CUDA_MEMSET_NODE_PARAMSInit = CUDA_MEMSET_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_MEMSET_NODE_PARAMS_v2_st} (C typedef `CUDA_MEMSET_NODE_PARAMS_v2`). */
 export const CUDA_MEMSET_NODE_PARAMS_v2 = CUDA_MEMSET_NODE_PARAMS_v2_st;
 export type CUDA_MEMSET_NODE_PARAMS_v2 = CUDA_MEMSET_NODE_PARAMS_v2_st;
+/** Alias of {@link CUDA_MEMSET_NODE_PARAMS_v2_stInit}. */
 export type CUDA_MEMSET_NODE_PARAMS_v2Init = CUDA_MEMSET_NODE_PARAMS_v2_stInit;
 /** Alias of {@link CUDA_HOST_NODE_PARAMS_st} (C typedef `CUDA_HOST_NODE_PARAMS_v1`). */
 export const CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS_st;
 export type CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS_st;
+/** Alias of {@link CUDA_HOST_NODE_PARAMS_stInit}. */
 export type CUDA_HOST_NODE_PARAMS_v1Init = CUDA_HOST_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_HOST_NODE_PARAMS_st} (C typedef `CUDA_HOST_NODE_PARAMS`). */
 export const CUDA_HOST_NODE_PARAMS = CUDA_HOST_NODE_PARAMS_st;
 export type CUDA_HOST_NODE_PARAMS = CUDA_HOST_NODE_PARAMS_st;
+/** Alias of {@link CUDA_HOST_NODE_PARAMS_stInit}. */
 export type CUDA_HOST_NODE_PARAMSInit = CUDA_HOST_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_HOST_NODE_PARAMS_v2_st} (C typedef `CUDA_HOST_NODE_PARAMS_v2`). */
 export const CUDA_HOST_NODE_PARAMS_v2 = CUDA_HOST_NODE_PARAMS_v2_st;
 export type CUDA_HOST_NODE_PARAMS_v2 = CUDA_HOST_NODE_PARAMS_v2_st;
+/** Alias of {@link CUDA_HOST_NODE_PARAMS_v2_stInit}. */
 export type CUDA_HOST_NODE_PARAMS_v2Init = CUDA_HOST_NODE_PARAMS_v2_stInit;
 /** Alias of {@link CUgraphEdgeData_st} (C typedef `CUgraphEdgeData`). */
 export const CUgraphEdgeData = CUgraphEdgeData_st;
 export type CUgraphEdgeData = CUgraphEdgeData_st;
+/** Alias of {@link CUgraphEdgeData_stInit}. */
 export type CUgraphEdgeDataInit = CUgraphEdgeData_stInit;
 /** Alias of {@link CUDA_GRAPH_INSTANTIATE_PARAMS_st} (C typedef `CUDA_GRAPH_INSTANTIATE_PARAMS`). */
 export const CUDA_GRAPH_INSTANTIATE_PARAMS = CUDA_GRAPH_INSTANTIATE_PARAMS_st;
 export type CUDA_GRAPH_INSTANTIATE_PARAMS = CUDA_GRAPH_INSTANTIATE_PARAMS_st;
+/** Alias of {@link CUDA_GRAPH_INSTANTIATE_PARAMS_stInit}. */
 export type CUDA_GRAPH_INSTANTIATE_PARAMSInit = CUDA_GRAPH_INSTANTIATE_PARAMS_stInit;
 /** Alias of {@link CUlaunchMemSyncDomainMap_st} (C typedef `CUlaunchMemSyncDomainMap`). */
 export const CUlaunchMemSyncDomainMap = CUlaunchMemSyncDomainMap_st;
 export type CUlaunchMemSyncDomainMap = CUlaunchMemSyncDomainMap_st;
+/** Alias of {@link CUlaunchMemSyncDomainMap_stInit}. */
 export type CUlaunchMemSyncDomainMapInit = CUlaunchMemSyncDomainMap_stInit;
 /** Alias of {@link CUlaunchAttributeValue_union} (C typedef `CUlaunchAttributeValue`). */
 export const CUlaunchAttributeValue = CUlaunchAttributeValue_union;
 export type CUlaunchAttributeValue = CUlaunchAttributeValue_union;
+/** Alias of {@link CUlaunchAttributeValue_unionInit}. */
 export type CUlaunchAttributeValueInit = CUlaunchAttributeValue_unionInit;
 /** Alias of {@link CUlaunchAttributeValue_union} (C typedef `CUkernelNodeAttrValue_v1`). */
 export const CUkernelNodeAttrValue_v1 = CUlaunchAttributeValue_union;
 export type CUkernelNodeAttrValue_v1 = CUlaunchAttributeValue_union;
+/** Alias of {@link CUlaunchAttributeValue_unionInit}. */
 export type CUkernelNodeAttrValue_v1Init = CUlaunchAttributeValue_unionInit;
 /** Alias of {@link CUlaunchAttributeValue_union} (C typedef `CUkernelNodeAttrValue`). */
 export const CUkernelNodeAttrValue = CUlaunchAttributeValue_union;
 export type CUkernelNodeAttrValue = CUlaunchAttributeValue_union;
+/** Alias of {@link CUlaunchAttributeValue_unionInit}. */
 export type CUkernelNodeAttrValueInit = CUlaunchAttributeValue_unionInit;
 /** Alias of {@link CUlaunchAttributeValue_union} (C typedef `CUstreamAttrValue_v1`). */
 export const CUstreamAttrValue_v1 = CUlaunchAttributeValue_union;
 export type CUstreamAttrValue_v1 = CUlaunchAttributeValue_union;
+/** Alias of {@link CUlaunchAttributeValue_unionInit}. */
 export type CUstreamAttrValue_v1Init = CUlaunchAttributeValue_unionInit;
 /** Alias of {@link CUlaunchAttributeValue_union} (C typedef `CUstreamAttrValue`). */
 export const CUstreamAttrValue = CUlaunchAttributeValue_union;
 export type CUstreamAttrValue = CUlaunchAttributeValue_union;
+/** Alias of {@link CUlaunchAttributeValue_unionInit}. */
 export type CUstreamAttrValueInit = CUlaunchAttributeValue_unionInit;
 /** Alias of {@link CUlaunchAttribute_st} (C typedef `CUlaunchAttribute`). */
 export const CUlaunchAttribute = CUlaunchAttribute_st;
 export type CUlaunchAttribute = CUlaunchAttribute_st;
+/** Alias of {@link CUlaunchAttribute_stInit}. */
 export type CUlaunchAttributeInit = CUlaunchAttribute_stInit;
 /** Alias of {@link CUlaunchConfig_st} (C typedef `CUlaunchConfig`). */
 export const CUlaunchConfig = CUlaunchConfig_st;
 export type CUlaunchConfig = CUlaunchConfig_st;
+/** Alias of {@link CUlaunchConfig_stInit}. */
 export type CUlaunchConfigInit = CUlaunchConfig_stInit;
 /** Alias of {@link CUexecAffinitySmCount_st} (C typedef `CUexecAffinitySmCount_v1`). */
 export const CUexecAffinitySmCount_v1 = CUexecAffinitySmCount_st;
 export type CUexecAffinitySmCount_v1 = CUexecAffinitySmCount_st;
+/** Alias of {@link CUexecAffinitySmCount_stInit}. */
 export type CUexecAffinitySmCount_v1Init = CUexecAffinitySmCount_stInit;
 /** Alias of {@link CUexecAffinitySmCount_st} (C typedef `CUexecAffinitySmCount`). */
 export const CUexecAffinitySmCount = CUexecAffinitySmCount_st;
 export type CUexecAffinitySmCount = CUexecAffinitySmCount_st;
+/** Alias of {@link CUexecAffinitySmCount_stInit}. */
 export type CUexecAffinitySmCountInit = CUexecAffinitySmCount_stInit;
 /** Alias of {@link CUexecAffinityParam_st} (C typedef `CUexecAffinityParam_v1`). */
 export const CUexecAffinityParam_v1 = CUexecAffinityParam_st;
 export type CUexecAffinityParam_v1 = CUexecAffinityParam_st;
+/** Alias of {@link CUexecAffinityParam_stInit}. */
 export type CUexecAffinityParam_v1Init = CUexecAffinityParam_stInit;
 /** Alias of {@link CUexecAffinityParam_st} (C typedef `CUexecAffinityParam`). */
 export const CUexecAffinityParam = CUexecAffinityParam_st;
 export type CUexecAffinityParam = CUexecAffinityParam_st;
+/** Alias of {@link CUexecAffinityParam_stInit}. */
 export type CUexecAffinityParamInit = CUexecAffinityParam_stInit;
 /** Alias of {@link CUctxCigParam_st} (C typedef `CUctxCigParam`). */
 export const CUctxCigParam = CUctxCigParam_st;
 export type CUctxCigParam = CUctxCigParam_st;
+/** Alias of {@link CUctxCigParam_stInit}. */
 export type CUctxCigParamInit = CUctxCigParam_stInit;
 /** Alias of {@link CUctxCreateParams_st} (C typedef `CUctxCreateParams`). */
 export const CUctxCreateParams = CUctxCreateParams_st;
 export type CUctxCreateParams = CUctxCreateParams_st;
+/** Alias of {@link CUctxCreateParams_stInit}. */
 export type CUctxCreateParamsInit = CUctxCreateParams_stInit;
 /** Alias of {@link CUlibraryHostUniversalFunctionAndDataTable_st} (C typedef `CUlibraryHostUniversalFunctionAndDataTable`). */
 export const CUlibraryHostUniversalFunctionAndDataTable = CUlibraryHostUniversalFunctionAndDataTable_st;
 export type CUlibraryHostUniversalFunctionAndDataTable = CUlibraryHostUniversalFunctionAndDataTable_st;
+/** Alias of {@link CUlibraryHostUniversalFunctionAndDataTable_stInit}. */
 export type CUlibraryHostUniversalFunctionAndDataTableInit = CUlibraryHostUniversalFunctionAndDataTable_stInit;
 /** Alias of {@link CUDA_MEMCPY2D_st} (C typedef `CUDA_MEMCPY2D_v2`). */
 export const CUDA_MEMCPY2D_v2 = CUDA_MEMCPY2D_st;
 export type CUDA_MEMCPY2D_v2 = CUDA_MEMCPY2D_st;
+/** Alias of {@link CUDA_MEMCPY2D_stInit}. */
 export type CUDA_MEMCPY2D_v2Init = CUDA_MEMCPY2D_stInit;
 /** Alias of {@link CUDA_MEMCPY2D_st} (C typedef `CUDA_MEMCPY2D`). */
 export const CUDA_MEMCPY2D = CUDA_MEMCPY2D_st;
 export type CUDA_MEMCPY2D = CUDA_MEMCPY2D_st;
+/** Alias of {@link CUDA_MEMCPY2D_stInit}. */
 export type CUDA_MEMCPY2DInit = CUDA_MEMCPY2D_stInit;
 /** Alias of {@link CUDA_MEMCPY3D_st} (C typedef `CUDA_MEMCPY3D_v2`). */
 export const CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D_st;
 export type CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D_st;
+/** Alias of {@link CUDA_MEMCPY3D_stInit}. */
 export type CUDA_MEMCPY3D_v2Init = CUDA_MEMCPY3D_stInit;
 /** Alias of {@link CUDA_MEMCPY3D_st} (C typedef `CUDA_MEMCPY3D`). */
 export const CUDA_MEMCPY3D = CUDA_MEMCPY3D_st;
 export type CUDA_MEMCPY3D = CUDA_MEMCPY3D_st;
+/** Alias of {@link CUDA_MEMCPY3D_stInit}. */
 export type CUDA_MEMCPY3DInit = CUDA_MEMCPY3D_stInit;
 /** Alias of {@link CUDA_MEMCPY3D_PEER_st} (C typedef `CUDA_MEMCPY3D_PEER_v1`). */
 export const CUDA_MEMCPY3D_PEER_v1 = CUDA_MEMCPY3D_PEER_st;
 export type CUDA_MEMCPY3D_PEER_v1 = CUDA_MEMCPY3D_PEER_st;
+/** Alias of {@link CUDA_MEMCPY3D_PEER_stInit}. */
 export type CUDA_MEMCPY3D_PEER_v1Init = CUDA_MEMCPY3D_PEER_stInit;
 /** Alias of {@link CUDA_MEMCPY3D_PEER_st} (C typedef `CUDA_MEMCPY3D_PEER`). */
 export const CUDA_MEMCPY3D_PEER = CUDA_MEMCPY3D_PEER_st;
 export type CUDA_MEMCPY3D_PEER = CUDA_MEMCPY3D_PEER_st;
+/** Alias of {@link CUDA_MEMCPY3D_PEER_stInit}. */
 export type CUDA_MEMCPY3D_PEERInit = CUDA_MEMCPY3D_PEER_stInit;
 /** Alias of {@link CUDA_MEMCPY_NODE_PARAMS_st} (C typedef `CUDA_MEMCPY_NODE_PARAMS`). */
 export const CUDA_MEMCPY_NODE_PARAMS = CUDA_MEMCPY_NODE_PARAMS_st;
 export type CUDA_MEMCPY_NODE_PARAMS = CUDA_MEMCPY_NODE_PARAMS_st;
+/** Alias of {@link CUDA_MEMCPY_NODE_PARAMS_stInit}. */
 export type CUDA_MEMCPY_NODE_PARAMSInit = CUDA_MEMCPY_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_ARRAY_DESCRIPTOR_st} (C typedef `CUDA_ARRAY_DESCRIPTOR_v2`). */
 export const CUDA_ARRAY_DESCRIPTOR_v2 = CUDA_ARRAY_DESCRIPTOR_st;
 export type CUDA_ARRAY_DESCRIPTOR_v2 = CUDA_ARRAY_DESCRIPTOR_st;
+/** Alias of {@link CUDA_ARRAY_DESCRIPTOR_stInit}. */
 export type CUDA_ARRAY_DESCRIPTOR_v2Init = CUDA_ARRAY_DESCRIPTOR_stInit;
 /** Alias of {@link CUDA_ARRAY_DESCRIPTOR_st} (C typedef `CUDA_ARRAY_DESCRIPTOR`). */
 export const CUDA_ARRAY_DESCRIPTOR = CUDA_ARRAY_DESCRIPTOR_st;
 export type CUDA_ARRAY_DESCRIPTOR = CUDA_ARRAY_DESCRIPTOR_st;
+/** Alias of {@link CUDA_ARRAY_DESCRIPTOR_stInit}. */
 export type CUDA_ARRAY_DESCRIPTORInit = CUDA_ARRAY_DESCRIPTOR_stInit;
 /** Alias of {@link CUDA_ARRAY3D_DESCRIPTOR_st} (C typedef `CUDA_ARRAY3D_DESCRIPTOR_v2`). */
 export const CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR_st;
 export type CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR_st;
+/** Alias of {@link CUDA_ARRAY3D_DESCRIPTOR_stInit}. */
 export type CUDA_ARRAY3D_DESCRIPTOR_v2Init = CUDA_ARRAY3D_DESCRIPTOR_stInit;
 /** Alias of {@link CUDA_ARRAY3D_DESCRIPTOR_st} (C typedef `CUDA_ARRAY3D_DESCRIPTOR`). */
 export const CUDA_ARRAY3D_DESCRIPTOR = CUDA_ARRAY3D_DESCRIPTOR_st;
 export type CUDA_ARRAY3D_DESCRIPTOR = CUDA_ARRAY3D_DESCRIPTOR_st;
+/** Alias of {@link CUDA_ARRAY3D_DESCRIPTOR_stInit}. */
 export type CUDA_ARRAY3D_DESCRIPTORInit = CUDA_ARRAY3D_DESCRIPTOR_stInit;
 /** Alias of {@link CUDA_ARRAY_SPARSE_PROPERTIES_st} (C typedef `CUDA_ARRAY_SPARSE_PROPERTIES_v1`). */
 export const CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES_st;
 export type CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES_st;
+/** Alias of {@link CUDA_ARRAY_SPARSE_PROPERTIES_stInit}. */
 export type CUDA_ARRAY_SPARSE_PROPERTIES_v1Init = CUDA_ARRAY_SPARSE_PROPERTIES_stInit;
 /** Alias of {@link CUDA_ARRAY_SPARSE_PROPERTIES_st} (C typedef `CUDA_ARRAY_SPARSE_PROPERTIES`). */
 export const CUDA_ARRAY_SPARSE_PROPERTIES = CUDA_ARRAY_SPARSE_PROPERTIES_st;
 export type CUDA_ARRAY_SPARSE_PROPERTIES = CUDA_ARRAY_SPARSE_PROPERTIES_st;
+/** Alias of {@link CUDA_ARRAY_SPARSE_PROPERTIES_stInit}. */
 export type CUDA_ARRAY_SPARSE_PROPERTIESInit = CUDA_ARRAY_SPARSE_PROPERTIES_stInit;
 /** Alias of {@link CUDA_ARRAY_MEMORY_REQUIREMENTS_st} (C typedef `CUDA_ARRAY_MEMORY_REQUIREMENTS_v1`). */
 export const CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS_st;
 export type CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS_st;
+/** Alias of {@link CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit}. */
 export type CUDA_ARRAY_MEMORY_REQUIREMENTS_v1Init = CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit;
 /** Alias of {@link CUDA_ARRAY_MEMORY_REQUIREMENTS_st} (C typedef `CUDA_ARRAY_MEMORY_REQUIREMENTS`). */
 export const CUDA_ARRAY_MEMORY_REQUIREMENTS = CUDA_ARRAY_MEMORY_REQUIREMENTS_st;
 export type CUDA_ARRAY_MEMORY_REQUIREMENTS = CUDA_ARRAY_MEMORY_REQUIREMENTS_st;
+/** Alias of {@link CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit}. */
 export type CUDA_ARRAY_MEMORY_REQUIREMENTSInit = CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit;
 /** Alias of {@link CUDA_RESOURCE_DESC_st} (C typedef `CUDA_RESOURCE_DESC_v1`). */
 export const CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC_st;
 export type CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC_st;
+/** Alias of {@link CUDA_RESOURCE_DESC_stInit}. */
 export type CUDA_RESOURCE_DESC_v1Init = CUDA_RESOURCE_DESC_stInit;
 /** Alias of {@link CUDA_RESOURCE_DESC_st} (C typedef `CUDA_RESOURCE_DESC`). */
 export const CUDA_RESOURCE_DESC = CUDA_RESOURCE_DESC_st;
 export type CUDA_RESOURCE_DESC = CUDA_RESOURCE_DESC_st;
+/** Alias of {@link CUDA_RESOURCE_DESC_stInit}. */
 export type CUDA_RESOURCE_DESCInit = CUDA_RESOURCE_DESC_stInit;
 /** Alias of {@link CUDA_TEXTURE_DESC_st} (C typedef `CUDA_TEXTURE_DESC_v1`). */
 export const CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC_st;
 export type CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC_st;
+/** Alias of {@link CUDA_TEXTURE_DESC_stInit}. */
 export type CUDA_TEXTURE_DESC_v1Init = CUDA_TEXTURE_DESC_stInit;
 /** Alias of {@link CUDA_TEXTURE_DESC_st} (C typedef `CUDA_TEXTURE_DESC`). */
 export const CUDA_TEXTURE_DESC = CUDA_TEXTURE_DESC_st;
 export type CUDA_TEXTURE_DESC = CUDA_TEXTURE_DESC_st;
+/** Alias of {@link CUDA_TEXTURE_DESC_stInit}. */
 export type CUDA_TEXTURE_DESCInit = CUDA_TEXTURE_DESC_stInit;
 /** Alias of {@link CUDA_RESOURCE_VIEW_DESC_st} (C typedef `CUDA_RESOURCE_VIEW_DESC_v1`). */
 export const CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC_st;
 export type CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC_st;
+/** Alias of {@link CUDA_RESOURCE_VIEW_DESC_stInit}. */
 export type CUDA_RESOURCE_VIEW_DESC_v1Init = CUDA_RESOURCE_VIEW_DESC_stInit;
 /** Alias of {@link CUDA_RESOURCE_VIEW_DESC_st} (C typedef `CUDA_RESOURCE_VIEW_DESC`). */
 export const CUDA_RESOURCE_VIEW_DESC = CUDA_RESOURCE_VIEW_DESC_st;
 export type CUDA_RESOURCE_VIEW_DESC = CUDA_RESOURCE_VIEW_DESC_st;
+/** Alias of {@link CUDA_RESOURCE_VIEW_DESC_stInit}. */
 export type CUDA_RESOURCE_VIEW_DESCInit = CUDA_RESOURCE_VIEW_DESC_stInit;
 /** Alias of {@link CUtensorMap_st} (C typedef `CUtensorMap`). */
 export const CUtensorMap = CUtensorMap_st;
 export type CUtensorMap = CUtensorMap_st;
+/** Alias of {@link CUtensorMap_stInit}. */
 export type CUtensorMapInit = CUtensorMap_stInit;
 /** Alias of {@link CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st} (C typedef `CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1`). */
 export const CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1 = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st;
 export type CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1 = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st;
+/** Alias of {@link CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit}. */
 export type CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1Init = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit;
 /** Alias of {@link CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st} (C typedef `CUDA_POINTER_ATTRIBUTE_P2P_TOKENS`). */
 export const CUDA_POINTER_ATTRIBUTE_P2P_TOKENS = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st;
 export type CUDA_POINTER_ATTRIBUTE_P2P_TOKENS = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st;
+/** Alias of {@link CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit}. */
 export type CUDA_POINTER_ATTRIBUTE_P2P_TOKENSInit = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit;
 /** Alias of {@link CUDA_LAUNCH_PARAMS_st} (C typedef `CUDA_LAUNCH_PARAMS_v1`). */
 export const CUDA_LAUNCH_PARAMS_v1 = CUDA_LAUNCH_PARAMS_st;
 export type CUDA_LAUNCH_PARAMS_v1 = CUDA_LAUNCH_PARAMS_st;
+/** Alias of {@link CUDA_LAUNCH_PARAMS_stInit}. */
 export type CUDA_LAUNCH_PARAMS_v1Init = CUDA_LAUNCH_PARAMS_stInit;
 /** Alias of {@link CUDA_LAUNCH_PARAMS_st} (C typedef `CUDA_LAUNCH_PARAMS`). */
 export const CUDA_LAUNCH_PARAMS = CUDA_LAUNCH_PARAMS_st;
 export type CUDA_LAUNCH_PARAMS = CUDA_LAUNCH_PARAMS_st;
+/** Alias of {@link CUDA_LAUNCH_PARAMS_stInit}. */
 export type CUDA_LAUNCH_PARAMSInit = CUDA_LAUNCH_PARAMS_stInit;
 /** Alias of {@link CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st} (C typedef `CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1`). */
 export const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st;
 export type CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st;
+/** Alias of {@link CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit}. */
 export type CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1Init = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit;
 /** Alias of {@link CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st} (C typedef `CUDA_EXTERNAL_MEMORY_HANDLE_DESC`). */
 export const CUDA_EXTERNAL_MEMORY_HANDLE_DESC = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st;
 export type CUDA_EXTERNAL_MEMORY_HANDLE_DESC = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st;
+/** Alias of {@link CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit}. */
 export type CUDA_EXTERNAL_MEMORY_HANDLE_DESCInit = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit;
 /** Alias of {@link CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st} (C typedef `CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1`). */
 export const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st;
 export type CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st;
+/** Alias of {@link CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit}. */
 export type CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1Init = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit;
 /** Alias of {@link CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st} (C typedef `CUDA_EXTERNAL_MEMORY_BUFFER_DESC`). */
 export const CUDA_EXTERNAL_MEMORY_BUFFER_DESC = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st;
 export type CUDA_EXTERNAL_MEMORY_BUFFER_DESC = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st;
+/** Alias of {@link CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit}. */
 export type CUDA_EXTERNAL_MEMORY_BUFFER_DESCInit = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit;
 /** Alias of {@link CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st} (C typedef `CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1`). */
 export const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st;
 export type CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st;
+/** Alias of {@link CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit}. */
 export type CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1Init = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit;
 /** Alias of {@link CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st} (C typedef `CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC`). */
 export const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st;
 export type CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st;
+/** Alias of {@link CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit}. */
 export type CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESCInit = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit;
 /** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st} (C typedef `CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1`). */
 export const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st;
 export type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st;
+/** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit}. */
 export type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1Init = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit;
 /** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st} (C typedef `CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC`). */
 export const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st;
 export type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st;
+/** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit}. */
 export type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCInit = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit;
 /** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st} (C typedef `CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1`). */
 export const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st;
 export type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st;
+/** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit}. */
 export type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1Init = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit;
 /** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st} (C typedef `CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS`). */
 export const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st;
 export type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st;
+/** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit}. */
 export type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMSInit = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit;
 /** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st} (C typedef `CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1`). */
 export const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st;
 export type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st;
+/** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit}. */
 export type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1Init = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit;
 /** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st} (C typedef `CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS`). */
 export const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st;
 export type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st;
+/** Alias of {@link CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit}. */
 export type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMSInit = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit;
 /** Alias of {@link CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st} (C typedef `CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1`). */
 export const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st;
 export type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st;
+/** Alias of {@link CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit}. */
 export type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1Init = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st} (C typedef `CUDA_EXT_SEM_SIGNAL_NODE_PARAMS`). */
 export const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st;
 export type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st;
+/** Alias of {@link CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit}. */
 export type CUDA_EXT_SEM_SIGNAL_NODE_PARAMSInit = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st} (C typedef `CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2`). */
 export const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st;
 export type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st;
+/** Alias of {@link CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit}. */
 export type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2Init = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit;
 /** Alias of {@link CUDA_EXT_SEM_WAIT_NODE_PARAMS_st} (C typedef `CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1`). */
 export const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st;
 export type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st;
+/** Alias of {@link CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit}. */
 export type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1Init = CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_EXT_SEM_WAIT_NODE_PARAMS_st} (C typedef `CUDA_EXT_SEM_WAIT_NODE_PARAMS`). */
 export const CUDA_EXT_SEM_WAIT_NODE_PARAMS = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st;
 export type CUDA_EXT_SEM_WAIT_NODE_PARAMS = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st;
+/** Alias of {@link CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit}. */
 export type CUDA_EXT_SEM_WAIT_NODE_PARAMSInit = CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st} (C typedef `CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2`). */
 export const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st;
 export type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st;
+/** Alias of {@link CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit}. */
 export type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2Init = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit;
 /** Alias of {@link CUarrayMapInfo_st} (C typedef `CUarrayMapInfo_v1`). */
 export const CUarrayMapInfo_v1 = CUarrayMapInfo_st;
 export type CUarrayMapInfo_v1 = CUarrayMapInfo_st;
+/** Alias of {@link CUarrayMapInfo_stInit}. */
 export type CUarrayMapInfo_v1Init = CUarrayMapInfo_stInit;
 /** Alias of {@link CUarrayMapInfo_st} (C typedef `CUarrayMapInfo`). */
 export const CUarrayMapInfo = CUarrayMapInfo_st;
 export type CUarrayMapInfo = CUarrayMapInfo_st;
+/** Alias of {@link CUarrayMapInfo_stInit}. */
 export type CUarrayMapInfoInit = CUarrayMapInfo_stInit;
 /** Alias of {@link CUmemLocation_st} (C typedef `CUmemLocation_v1`). */
 export const CUmemLocation_v1 = CUmemLocation_st;
 export type CUmemLocation_v1 = CUmemLocation_st;
+/** Alias of {@link CUmemLocation_stInit}. */
 export type CUmemLocation_v1Init = CUmemLocation_stInit;
 /** Alias of {@link CUmemLocation_st} (C typedef `CUmemLocation`). */
 export const CUmemLocation = CUmemLocation_st;
 export type CUmemLocation = CUmemLocation_st;
+/** Alias of {@link CUmemLocation_stInit}. */
 export type CUmemLocationInit = CUmemLocation_stInit;
 /** Alias of {@link CUmemAllocationProp_st} (C typedef `CUmemAllocationProp_v1`). */
 export const CUmemAllocationProp_v1 = CUmemAllocationProp_st;
 export type CUmemAllocationProp_v1 = CUmemAllocationProp_st;
+/** Alias of {@link CUmemAllocationProp_stInit}. */
 export type CUmemAllocationProp_v1Init = CUmemAllocationProp_stInit;
 /** Alias of {@link CUmemAllocationProp_st} (C typedef `CUmemAllocationProp`). */
 export const CUmemAllocationProp = CUmemAllocationProp_st;
 export type CUmemAllocationProp = CUmemAllocationProp_st;
+/** Alias of {@link CUmemAllocationProp_stInit}. */
 export type CUmemAllocationPropInit = CUmemAllocationProp_stInit;
 /** Alias of {@link CUmulticastObjectProp_st} (C typedef `CUmulticastObjectProp_v1`). */
 export const CUmulticastObjectProp_v1 = CUmulticastObjectProp_st;
 export type CUmulticastObjectProp_v1 = CUmulticastObjectProp_st;
+/** Alias of {@link CUmulticastObjectProp_stInit}. */
 export type CUmulticastObjectProp_v1Init = CUmulticastObjectProp_stInit;
 /** Alias of {@link CUmulticastObjectProp_st} (C typedef `CUmulticastObjectProp`). */
 export const CUmulticastObjectProp = CUmulticastObjectProp_st;
 export type CUmulticastObjectProp = CUmulticastObjectProp_st;
+/** Alias of {@link CUmulticastObjectProp_stInit}. */
 export type CUmulticastObjectPropInit = CUmulticastObjectProp_stInit;
 /** Alias of {@link CUmemAccessDesc_st} (C typedef `CUmemAccessDesc_v1`). */
 export const CUmemAccessDesc_v1 = CUmemAccessDesc_st;
 export type CUmemAccessDesc_v1 = CUmemAccessDesc_st;
+/** Alias of {@link CUmemAccessDesc_stInit}. */
 export type CUmemAccessDesc_v1Init = CUmemAccessDesc_stInit;
 /** Alias of {@link CUmemAccessDesc_st} (C typedef `CUmemAccessDesc`). */
 export const CUmemAccessDesc = CUmemAccessDesc_st;
 export type CUmemAccessDesc = CUmemAccessDesc_st;
+/** Alias of {@link CUmemAccessDesc_stInit}. */
 export type CUmemAccessDescInit = CUmemAccessDesc_stInit;
 /** Alias of {@link CUgraphExecUpdateResultInfo_st} (C typedef `CUgraphExecUpdateResultInfo_v1`). */
 export const CUgraphExecUpdateResultInfo_v1 = CUgraphExecUpdateResultInfo_st;
 export type CUgraphExecUpdateResultInfo_v1 = CUgraphExecUpdateResultInfo_st;
+/** Alias of {@link CUgraphExecUpdateResultInfo_stInit}. */
 export type CUgraphExecUpdateResultInfo_v1Init = CUgraphExecUpdateResultInfo_stInit;
 /** Alias of {@link CUgraphExecUpdateResultInfo_st} (C typedef `CUgraphExecUpdateResultInfo`). */
 export const CUgraphExecUpdateResultInfo = CUgraphExecUpdateResultInfo_st;
 export type CUgraphExecUpdateResultInfo = CUgraphExecUpdateResultInfo_st;
+/** Alias of {@link CUgraphExecUpdateResultInfo_stInit}. */
 export type CUgraphExecUpdateResultInfoInit = CUgraphExecUpdateResultInfo_stInit;
 /** Alias of {@link CUmemPoolProps_st} (C typedef `CUmemPoolProps_v1`). */
 export const CUmemPoolProps_v1 = CUmemPoolProps_st;
 export type CUmemPoolProps_v1 = CUmemPoolProps_st;
+/** Alias of {@link CUmemPoolProps_stInit}. */
 export type CUmemPoolProps_v1Init = CUmemPoolProps_stInit;
 /** Alias of {@link CUmemPoolProps_st} (C typedef `CUmemPoolProps`). */
 export const CUmemPoolProps = CUmemPoolProps_st;
 export type CUmemPoolProps = CUmemPoolProps_st;
+/** Alias of {@link CUmemPoolProps_stInit}. */
 export type CUmemPoolPropsInit = CUmemPoolProps_stInit;
 /** Alias of {@link CUmemPoolPtrExportData_st} (C typedef `CUmemPoolPtrExportData_v1`). */
 export const CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData_st;
 export type CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData_st;
+/** Alias of {@link CUmemPoolPtrExportData_stInit}. */
 export type CUmemPoolPtrExportData_v1Init = CUmemPoolPtrExportData_stInit;
 /** Alias of {@link CUmemPoolPtrExportData_st} (C typedef `CUmemPoolPtrExportData`). */
 export const CUmemPoolPtrExportData = CUmemPoolPtrExportData_st;
 export type CUmemPoolPtrExportData = CUmemPoolPtrExportData_st;
+/** Alias of {@link CUmemPoolPtrExportData_stInit}. */
 export type CUmemPoolPtrExportDataInit = CUmemPoolPtrExportData_stInit;
 /** Alias of {@link CUmemcpyAttributes_st} (C typedef `CUmemcpyAttributes_v1`). */
 export const CUmemcpyAttributes_v1 = CUmemcpyAttributes_st;
 export type CUmemcpyAttributes_v1 = CUmemcpyAttributes_st;
+/** Alias of {@link CUmemcpyAttributes_stInit}. */
 export type CUmemcpyAttributes_v1Init = CUmemcpyAttributes_stInit;
 /** Alias of {@link CUmemcpyAttributes_st} (C typedef `CUmemcpyAttributes`). */
 export const CUmemcpyAttributes = CUmemcpyAttributes_st;
 export type CUmemcpyAttributes = CUmemcpyAttributes_st;
+/** Alias of {@link CUmemcpyAttributes_stInit}. */
 export type CUmemcpyAttributesInit = CUmemcpyAttributes_stInit;
 /** Alias of {@link CUoffset3D_st} (C typedef `CUoffset3D_v1`). */
 export const CUoffset3D_v1 = CUoffset3D_st;
 export type CUoffset3D_v1 = CUoffset3D_st;
+/** Alias of {@link CUoffset3D_stInit}. */
 export type CUoffset3D_v1Init = CUoffset3D_stInit;
 /** Alias of {@link CUoffset3D_st} (C typedef `CUoffset3D`). */
 export const CUoffset3D = CUoffset3D_st;
 export type CUoffset3D = CUoffset3D_st;
+/** Alias of {@link CUoffset3D_stInit}. */
 export type CUoffset3DInit = CUoffset3D_stInit;
 /** Alias of {@link CUextent3D_st} (C typedef `CUextent3D_v1`). */
 export const CUextent3D_v1 = CUextent3D_st;
 export type CUextent3D_v1 = CUextent3D_st;
+/** Alias of {@link CUextent3D_stInit}. */
 export type CUextent3D_v1Init = CUextent3D_stInit;
 /** Alias of {@link CUextent3D_st} (C typedef `CUextent3D`). */
 export const CUextent3D = CUextent3D_st;
 export type CUextent3D = CUextent3D_st;
+/** Alias of {@link CUextent3D_stInit}. */
 export type CUextent3DInit = CUextent3D_stInit;
 /** Alias of {@link CUmemcpy3DOperand_st} (C typedef `CUmemcpy3DOperand_v1`). */
 export const CUmemcpy3DOperand_v1 = CUmemcpy3DOperand_st;
 export type CUmemcpy3DOperand_v1 = CUmemcpy3DOperand_st;
+/** Alias of {@link CUmemcpy3DOperand_stInit}. */
 export type CUmemcpy3DOperand_v1Init = CUmemcpy3DOperand_stInit;
 /** Alias of {@link CUmemcpy3DOperand_st} (C typedef `CUmemcpy3DOperand`). */
 export const CUmemcpy3DOperand = CUmemcpy3DOperand_st;
 export type CUmemcpy3DOperand = CUmemcpy3DOperand_st;
+/** Alias of {@link CUmemcpy3DOperand_stInit}. */
 export type CUmemcpy3DOperandInit = CUmemcpy3DOperand_stInit;
 /** Alias of {@link CUDA_MEMCPY3D_BATCH_OP_st} (C typedef `CUDA_MEMCPY3D_BATCH_OP_v1`). */
 export const CUDA_MEMCPY3D_BATCH_OP_v1 = CUDA_MEMCPY3D_BATCH_OP_st;
 export type CUDA_MEMCPY3D_BATCH_OP_v1 = CUDA_MEMCPY3D_BATCH_OP_st;
+/** Alias of {@link CUDA_MEMCPY3D_BATCH_OP_stInit}. */
 export type CUDA_MEMCPY3D_BATCH_OP_v1Init = CUDA_MEMCPY3D_BATCH_OP_stInit;
 /** Alias of {@link CUDA_MEMCPY3D_BATCH_OP_st} (C typedef `CUDA_MEMCPY3D_BATCH_OP`). */
 export const CUDA_MEMCPY3D_BATCH_OP = CUDA_MEMCPY3D_BATCH_OP_st;
 export type CUDA_MEMCPY3D_BATCH_OP = CUDA_MEMCPY3D_BATCH_OP_st;
+/** Alias of {@link CUDA_MEMCPY3D_BATCH_OP_stInit}. */
 export type CUDA_MEMCPY3D_BATCH_OPInit = CUDA_MEMCPY3D_BATCH_OP_stInit;
 /** Alias of {@link CUDA_MEM_ALLOC_NODE_PARAMS_v1_st} (C typedef `CUDA_MEM_ALLOC_NODE_PARAMS_v1`). */
 export const CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
 export type CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
+/** Alias of {@link CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit}. */
 export type CUDA_MEM_ALLOC_NODE_PARAMS_v1Init = CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit;
 /** Alias of {@link CUDA_MEM_ALLOC_NODE_PARAMS_v1_st} (C typedef `CUDA_MEM_ALLOC_NODE_PARAMS`). */
 export const CUDA_MEM_ALLOC_NODE_PARAMS = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
 export type CUDA_MEM_ALLOC_NODE_PARAMS = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
+/** Alias of {@link CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit}. */
 export type CUDA_MEM_ALLOC_NODE_PARAMSInit = CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit;
 /** Alias of {@link CUDA_MEM_ALLOC_NODE_PARAMS_v2_st} (C typedef `CUDA_MEM_ALLOC_NODE_PARAMS_v2`). */
 export const CUDA_MEM_ALLOC_NODE_PARAMS_v2 = CUDA_MEM_ALLOC_NODE_PARAMS_v2_st;
 export type CUDA_MEM_ALLOC_NODE_PARAMS_v2 = CUDA_MEM_ALLOC_NODE_PARAMS_v2_st;
+/** Alias of {@link CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit}. */
 export type CUDA_MEM_ALLOC_NODE_PARAMS_v2Init = CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit;
 /** Alias of {@link CUDA_MEM_FREE_NODE_PARAMS_st} (C typedef `CUDA_MEM_FREE_NODE_PARAMS`). */
 export const CUDA_MEM_FREE_NODE_PARAMS = CUDA_MEM_FREE_NODE_PARAMS_st;
 export type CUDA_MEM_FREE_NODE_PARAMS = CUDA_MEM_FREE_NODE_PARAMS_st;
+/** Alias of {@link CUDA_MEM_FREE_NODE_PARAMS_stInit}. */
 export type CUDA_MEM_FREE_NODE_PARAMSInit = CUDA_MEM_FREE_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_CHILD_GRAPH_NODE_PARAMS_st} (C typedef `CUDA_CHILD_GRAPH_NODE_PARAMS`). */
 export const CUDA_CHILD_GRAPH_NODE_PARAMS = CUDA_CHILD_GRAPH_NODE_PARAMS_st;
 export type CUDA_CHILD_GRAPH_NODE_PARAMS = CUDA_CHILD_GRAPH_NODE_PARAMS_st;
+/** Alias of {@link CUDA_CHILD_GRAPH_NODE_PARAMS_stInit}. */
 export type CUDA_CHILD_GRAPH_NODE_PARAMSInit = CUDA_CHILD_GRAPH_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_EVENT_RECORD_NODE_PARAMS_st} (C typedef `CUDA_EVENT_RECORD_NODE_PARAMS`). */
 export const CUDA_EVENT_RECORD_NODE_PARAMS = CUDA_EVENT_RECORD_NODE_PARAMS_st;
 export type CUDA_EVENT_RECORD_NODE_PARAMS = CUDA_EVENT_RECORD_NODE_PARAMS_st;
+/** Alias of {@link CUDA_EVENT_RECORD_NODE_PARAMS_stInit}. */
 export type CUDA_EVENT_RECORD_NODE_PARAMSInit = CUDA_EVENT_RECORD_NODE_PARAMS_stInit;
 /** Alias of {@link CUDA_EVENT_WAIT_NODE_PARAMS_st} (C typedef `CUDA_EVENT_WAIT_NODE_PARAMS`). */
 export const CUDA_EVENT_WAIT_NODE_PARAMS = CUDA_EVENT_WAIT_NODE_PARAMS_st;
 export type CUDA_EVENT_WAIT_NODE_PARAMS = CUDA_EVENT_WAIT_NODE_PARAMS_st;
+/** Alias of {@link CUDA_EVENT_WAIT_NODE_PARAMS_stInit}. */
 export type CUDA_EVENT_WAIT_NODE_PARAMSInit = CUDA_EVENT_WAIT_NODE_PARAMS_stInit;
 /** Alias of {@link CUgraphNodeParams_st} (C typedef `CUgraphNodeParams`). */
 export const CUgraphNodeParams = CUgraphNodeParams_st;
 export type CUgraphNodeParams = CUgraphNodeParams_st;
+/** Alias of {@link CUgraphNodeParams_stInit}. */
 export type CUgraphNodeParamsInit = CUgraphNodeParams_stInit;
 /** Alias of {@link CUcheckpointLockArgs_st} (C typedef `CUcheckpointLockArgs`). */
 export const CUcheckpointLockArgs = CUcheckpointLockArgs_st;
 export type CUcheckpointLockArgs = CUcheckpointLockArgs_st;
+/** Alias of {@link CUcheckpointLockArgs_stInit}. */
 export type CUcheckpointLockArgsInit = CUcheckpointLockArgs_stInit;
 /** Alias of {@link CUcheckpointCheckpointArgs_st} (C typedef `CUcheckpointCheckpointArgs`). */
 export const CUcheckpointCheckpointArgs = CUcheckpointCheckpointArgs_st;
 export type CUcheckpointCheckpointArgs = CUcheckpointCheckpointArgs_st;
+/** Alias of {@link CUcheckpointCheckpointArgs_stInit}. */
 export type CUcheckpointCheckpointArgsInit = CUcheckpointCheckpointArgs_stInit;
 /** Alias of {@link CUcheckpointGpuPair_st} (C typedef `CUcheckpointGpuPair`). */
 export const CUcheckpointGpuPair = CUcheckpointGpuPair_st;
 export type CUcheckpointGpuPair = CUcheckpointGpuPair_st;
+/** Alias of {@link CUcheckpointGpuPair_stInit}. */
 export type CUcheckpointGpuPairInit = CUcheckpointGpuPair_stInit;
 /** Alias of {@link CUcheckpointRestoreArgs_st} (C typedef `CUcheckpointRestoreArgs`). */
 export const CUcheckpointRestoreArgs = CUcheckpointRestoreArgs_st;
 export type CUcheckpointRestoreArgs = CUcheckpointRestoreArgs_st;
+/** Alias of {@link CUcheckpointRestoreArgs_stInit}. */
 export type CUcheckpointRestoreArgsInit = CUcheckpointRestoreArgs_stInit;
 /** Alias of {@link CUcheckpointUnlockArgs_st} (C typedef `CUcheckpointUnlockArgs`). */
 export const CUcheckpointUnlockArgs = CUcheckpointUnlockArgs_st;
 export type CUcheckpointUnlockArgs = CUcheckpointUnlockArgs_st;
+/** Alias of {@link CUcheckpointUnlockArgs_stInit}. */
 export type CUcheckpointUnlockArgsInit = CUcheckpointUnlockArgs_stInit;
 /** Alias of {@link CUmemDecompressParams_st} (C typedef `CUmemDecompressParams`). */
 export const CUmemDecompressParams = CUmemDecompressParams_st;
 export type CUmemDecompressParams = CUmemDecompressParams_st;
+/** Alias of {@link CUmemDecompressParams_stInit}. */
 export type CUmemDecompressParamsInit = CUmemDecompressParams_stInit;
 /** Alias of {@link CUdevSmResource_st} (C typedef `CUdevSmResource`). */
 export const CUdevSmResource = CUdevSmResource_st;
 export type CUdevSmResource = CUdevSmResource_st;
+/** Alias of {@link CUdevSmResource_stInit}. */
 export type CUdevSmResourceInit = CUdevSmResource_stInit;
 /** Alias of {@link CUdevResource_st} (C typedef `CUdevResource_v1`). */
 export const CUdevResource_v1 = CUdevResource_st;
 export type CUdevResource_v1 = CUdevResource_st;
+/** Alias of {@link CUdevResource_stInit}. */
 export type CUdevResource_v1Init = CUdevResource_stInit;
 /** Alias of {@link CUdevResource_st} (C typedef `CUdevResource`). */
 export const CUdevResource = CUdevResource_st;
 export type CUdevResource = CUdevResource_st;
+/** Alias of {@link CUdevResource_stInit}. */
 export type CUdevResourceInit = CUdevResource_stInit;
 /** Alias of {@link CUeglFrame_st} (C typedef `CUeglFrame_v1`). */
 export const CUeglFrame_v1 = CUeglFrame_st;
 export type CUeglFrame_v1 = CUeglFrame_st;
+/** Alias of {@link CUeglFrame_stInit}. */
 export type CUeglFrame_v1Init = CUeglFrame_stInit;
 /** Alias of {@link CUeglFrame_st} (C typedef `CUeglFrame`). */
 export const CUeglFrame = CUeglFrame_st;
 export type CUeglFrame = CUeglFrame_st;
+/** Alias of {@link CUeglFrame_stInit}. */
 export type CUeglFrameInit = CUeglFrame_stInit;
 
 // Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).

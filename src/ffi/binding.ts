@@ -12,7 +12,12 @@ export interface LibraryInfo {
   file: string;
   /** Where the dynamic linker found it. */
   path: string;
+  /**
+   * The version its check read: CUDA's numbering (13000 for 13.0), NCCL's (22809 for 2.28.9), or 0 for
+   * a library recognised by its symbols whose version is not known yet.
+   */
   version: number;
+  /** Whether the per-thread default stream variants (`_ptsz`/`_ptds`) are bound (`CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM=1`). */
   perThreadDefaultStream: boolean;
 }
 

@@ -23,7 +23,9 @@ export type ScalarType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | '
 /** A kernel argument with its C type. */
 export class KernelArg {
   constructor(
+    /** Its C type. */
     readonly type: ScalarType,
+    /** Its value, checked against the type when it was made. */
     readonly value: number | bigint,
   ) {}
 }

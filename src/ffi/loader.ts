@@ -40,7 +40,12 @@ export class LibraryLoadError extends CudaBindingsError {
     /** The library as messages name it: `'libcudart'`. */
     readonly label: string,
     /** Every candidate tried, in order, and why it was refused. */
-    readonly attempts: { candidate: string; reason: string }[],
+    readonly attempts: {
+      /** A path or a soname. */
+      candidate: string;
+      /** Why it was refused: `no such file`, the dynamic linker's message, or the version check's. */
+      reason: string;
+    }[],
     spec?: Pick<LibrarySpec, 'envVar' | 'hint'>,
   ) {
     super(

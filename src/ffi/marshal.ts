@@ -28,7 +28,10 @@ import type { HostMemory } from './checks';
  * A device address: a bigint such as cudaMalloc returns, or arithmetic on one. A handle (a
  * branded bigint: a stream, an event) does not pass, nor does host memory.
  */
-export type DevicePointer = bigint & { readonly __brand?: undefined };
+export type DevicePointer = bigint & {
+  /** Absent on a device address, so that a handle (whose brand is a string) is not one. */
+  readonly __brand?: undefined;
+};
 /** Memory a copy reads or writes: a device or host address, or host memory; never a handle. */
 export type Memory = DevicePointer | HostMemory | null;
 

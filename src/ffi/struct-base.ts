@@ -19,15 +19,29 @@ export interface StructLayout {
   cType: string;
   /** For an unnamed member: its path inside `cType` (`res.array`); '' otherwise. */
   path: string;
+  /** `sizeof`, in bytes. */
   size: number;
+  /** `_Alignof`, in bytes. */
   align: number;
+  /** Whether it is a union (every field at offset 0). */
   union: boolean;
-  fields: Record<string, { offset: number; size: number }>;
+  /** Each field by name: where it starts and how many bytes it takes. */
+  fields: Record<
+    string,
+    {
+      /** `offsetof`, in bytes. */
+      offset: number;
+      /** `sizeof` the field, in bytes. */
+      size: number;
+    }
+  >;
 }
 
+/** A struct class (`cudaExtent`, …): what code that takes any struct class relies on. */
 export interface StructClass<T extends CStruct = CStruct> {
   /** A new struct from a plain object of its fields (checked by name at run time) or another struct. */
   new (init?: object): T;
+  /** Where each field sits. */
   readonly layout: StructLayout;
   /** Makes a view on existing bytes (a nested field, an element of an array); `dv` spans mem's buffer. */
   view(mem: Uint8Array, dv?: DataView): T;
@@ -44,6 +58,10 @@ export function keepLayout(cls: object, layout: StructLayout): StructLayout {
   return layout;
 }
 
+/**
+ * The base of every generated struct class: a C struct over its own bytes (or a window on the struct
+ * that holds it), its fields read and written through accessors.
+ */
 export abstract class CStruct {
   /** @internal The struct's bytes: its own, or a window on the struct that holds it (getBytes() for users). */
   readonly _u8: Uint8Array;

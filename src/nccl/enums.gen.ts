@@ -2,62 +2,99 @@
 /** enum ncclResult_t */
 // enum ncclResult_t — nccl.h:42
 export enum ncclResult_t {
+  /** `ncclSuccess` = 0 of `ncclResult_t` (no description in the header). */
   ncclSuccess = 0,
+  /** `ncclUnhandledCudaError` = 1 of `ncclResult_t` (no description in the header). */
   ncclUnhandledCudaError = 1,
+  /** `ncclSystemError` = 2 of `ncclResult_t` (no description in the header). */
   ncclSystemError = 2,
+  /** `ncclInternalError` = 3 of `ncclResult_t` (no description in the header). */
   ncclInternalError = 3,
+  /** `ncclInvalidArgument` = 4 of `ncclResult_t` (no description in the header). */
   ncclInvalidArgument = 4,
+  /** `ncclInvalidUsage` = 5 of `ncclResult_t` (no description in the header). */
   ncclInvalidUsage = 5,
+  /** `ncclRemoteError` = 6 of `ncclResult_t` (no description in the header). */
   ncclRemoteError = 6,
+  /** `ncclInProgress` = 7 of `ncclResult_t` (no description in the header). */
   ncclInProgress = 7,
+  /** `ncclNumResults` = 8 of `ncclResult_t` (no description in the header). */
   ncclNumResults = 8,
 }
 
 /** enum ncclRedOp_dummy_t */
 // enum ncclRedOp_dummy_t — nccl.h:281
 export enum ncclRedOp_dummy_t {
+  /** `ncclNumOps_dummy` = 5 of `ncclRedOp_dummy_t` (no description in the header). */
   ncclNumOps_dummy = 5,
 }
 
 /** enum ncclRedOp_t */
 // enum ncclRedOp_t — nccl.h:282
 export enum ncclRedOp_t {
+  /** `ncclSum` = 0 of `ncclRedOp_t` (no description in the header). */
   ncclSum = 0,
+  /** `ncclProd` = 1 of `ncclRedOp_t` (no description in the header). */
   ncclProd = 1,
+  /** `ncclMax` = 2 of `ncclRedOp_t` (no description in the header). */
   ncclMax = 2,
+  /** `ncclMin` = 3 of `ncclRedOp_t` (no description in the header). */
   ncclMin = 3,
+  /** `ncclAvg` = 4 of `ncclRedOp_t` (no description in the header). */
   ncclAvg = 4,
+  /** `ncclNumOps` = 5 of `ncclRedOp_t` (no description in the header). */
   ncclNumOps = 5,
+  /** `ncclMaxRedOp` = 2147483647 of `ncclRedOp_t` (no description in the header). */
   ncclMaxRedOp = 2147483647,
 }
 
 /** enum ncclDataType_t */
 // enum ncclDataType_t — nccl.h:300
 export enum ncclDataType_t {
+  /** `ncclInt8` = 0 of `ncclDataType_t` (no description in the header). */
   ncclInt8 = 0,
+  /** `ncclChar` = 0 of `ncclDataType_t` (no description in the header). */
   ncclChar = 0,
+  /** `ncclUint8` = 1 of `ncclDataType_t` (no description in the header). */
   ncclUint8 = 1,
+  /** `ncclInt32` = 2 of `ncclDataType_t` (no description in the header). */
   ncclInt32 = 2,
+  /** `ncclInt` = 2 of `ncclDataType_t` (no description in the header). */
   ncclInt = 2,
+  /** `ncclUint32` = 3 of `ncclDataType_t` (no description in the header). */
   ncclUint32 = 3,
+  /** `ncclInt64` = 4 of `ncclDataType_t` (no description in the header). */
   ncclInt64 = 4,
+  /** `ncclUint64` = 5 of `ncclDataType_t` (no description in the header). */
   ncclUint64 = 5,
+  /** `ncclFloat16` = 6 of `ncclDataType_t` (no description in the header). */
   ncclFloat16 = 6,
+  /** `ncclHalf` = 6 of `ncclDataType_t` (no description in the header). */
   ncclHalf = 6,
+  /** `ncclFloat32` = 7 of `ncclDataType_t` (no description in the header). */
   ncclFloat32 = 7,
+  /** `ncclFloat` = 7 of `ncclDataType_t` (no description in the header). */
   ncclFloat = 7,
+  /** `ncclFloat64` = 8 of `ncclDataType_t` (no description in the header). */
   ncclFloat64 = 8,
+  /** `ncclDouble` = 8 of `ncclDataType_t` (no description in the header). */
   ncclDouble = 8,
+  /** `ncclBfloat16` = 9 of `ncclDataType_t` (no description in the header). */
   ncclBfloat16 = 9,
+  /** `ncclFloat8e4m3` = 10 of `ncclDataType_t` (no description in the header). */
   ncclFloat8e4m3 = 10,
+  /** `ncclFloat8e5m2` = 11 of `ncclDataType_t` (no description in the header). */
   ncclFloat8e5m2 = 11,
+  /** `ncclNumTypes` = 12 of `ncclDataType_t` (no description in the header). */
   ncclNumTypes = 12,
 }
 
 /** enum ncclScalarResidence_t */
 // enum ncclScalarResidence_t — nccl.h:316
 export enum ncclScalarResidence_t {
+  /** `ncclScalarDevice` = 0 of `ncclScalarResidence_t` (no description in the header). */
   ncclScalarDevice = 0,
+  /** `ncclScalarHostImmediate` = 1 of `ncclScalarResidence_t` (no description in the header). */
   ncclScalarHostImmediate = 1,
 }
 

@@ -4,13 +4,19 @@ import { handleFrom } from '../ffi/marshal';
 /** The handle type of another API, used in this one's signatures. */
 export { cudaStream_t } from '../runtime/handles.gen';
 /** The C handle type ncclComm_t */
-export type ncclComm_t = bigint & { readonly __brand: 'ncclComm_t' };
+export type ncclComm_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'ncclComm_t';
+};
 /** Makes a ncclComm_t from an integer, as cuda-python's `ncclComm_t(value)`. */
 export function ncclComm_t(value: bigint | number): ncclComm_t {
   return handleFrom(value, 'ncclComm_t') as ncclComm_t;
 }
 /** The C handle type ncclWindow_t */
-export type ncclWindow_t = bigint & { readonly __brand: 'ncclWindow_t' };
+export type ncclWindow_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'ncclWindow_t';
+};
 /** Makes a ncclWindow_t from an integer, as cuda-python's `ncclWindow_t(value)`. */
 export function ncclWindow_t(value: bigint | number): ncclWindow_t {
   return handleFrom(value, 'ncclWindow_t') as ncclWindow_t;

@@ -5,6 +5,7 @@ import { W, readSize } from '../ffi/memory';
 /** struct ncclUniqueId */
 // ncclUniqueId — nccl.h:39
 export class ncclUniqueId extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"ncclUniqueId","path":"","size":128,"align":1,"union":false,"fields":{"internal":{"offset":0,"size":128}}});
   }
@@ -21,21 +22,25 @@ export class ncclUniqueId extends CStruct {
     super(128, mem, dv);
     this._init(init, ncclUniqueId.keys);
   }
+  /** `char internal[128]`, of `struct ncclUniqueId` (no description in the header). */
   get internal(): Uint8Array {
     return this._u8.slice(0, 128);
   }
+  /** Writes `internal` into the struct's bytes. */
   set internal(v: Uint8Array | number[]) {
     setBytes(this, 0, 128, v, 'ncclUniqueId.internal');
   }
 }
 /** Fields accepted by `new ncclUniqueId({...})`. */
 export interface ncclUniqueIdInit {
+  /** `char internal[128]`, of `struct ncclUniqueId` (no description in the header). */
   internal?: Uint8Array | number[];
 }
 
 /** struct ncclConfig_v22800 */
 // struct ncclConfig_v22800 — nccl.h:77
 export class ncclConfig_v22800 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ncclConfig_v22800","path":"","size":80,"align":8,"union":false,"fields":{"size":{"offset":0,"size":8},"magic":{"offset":8,"size":4},"version":{"offset":12,"size":4},"blocking":{"offset":16,"size":4},"cgaClusterSize":{"offset":20,"size":4},"minCTAs":{"offset":24,"size":4},"maxCTAs":{"offset":28,"size":4},"netName":{"offset":32,"size":8},"splitShare":{"offset":40,"size":4},"trafficClass":{"offset":44,"size":4},"commName":{"offset":48,"size":8},"collnetEnable":{"offset":56,"size":4},"CTAPolicy":{"offset":60,"size":4},"shrinkShare":{"offset":64,"size":4},"nvlsCTAs":{"offset":68,"size":4},"nChannelsPerNetPeer":{"offset":72,"size":4},"nvlinkCentricSched":{"offset":76,"size":4}}});
   }
@@ -52,133 +57,185 @@ export class ncclConfig_v22800 extends CStruct {
     super(80, mem, dv);
     this._init(init, ncclConfig_v22800.keys);
   }
+  /** `size_t size`, of `struct ncclConfig_v22800` (no description in the header). */
   get size(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'ncclConfig_v22800.size');
   }
+  /** `unsigned int magic`, of `struct ncclConfig_v22800` (no description in the header). */
   get magic(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `magic` into the struct's bytes. */
   set magic(v: number) {
     W.u32(this._dv, this._o + 8, v, 'ncclConfig_v22800.magic');
   }
+  /** `unsigned int version`, of `struct ncclConfig_v22800` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 12, v, 'ncclConfig_v22800.version');
   }
+  /** `int blocking`, of `struct ncclConfig_v22800` (no description in the header). */
   get blocking(): number {
     return this._dv.getInt32(this._o + 16, true);
   }
+  /** Writes `blocking` into the struct's bytes. */
   set blocking(v: number) {
     W.i32(this._dv, this._o + 16, v, 'ncclConfig_v22800.blocking');
   }
+  /** `int cgaClusterSize`, of `struct ncclConfig_v22800` (no description in the header). */
   get cgaClusterSize(): number {
     return this._dv.getInt32(this._o + 20, true);
   }
+  /** Writes `cgaClusterSize` into the struct's bytes. */
   set cgaClusterSize(v: number) {
     W.i32(this._dv, this._o + 20, v, 'ncclConfig_v22800.cgaClusterSize');
   }
+  /** `int minCTAs`, of `struct ncclConfig_v22800` (no description in the header). */
   get minCTAs(): number {
     return this._dv.getInt32(this._o + 24, true);
   }
+  /** Writes `minCTAs` into the struct's bytes. */
   set minCTAs(v: number) {
     W.i32(this._dv, this._o + 24, v, 'ncclConfig_v22800.minCTAs');
   }
+  /** `int maxCTAs`, of `struct ncclConfig_v22800` (no description in the header). */
   get maxCTAs(): number {
     return this._dv.getInt32(this._o + 28, true);
   }
+  /** Writes `maxCTAs` into the struct's bytes. */
   set maxCTAs(v: number) {
     W.i32(this._dv, this._o + 28, v, 'ncclConfig_v22800.maxCTAs');
   }
+  /** `const char * netName`, of `struct ncclConfig_v22800` (no description in the header). */
   get netName(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
+  /** Writes `netName` into the struct's bytes. */
   set netName(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 32, v, 'ncclConfig_v22800.netName', 'netName', 1, (dv, at, x, n) => W.i8(dv, at, x, n));
   }
+  /** `int splitShare`, of `struct ncclConfig_v22800` (no description in the header). */
   get splitShare(): number {
     return this._dv.getInt32(this._o + 40, true);
   }
+  /** Writes `splitShare` into the struct's bytes. */
   set splitShare(v: number) {
     W.i32(this._dv, this._o + 40, v, 'ncclConfig_v22800.splitShare');
   }
+  /** `int trafficClass`, of `struct ncclConfig_v22800` (no description in the header). */
   get trafficClass(): number {
     return this._dv.getInt32(this._o + 44, true);
   }
+  /** Writes `trafficClass` into the struct's bytes. */
   set trafficClass(v: number) {
     W.i32(this._dv, this._o + 44, v, 'ncclConfig_v22800.trafficClass');
   }
+  /** `const char * commName`, of `struct ncclConfig_v22800` (no description in the header). */
   get commName(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `commName` into the struct's bytes. */
   set commName(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 48, v, 'ncclConfig_v22800.commName', 'commName', 1, (dv, at, x, n) => W.i8(dv, at, x, n));
   }
+  /** `int collnetEnable`, of `struct ncclConfig_v22800` (no description in the header). */
   get collnetEnable(): number {
     return this._dv.getInt32(this._o + 56, true);
   }
+  /** Writes `collnetEnable` into the struct's bytes. */
   set collnetEnable(v: number) {
     W.i32(this._dv, this._o + 56, v, 'ncclConfig_v22800.collnetEnable');
   }
+  /** `int CTAPolicy`, of `struct ncclConfig_v22800` (no description in the header). */
   get CTAPolicy(): number {
     return this._dv.getInt32(this._o + 60, true);
   }
+  /** Writes `CTAPolicy` into the struct's bytes. */
   set CTAPolicy(v: number) {
     W.i32(this._dv, this._o + 60, v, 'ncclConfig_v22800.CTAPolicy');
   }
+  /** `int shrinkShare`, of `struct ncclConfig_v22800` (no description in the header). */
   get shrinkShare(): number {
     return this._dv.getInt32(this._o + 64, true);
   }
+  /** Writes `shrinkShare` into the struct's bytes. */
   set shrinkShare(v: number) {
     W.i32(this._dv, this._o + 64, v, 'ncclConfig_v22800.shrinkShare');
   }
+  /** `int nvlsCTAs`, of `struct ncclConfig_v22800` (no description in the header). */
   get nvlsCTAs(): number {
     return this._dv.getInt32(this._o + 68, true);
   }
+  /** Writes `nvlsCTAs` into the struct's bytes. */
   set nvlsCTAs(v: number) {
     W.i32(this._dv, this._o + 68, v, 'ncclConfig_v22800.nvlsCTAs');
   }
+  /** `int nChannelsPerNetPeer`, of `struct ncclConfig_v22800` (no description in the header). */
   get nChannelsPerNetPeer(): number {
     return this._dv.getInt32(this._o + 72, true);
   }
+  /** Writes `nChannelsPerNetPeer` into the struct's bytes. */
   set nChannelsPerNetPeer(v: number) {
     W.i32(this._dv, this._o + 72, v, 'ncclConfig_v22800.nChannelsPerNetPeer');
   }
+  /** `int nvlinkCentricSched`, of `struct ncclConfig_v22800` (no description in the header). */
   get nvlinkCentricSched(): number {
     return this._dv.getInt32(this._o + 76, true);
   }
+  /** Writes `nvlinkCentricSched` into the struct's bytes. */
   set nvlinkCentricSched(v: number) {
     W.i32(this._dv, this._o + 76, v, 'ncclConfig_v22800.nvlinkCentricSched');
   }
 }
 /** Fields accepted by `new ncclConfig_v22800({...})`. */
 export interface ncclConfig_v22800Init {
+  /** `size_t size`, of `struct ncclConfig_v22800` (no description in the header). */
   size?: number | bigint;
+  /** `unsigned int magic`, of `struct ncclConfig_v22800` (no description in the header). */
   magic?: number;
+  /** `unsigned int version`, of `struct ncclConfig_v22800` (no description in the header). */
   version?: number;
+  /** `int blocking`, of `struct ncclConfig_v22800` (no description in the header). */
   blocking?: number;
+  /** `int cgaClusterSize`, of `struct ncclConfig_v22800` (no description in the header). */
   cgaClusterSize?: number;
+  /** `int minCTAs`, of `struct ncclConfig_v22800` (no description in the header). */
   minCTAs?: number;
+  /** `int maxCTAs`, of `struct ncclConfig_v22800` (no description in the header). */
   maxCTAs?: number;
+  /** `const char * netName`, of `struct ncclConfig_v22800` (no description in the header). */
   netName?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
+  /** `int splitShare`, of `struct ncclConfig_v22800` (no description in the header). */
   splitShare?: number;
+  /** `int trafficClass`, of `struct ncclConfig_v22800` (no description in the header). */
   trafficClass?: number;
+  /** `const char * commName`, of `struct ncclConfig_v22800` (no description in the header). */
   commName?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
+  /** `int collnetEnable`, of `struct ncclConfig_v22800` (no description in the header). */
   collnetEnable?: number;
+  /** `int CTAPolicy`, of `struct ncclConfig_v22800` (no description in the header). */
   CTAPolicy?: number;
+  /** `int shrinkShare`, of `struct ncclConfig_v22800` (no description in the header). */
   shrinkShare?: number;
+  /** `int nvlsCTAs`, of `struct ncclConfig_v22800` (no description in the header). */
   nvlsCTAs?: number;
+  /** `int nChannelsPerNetPeer`, of `struct ncclConfig_v22800` (no description in the header). */
   nChannelsPerNetPeer?: number;
+  /** `int nvlinkCentricSched`, of `struct ncclConfig_v22800` (no description in the header). */
   nvlinkCentricSched?: number;
 }
 
 /** struct ncclSimInfo_v22200 */
 // struct ncclSimInfo_v22200 — nccl.h:122
 export class ncclSimInfo_v22200 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ncclSimInfo_v22200","path":"","size":24,"align":8,"union":false,"fields":{"size":{"offset":0,"size":8},"magic":{"offset":8,"size":4},"version":{"offset":12,"size":4},"estimatedTime":{"offset":16,"size":4}}});
   }
@@ -195,46 +252,60 @@ export class ncclSimInfo_v22200 extends CStruct {
     super(24, mem, dv);
     this._init(init, ncclSimInfo_v22200.keys);
   }
+  /** `size_t size`, of `struct ncclSimInfo_v22200` (no description in the header). */
   get size(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'ncclSimInfo_v22200.size');
   }
+  /** `unsigned int magic`, of `struct ncclSimInfo_v22200` (no description in the header). */
   get magic(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `magic` into the struct's bytes. */
   set magic(v: number) {
     W.u32(this._dv, this._o + 8, v, 'ncclSimInfo_v22200.magic');
   }
+  /** `unsigned int version`, of `struct ncclSimInfo_v22200` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 12, v, 'ncclSimInfo_v22200.version');
   }
+  /** `float estimatedTime`, of `struct ncclSimInfo_v22200` (no description in the header). */
   get estimatedTime(): number {
     return this._dv.getFloat32(this._o + 16, true);
   }
+  /** Writes `estimatedTime` into the struct's bytes. */
   set estimatedTime(v: number) {
     W.f32(this._dv, this._o + 16, v, 'ncclSimInfo_v22200.estimatedTime');
   }
 }
 /** Fields accepted by `new ncclSimInfo_v22200({...})`. */
 export interface ncclSimInfo_v22200Init {
+  /** `size_t size`, of `struct ncclSimInfo_v22200` (no description in the header). */
   size?: number | bigint;
+  /** `unsigned int magic`, of `struct ncclSimInfo_v22200` (no description in the header). */
   magic?: number;
+  /** `unsigned int version`, of `struct ncclSimInfo_v22200` (no description in the header). */
   version?: number;
+  /** `float estimatedTime`, of `struct ncclSimInfo_v22200` (no description in the header). */
   estimatedTime?: number;
 }
 
 /** Alias of {@link ncclConfig_v22800} (C typedef `ncclConfig_t`). */
 export const ncclConfig_t = ncclConfig_v22800;
 export type ncclConfig_t = ncclConfig_v22800;
+/** Alias of {@link ncclConfig_v22800Init}. */
 export type ncclConfig_tInit = ncclConfig_v22800Init;
 /** Alias of {@link ncclSimInfo_v22200} (C typedef `ncclSimInfo_t`). */
 export const ncclSimInfo_t = ncclSimInfo_v22200;
 export type ncclSimInfo_t = ncclSimInfo_v22200;
+/** Alias of {@link ncclSimInfo_v22200Init}. */
 export type ncclSimInfo_tInit = ncclSimInfo_v22200Init;
 
 // Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).

@@ -2,23 +2,41 @@
 /** The enumerated type nvFatbinResult defines API call result codes. nvFatbin APIs return nvFatbinResult codes to indicate the result. */
 // enum nvFatbinResult — nvFatbin.h:41
 export enum nvFatbinResult {
+  /** `NVFATBIN_SUCCESS` = 0 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_SUCCESS = 0,
+  /** `NVFATBIN_ERROR_INTERNAL` = 1 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_INTERNAL = 1,
+  /** `NVFATBIN_ERROR_ELF_ARCH_MISMATCH` = 2 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_ELF_ARCH_MISMATCH = 2,
+  /** `NVFATBIN_ERROR_ELF_SIZE_MISMATCH` = 3 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_ELF_SIZE_MISMATCH = 3,
+  /** `NVFATBIN_ERROR_MISSING_PTX_VERSION` = 4 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_MISSING_PTX_VERSION = 4,
+  /** `NVFATBIN_ERROR_NULL_POINTER` = 5 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_NULL_POINTER = 5,
+  /** `NVFATBIN_ERROR_COMPRESSION_FAILED` = 6 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_COMPRESSION_FAILED = 6,
+  /** `NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED` = 7 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED = 7,
+  /** `NVFATBIN_ERROR_UNRECOGNIZED_OPTION` = 8 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_UNRECOGNIZED_OPTION = 8,
+  /** `NVFATBIN_ERROR_INVALID_ARCH` = 9 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_INVALID_ARCH = 9,
+  /** `NVFATBIN_ERROR_INVALID_NVVM` = 10 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_INVALID_NVVM = 10,
+  /** `NVFATBIN_ERROR_EMPTY_INPUT` = 11 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_EMPTY_INPUT = 11,
+  /** `NVFATBIN_ERROR_MISSING_PTX_ARCH` = 12 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_MISSING_PTX_ARCH = 12,
+  /** `NVFATBIN_ERROR_PTX_ARCH_MISMATCH` = 13 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_PTX_ARCH_MISMATCH = 13,
+  /** `NVFATBIN_ERROR_MISSING_FATBIN` = 14 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_MISSING_FATBIN = 14,
+  /** `NVFATBIN_ERROR_INVALID_INDEX` = 15 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_INVALID_INDEX = 15,
+  /** `NVFATBIN_ERROR_IDENTIFIER_REUSE` = 16 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_IDENTIFIER_REUSE = 16,
+  /** `NVFATBIN_ERROR_INTERNAL_PTX_OPTION` = 17 of `nvFatbinResult` (no description in the header). */
   NVFATBIN_ERROR_INTERNAL_PTX_OPTION = 17,
 }
 

@@ -2,7 +2,10 @@
 import { handleFrom } from '../ffi/marshal';
 
 /** nvFatbinHandle is the unit of fatbin creation, and an opaque handle for a program. To create a fatbin, an instance of nvFatbinHandle must be created first with nvFatbinCreate(). */
-export type nvFatbinHandle = bigint & { readonly __brand: 'nvFatbinHandle' };
+export type nvFatbinHandle = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvFatbinHandle';
+};
 /** Makes a nvFatbinHandle from an integer, as cuda-python's `nvFatbinHandle(value)`. */
 export function nvFatbinHandle(value: bigint | number): nvFatbinHandle {
   return handleFrom(value, 'nvFatbinHandle') as nvFatbinHandle;

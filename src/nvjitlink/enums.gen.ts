@@ -2,6 +2,7 @@
 /** The enumerated type nvJitLinkResult defines API call result codes. nvJitLink APIs return nvJitLinkResult codes to indicate the result. */
 // enum nvJitLinkResult — nvJitLink.h:37
 export enum nvJitLinkResult {
+  /** `NVJITLINK_SUCCESS` = 0 of `nvJitLinkResult` (no description in the header). */
   NVJITLINK_SUCCESS = 0,
   /** Unrecognized Option */
   NVJITLINK_ERROR_UNRECOGNIZED_OPTION = 1,

@@ -2,7 +2,10 @@
 import { handleFrom } from '../ffi/marshal';
 
 /** nvJitLinkHandle is the unit of linking, and an opaque handle for a program. To link inputs, an instance of nvJitLinkHandle must be created first with nvJitLinkCreate(). */
-export type nvJitLinkHandle = bigint & { readonly __brand: 'nvJitLinkHandle' };
+export type nvJitLinkHandle = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvJitLinkHandle';
+};
 /** Makes a nvJitLinkHandle from an integer, as cuda-python's `nvJitLinkHandle(value)`. */
 export function nvJitLinkHandle(value: bigint | number): nvJitLinkHandle {
   return handleFrom(value, 'nvJitLinkHandle') as nvJitLinkHandle;

@@ -652,10 +652,10 @@ export function nvmlDeviceGetRepairStatus(device: H.nvmlDevice_t | null, repairS
 
 let f_nvmlDeviceGetTopologyCommonAncestor: KoffiFunction | undefined;
 /**
- * @ }
+ * (undocumented in the header)
  * @param device1 - (undocumented in the header) C type `nvmlDevice_t`
  * @param device2 - (undocumented in the header) C type `nvmlDevice_t`
- * @returns `[err, pathInfo]` — `err`: the status; `pathInfo`; the outputs are null unless `err` is NVML_SUCCESS.
+ * @returns `[err, pathInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pathInfo`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t * pathInfo) — nvml.h:4753
 export function nvmlDeviceGetTopologyCommonAncestor(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): Res<[E.nvmlGpuTopologyLevel_t]> {

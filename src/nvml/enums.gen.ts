@@ -13,7 +13,9 @@ export enum nvmlDeviceAddressingModeType_t {
 /** Enum to represent type of bridge chip */
 // enum nvmlBridgeChipType_enum — nvml.h:425
 export enum nvmlBridgeChipType_enum {
+  /** `NVML_BRIDGE_CHIP_PLX` = 0 of `enum nvmlBridgeChipType_enum` (no description in the header). */
   NVML_BRIDGE_CHIP_PLX = 0,
+  /** `NVML_BRIDGE_CHIP_BRO4` = 1 of `enum nvmlBridgeChipType_enum` (no description in the header). */
   NVML_BRIDGE_CHIP_BRO4 = 1,
 }
 /** Alias of {@link nvmlBridgeChipType_enum} (C typedef `nvmlBridgeChipType_t`): its members are types too. */
@@ -22,10 +24,15 @@ export import nvmlBridgeChipType_t = nvmlBridgeChipType_enum;
 /** Enum to represent the NvLink utilization counter packet units */
 // enum nvmlNvLinkUtilizationCountUnits_enum — nvml.h:439
 export enum nvmlNvLinkUtilizationCountUnits_enum {
+  /** `NVML_NVLINK_COUNTER_UNIT_CYCLES` = 0 of `enum nvmlNvLinkUtilizationCountUnits_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_UNIT_CYCLES = 0,
+  /** `NVML_NVLINK_COUNTER_UNIT_PACKETS` = 1 of `enum nvmlNvLinkUtilizationCountUnits_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_UNIT_PACKETS = 1,
+  /** `NVML_NVLINK_COUNTER_UNIT_BYTES` = 2 of `enum nvmlNvLinkUtilizationCountUnits_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_UNIT_BYTES = 2,
+  /** `NVML_NVLINK_COUNTER_UNIT_RESERVED` = 3 of `enum nvmlNvLinkUtilizationCountUnits_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_UNIT_RESERVED = 3,
+  /** `NVML_NVLINK_COUNTER_UNIT_COUNT` = 4 of `enum nvmlNvLinkUtilizationCountUnits_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_UNIT_COUNT = 4,
 }
 /** Alias of {@link nvmlNvLinkUtilizationCountUnits_enum} (C typedef `nvmlNvLinkUtilizationCountUnits_t`): its members are types too. */
@@ -34,14 +41,23 @@ export import nvmlNvLinkUtilizationCountUnits_t = nvmlNvLinkUtilizationCountUnit
 /** Enum to represent the NvLink utilization counter packet types to count ** this is ONLY applicable with the units as packets or bytes ** as specified in nvmlNvLinkUtilizationCountUnits_t ** all packet filter descriptions are target GPU centric ** these can be "OR'd" together */
 // enum nvmlNvLinkUtilizationCountPktTypes_enum — nvml.h:456
 export enum nvmlNvLinkUtilizationCountPktTypes_enum {
+  /** `NVML_NVLINK_COUNTER_PKTFILTER_NOP` = 1 of `enum nvmlNvLinkUtilizationCountPktTypes_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_PKTFILTER_NOP = 1,
+  /** `NVML_NVLINK_COUNTER_PKTFILTER_READ` = 2 of `enum nvmlNvLinkUtilizationCountPktTypes_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_PKTFILTER_READ = 2,
+  /** `NVML_NVLINK_COUNTER_PKTFILTER_WRITE` = 4 of `enum nvmlNvLinkUtilizationCountPktTypes_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_PKTFILTER_WRITE = 4,
+  /** `NVML_NVLINK_COUNTER_PKTFILTER_RATOM` = 8 of `enum nvmlNvLinkUtilizationCountPktTypes_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_PKTFILTER_RATOM = 8,
+  /** `NVML_NVLINK_COUNTER_PKTFILTER_NRATOM` = 16 of `enum nvmlNvLinkUtilizationCountPktTypes_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_PKTFILTER_NRATOM = 16,
+  /** `NVML_NVLINK_COUNTER_PKTFILTER_FLUSH` = 32 of `enum nvmlNvLinkUtilizationCountPktTypes_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_PKTFILTER_FLUSH = 32,
+  /** `NVML_NVLINK_COUNTER_PKTFILTER_RESPDATA` = 64 of `enum nvmlNvLinkUtilizationCountPktTypes_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_PKTFILTER_RESPDATA = 64,
+  /** `NVML_NVLINK_COUNTER_PKTFILTER_RESPNODATA` = 128 of `enum nvmlNvLinkUtilizationCountPktTypes_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_PKTFILTER_RESPNODATA = 128,
+  /** `NVML_NVLINK_COUNTER_PKTFILTER_ALL` = 255 of `enum nvmlNvLinkUtilizationCountPktTypes_enum` (no description in the header). */
   NVML_NVLINK_COUNTER_PKTFILTER_ALL = 255,
 }
 /** Alias of {@link nvmlNvLinkUtilizationCountPktTypes_enum} (C typedef `nvmlNvLinkUtilizationCountPktTypes_t`): its members are types too. */
@@ -50,12 +66,19 @@ export import nvmlNvLinkUtilizationCountPktTypes_t = nvmlNvLinkUtilizationCountP
 /** Enum to represent NvLink queryable capabilities */
 // enum nvmlNvLinkCapability_enum — nvml.h:481
 export enum nvmlNvLinkCapability_enum {
+  /** `NVML_NVLINK_CAP_P2P_SUPPORTED` = 0 of `enum nvmlNvLinkCapability_enum` (no description in the header). */
   NVML_NVLINK_CAP_P2P_SUPPORTED = 0,
+  /** `NVML_NVLINK_CAP_SYSMEM_ACCESS` = 1 of `enum nvmlNvLinkCapability_enum` (no description in the header). */
   NVML_NVLINK_CAP_SYSMEM_ACCESS = 1,
+  /** `NVML_NVLINK_CAP_P2P_ATOMICS` = 2 of `enum nvmlNvLinkCapability_enum` (no description in the header). */
   NVML_NVLINK_CAP_P2P_ATOMICS = 2,
+  /** `NVML_NVLINK_CAP_SYSMEM_ATOMICS` = 3 of `enum nvmlNvLinkCapability_enum` (no description in the header). */
   NVML_NVLINK_CAP_SYSMEM_ATOMICS = 3,
+  /** `NVML_NVLINK_CAP_SLI_BRIDGE` = 4 of `enum nvmlNvLinkCapability_enum` (no description in the header). */
   NVML_NVLINK_CAP_SLI_BRIDGE = 4,
+  /** `NVML_NVLINK_CAP_VALID` = 5 of `enum nvmlNvLinkCapability_enum` (no description in the header). */
   NVML_NVLINK_CAP_VALID = 5,
+  /** `NVML_NVLINK_CAP_COUNT` = 6 of `enum nvmlNvLinkCapability_enum` (no description in the header). */
   NVML_NVLINK_CAP_COUNT = 6,
 }
 /** Alias of {@link nvmlNvLinkCapability_enum} (C typedef `nvmlNvLinkCapability_t`): its members are types too. */
@@ -64,11 +87,17 @@ export import nvmlNvLinkCapability_t = nvmlNvLinkCapability_enum;
 /** Enum to represent NvLink queryable error counters */
 // enum nvmlNvLinkErrorCounter_enum — nvml.h:496
 export enum nvmlNvLinkErrorCounter_enum {
+  /** `NVML_NVLINK_ERROR_DL_REPLAY` = 0 of `enum nvmlNvLinkErrorCounter_enum` (no description in the header). */
   NVML_NVLINK_ERROR_DL_REPLAY = 0,
+  /** `NVML_NVLINK_ERROR_DL_RECOVERY` = 1 of `enum nvmlNvLinkErrorCounter_enum` (no description in the header). */
   NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+  /** `NVML_NVLINK_ERROR_DL_CRC_FLIT` = 2 of `enum nvmlNvLinkErrorCounter_enum` (no description in the header). */
   NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+  /** `NVML_NVLINK_ERROR_DL_CRC_DATA` = 3 of `enum nvmlNvLinkErrorCounter_enum` (no description in the header). */
   NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+  /** `NVML_NVLINK_ERROR_DL_ECC_DATA` = 4 of `enum nvmlNvLinkErrorCounter_enum` (no description in the header). */
   NVML_NVLINK_ERROR_DL_ECC_DATA = 4,
+  /** `NVML_NVLINK_ERROR_COUNT` = 5 of `enum nvmlNvLinkErrorCounter_enum` (no description in the header). */
   NVML_NVLINK_ERROR_COUNT = 5,
 }
 /** Alias of {@link nvmlNvLinkErrorCounter_enum} (C typedef `nvmlNvLinkErrorCounter_t`): its members are types too. */
@@ -77,9 +106,13 @@ export import nvmlNvLinkErrorCounter_t = nvmlNvLinkErrorCounter_enum;
 /** Enum to represent NvLink's remote device type */
 // enum nvmlIntNvLinkDeviceType_enum — nvml.h:511
 export enum nvmlIntNvLinkDeviceType_enum {
+  /** `NVML_NVLINK_DEVICE_TYPE_GPU` = 0 of `enum nvmlIntNvLinkDeviceType_enum` (no description in the header). */
   NVML_NVLINK_DEVICE_TYPE_GPU = 0,
+  /** `NVML_NVLINK_DEVICE_TYPE_IBMNPU` = 1 of `enum nvmlIntNvLinkDeviceType_enum` (no description in the header). */
   NVML_NVLINK_DEVICE_TYPE_IBMNPU = 1,
+  /** `NVML_NVLINK_DEVICE_TYPE_SWITCH` = 2 of `enum nvmlIntNvLinkDeviceType_enum` (no description in the header). */
   NVML_NVLINK_DEVICE_TYPE_SWITCH = 2,
+  /** `NVML_NVLINK_DEVICE_TYPE_UNKNOWN` = 255 of `enum nvmlIntNvLinkDeviceType_enum` (no description in the header). */
   NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 255,
 }
 /** Alias of {@link nvmlIntNvLinkDeviceType_enum} (C typedef `nvmlIntNvLinkDeviceType_t`): its members are types too. */
@@ -88,11 +121,17 @@ export import nvmlIntNvLinkDeviceType_t = nvmlIntNvLinkDeviceType_enum;
 /** Represents level relationships within a system between two GPUs The enums are spaced to allow for future relationships */
 // enum nvmlGpuLevel_enum — nvml.h:523
 export enum nvmlGpuLevel_enum {
+  /** `NVML_TOPOLOGY_INTERNAL` = 0 of `enum nvmlGpuLevel_enum` (no description in the header). */
   NVML_TOPOLOGY_INTERNAL = 0,
+  /** `NVML_TOPOLOGY_SINGLE` = 10 of `enum nvmlGpuLevel_enum` (no description in the header). */
   NVML_TOPOLOGY_SINGLE = 10,
+  /** `NVML_TOPOLOGY_MULTIPLE` = 20 of `enum nvmlGpuLevel_enum` (no description in the header). */
   NVML_TOPOLOGY_MULTIPLE = 20,
+  /** `NVML_TOPOLOGY_HOSTBRIDGE` = 30 of `enum nvmlGpuLevel_enum` (no description in the header). */
   NVML_TOPOLOGY_HOSTBRIDGE = 30,
+  /** `NVML_TOPOLOGY_NODE` = 40 of `enum nvmlGpuLevel_enum` (no description in the header). */
   NVML_TOPOLOGY_NODE = 40,
+  /** `NVML_TOPOLOGY_SYSTEM` = 50 of `enum nvmlGpuLevel_enum` (no description in the header). */
   NVML_TOPOLOGY_SYSTEM = 50,
 }
 /** Alias of {@link nvmlGpuLevel_enum} (C typedef `nvmlGpuTopologyLevel_t`): its members are types too. */
@@ -101,13 +140,21 @@ export import nvmlGpuTopologyLevel_t = nvmlGpuLevel_enum;
 /** enum nvmlGpuP2PStatus_enum */
 // enum nvmlGpuP2PStatus_enum — nvml.h:539
 export enum nvmlGpuP2PStatus_enum {
+  /** `NVML_P2P_STATUS_OK` = 0 of `enum nvmlGpuP2PStatus_enum` (no description in the header). */
   NVML_P2P_STATUS_OK = 0,
+  /** `NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED` = 1 of `enum nvmlGpuP2PStatus_enum` (no description in the header). */
   NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED = 1,
+  /** `NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED` = 1 of `enum nvmlGpuP2PStatus_enum` (no description in the header). */
   NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED = 1,
+  /** `NVML_P2P_STATUS_GPU_NOT_SUPPORTED` = 2 of `enum nvmlGpuP2PStatus_enum` (no description in the header). */
   NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+  /** `NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED` = 3 of `enum nvmlGpuP2PStatus_enum` (no description in the header). */
   NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+  /** `NVML_P2P_STATUS_DISABLED_BY_REGKEY` = 4 of `enum nvmlGpuP2PStatus_enum` (no description in the header). */
   NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
+  /** `NVML_P2P_STATUS_NOT_SUPPORTED` = 5 of `enum nvmlGpuP2PStatus_enum` (no description in the header). */
   NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+  /** `NVML_P2P_STATUS_UNKNOWN` = 6 of `enum nvmlGpuP2PStatus_enum` (no description in the header). */
   NVML_P2P_STATUS_UNKNOWN = 6,
 }
 /** Alias of {@link nvmlGpuP2PStatus_enum} (C typedef `nvmlGpuP2PStatus_t`): its members are types too. */
@@ -116,12 +163,19 @@ export import nvmlGpuP2PStatus_t = nvmlGpuP2PStatus_enum;
 /** enum nvmlGpuP2PCapsIndex_enum */
 // enum nvmlGpuP2PCapsIndex_enum — nvml.h:553
 export enum nvmlGpuP2PCapsIndex_enum {
+  /** `NVML_P2P_CAPS_INDEX_READ` = 0 of `enum nvmlGpuP2PCapsIndex_enum` (no description in the header). */
   NVML_P2P_CAPS_INDEX_READ = 0,
+  /** `NVML_P2P_CAPS_INDEX_WRITE` = 1 of `enum nvmlGpuP2PCapsIndex_enum` (no description in the header). */
   NVML_P2P_CAPS_INDEX_WRITE = 1,
+  /** `NVML_P2P_CAPS_INDEX_NVLINK` = 2 of `enum nvmlGpuP2PCapsIndex_enum` (no description in the header). */
   NVML_P2P_CAPS_INDEX_NVLINK = 2,
+  /** `NVML_P2P_CAPS_INDEX_ATOMICS` = 3 of `enum nvmlGpuP2PCapsIndex_enum` (no description in the header). */
   NVML_P2P_CAPS_INDEX_ATOMICS = 3,
+  /** `NVML_P2P_CAPS_INDEX_PCI` = 4 of `enum nvmlGpuP2PCapsIndex_enum` (no description in the header). */
   NVML_P2P_CAPS_INDEX_PCI = 4,
+  /** `NVML_P2P_CAPS_INDEX_PROP` = 4 of `enum nvmlGpuP2PCapsIndex_enum` (no description in the header). */
   NVML_P2P_CAPS_INDEX_PROP = 4,
+  /** `NVML_P2P_CAPS_INDEX_UNKNOWN` = 5 of `enum nvmlGpuP2PCapsIndex_enum` (no description in the header). */
   NVML_P2P_CAPS_INDEX_UNKNOWN = 5,
 }
 /** Alias of {@link nvmlGpuP2PCapsIndex_enum} (C typedef `nvmlGpuP2PCapsIndex_t`): its members are types too. */
@@ -150,6 +204,7 @@ export enum nvmlSamplingType_enum {
   NVML_JPG_UTILIZATION_SAMPLES = 8,
   /** To represent percent of time during which NVOFA remains busy */
   NVML_OFA_UTILIZATION_SAMPLES = 9,
+  /** `NVML_SAMPLINGTYPE_COUNT` = 10 of `enum nvmlSamplingType_enum` (no description in the header). */
   NVML_SAMPLINGTYPE_COUNT = 10,
 }
 /** Alias of {@link nvmlSamplingType_enum} (C typedef `nvmlSamplingType_t`): its members are types too. */
@@ -158,8 +213,11 @@ export import nvmlSamplingType_t = nvmlSamplingType_enum;
 /** Represents the queryable PCIe utilization counters */
 // enum nvmlPcieUtilCounter_enum — nvml.h:615
 export enum nvmlPcieUtilCounter_enum {
+  /** `NVML_PCIE_UTIL_TX_BYTES` = 0 of `enum nvmlPcieUtilCounter_enum` (no description in the header). */
   NVML_PCIE_UTIL_TX_BYTES = 0,
+  /** `NVML_PCIE_UTIL_RX_BYTES` = 1 of `enum nvmlPcieUtilCounter_enum` (no description in the header). */
   NVML_PCIE_UTIL_RX_BYTES = 1,
+  /** `NVML_PCIE_UTIL_COUNT` = 2 of `enum nvmlPcieUtilCounter_enum` (no description in the header). */
   NVML_PCIE_UTIL_COUNT = 2,
 }
 /** Alias of {@link nvmlPcieUtilCounter_enum} (C typedef `nvmlPcieUtilCounter_t`): its members are types too. */
@@ -168,13 +226,21 @@ export import nvmlPcieUtilCounter_t = nvmlPcieUtilCounter_enum;
 /** Represents the type for sample value returned */
 // enum nvmlValueType_enum — nvml.h:627
 export enum nvmlValueType_enum {
+  /** `NVML_VALUE_TYPE_DOUBLE` = 0 of `enum nvmlValueType_enum` (no description in the header). */
   NVML_VALUE_TYPE_DOUBLE = 0,
+  /** `NVML_VALUE_TYPE_UNSIGNED_INT` = 1 of `enum nvmlValueType_enum` (no description in the header). */
   NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  /** `NVML_VALUE_TYPE_UNSIGNED_LONG` = 2 of `enum nvmlValueType_enum` (no description in the header). */
   NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  /** `NVML_VALUE_TYPE_UNSIGNED_LONG_LONG` = 3 of `enum nvmlValueType_enum` (no description in the header). */
   NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  /** `NVML_VALUE_TYPE_SIGNED_LONG_LONG` = 4 of `enum nvmlValueType_enum` (no description in the header). */
   NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  /** `NVML_VALUE_TYPE_SIGNED_INT` = 5 of `enum nvmlValueType_enum` (no description in the header). */
   NVML_VALUE_TYPE_SIGNED_INT = 5,
+  /** `NVML_VALUE_TYPE_UNSIGNED_SHORT` = 6 of `enum nvmlValueType_enum` (no description in the header). */
   NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+  /** `NVML_VALUE_TYPE_COUNT` = 7 of `enum nvmlValueType_enum` (no description in the header). */
   NVML_VALUE_TYPE_COUNT = 7,
 }
 /** Alias of {@link nvmlValueType_enum} (C typedef `nvmlValueType_t`): its members are types too. */
@@ -199,6 +265,7 @@ export enum nvmlPerfPolicyType_enum {
   NVML_PERF_POLICY_TOTAL_APP_CLOCKS = 10,
   /** Total time the GPU was held below base clocks */
   NVML_PERF_POLICY_TOTAL_BASE_CLOCKS = 11,
+  /** `NVML_PERF_POLICY_COUNT` = 12 of `enum nvmlPerfPolicyType_enum` (no description in the header). */
   NVML_PERF_POLICY_COUNT = 12,
 }
 /** Alias of {@link nvmlPerfPolicyType_enum} (C typedef `nvmlPerfPolicyType_t`): its members are types too. */
@@ -207,6 +274,7 @@ export import nvmlPerfPolicyType_t = nvmlPerfPolicyType_enum;
 /** Represents the thermal sensor targets */
 // enum nvmlThermalTarget_t — nvml.h:697
 export enum nvmlThermalTarget_t {
+  /** `NVML_THERMAL_TARGET_NONE` = 0 of `nvmlThermalTarget_t` (no description in the header). */
   NVML_THERMAL_TARGET_NONE = 0,
   /** GPU core temperature requires NvPhysicalGpuHandle */
   NVML_THERMAL_TARGET_GPU = 1,
@@ -222,31 +290,52 @@ export enum nvmlThermalTarget_t {
   NVML_THERMAL_TARGET_VCD_INLET = 10,
   /** Visual Computing Device Outlet temperature requires NvVisualComputingDeviceHandle */
   NVML_THERMAL_TARGET_VCD_OUTLET = 11,
+  /** `NVML_THERMAL_TARGET_ALL` = 15 of `nvmlThermalTarget_t` (no description in the header). */
   NVML_THERMAL_TARGET_ALL = 15,
+  /** `NVML_THERMAL_TARGET_UNKNOWN` = -1 of `nvmlThermalTarget_t` (no description in the header). */
   NVML_THERMAL_TARGET_UNKNOWN = -1,
 }
 
 /** Represents the thermal sensor controllers */
 // enum nvmlThermalController_t — nvml.h:715
 export enum nvmlThermalController_t {
+  /** `NVML_THERMAL_CONTROLLER_NONE` = 0 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_NONE = 0,
+  /** `NVML_THERMAL_CONTROLLER_GPU_INTERNAL` = 1 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_GPU_INTERNAL = 1,
+  /** `NVML_THERMAL_CONTROLLER_ADM1032` = 2 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_ADM1032 = 2,
+  /** `NVML_THERMAL_CONTROLLER_ADT7461` = 3 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_ADT7461 = 3,
+  /** `NVML_THERMAL_CONTROLLER_MAX6649` = 4 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_MAX6649 = 4,
+  /** `NVML_THERMAL_CONTROLLER_MAX1617` = 5 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_MAX1617 = 5,
+  /** `NVML_THERMAL_CONTROLLER_LM99` = 6 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_LM99 = 6,
+  /** `NVML_THERMAL_CONTROLLER_LM89` = 7 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_LM89 = 7,
+  /** `NVML_THERMAL_CONTROLLER_LM64` = 8 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_LM64 = 8,
+  /** `NVML_THERMAL_CONTROLLER_G781` = 9 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_G781 = 9,
+  /** `NVML_THERMAL_CONTROLLER_ADT7473` = 10 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_ADT7473 = 10,
+  /** `NVML_THERMAL_CONTROLLER_SBMAX6649` = 11 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_SBMAX6649 = 11,
+  /** `NVML_THERMAL_CONTROLLER_VBIOSEVT` = 12 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_VBIOSEVT = 12,
+  /** `NVML_THERMAL_CONTROLLER_OS` = 13 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_OS = 13,
+  /** `NVML_THERMAL_CONTROLLER_NVSYSCON_CANOAS` = 14 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_NVSYSCON_CANOAS = 14,
+  /** `NVML_THERMAL_CONTROLLER_NVSYSCON_E551` = 15 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_NVSYSCON_E551 = 15,
+  /** `NVML_THERMAL_CONTROLLER_MAX6649R` = 16 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_MAX6649R = 16,
+  /** `NVML_THERMAL_CONTROLLER_ADT7473S` = 17 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_ADT7473S = 17,
+  /** `NVML_THERMAL_CONTROLLER_UNKNOWN` = -1 of `nvmlThermalController_t` (no description in the header). */
   NVML_THERMAL_CONTROLLER_UNKNOWN = -1,
 }
 
@@ -259,6 +348,7 @@ export enum nvmlCoolerControl_enum {
   NVML_THERMAL_COOLER_SIGNAL_TOGGLE = 1,
   /** This cooler's level can be adjusted from some minimum to some maximum (eg a knob). */
   NVML_THERMAL_COOLER_SIGNAL_VARIABLE = 2,
+  /** `NVML_THERMAL_COOLER_SIGNAL_COUNT` = 3 of `enum nvmlCoolerControl_enum` (no description in the header). */
   NVML_THERMAL_COOLER_SIGNAL_COUNT = 3,
 }
 /** Alias of {@link nvmlCoolerControl_enum} (C typedef `nvmlCoolerControl_t`): its members are types too. */
@@ -306,24 +396,43 @@ export import nvmlEnableState_t = nvmlEnableState_enum;
 /** * The Brand of the GPU */
 // enum nvmlBrandType_enum — nvml.h:882
 export enum nvmlBrandType_enum {
+  /** `NVML_BRAND_UNKNOWN` = 0 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_UNKNOWN = 0,
+  /** `NVML_BRAND_QUADRO` = 1 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_QUADRO = 1,
+  /** `NVML_BRAND_TESLA` = 2 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_TESLA = 2,
+  /** `NVML_BRAND_NVS` = 3 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_NVS = 3,
+  /** `NVML_BRAND_GRID` = 4 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_GRID = 4,
+  /** `NVML_BRAND_GEFORCE` = 5 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_GEFORCE = 5,
+  /** `NVML_BRAND_TITAN` = 6 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_TITAN = 6,
+  /** `NVML_BRAND_NVIDIA_VAPPS` = 7 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_NVIDIA_VAPPS = 7,
+  /** `NVML_BRAND_NVIDIA_VPC` = 8 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_NVIDIA_VPC = 8,
+  /** `NVML_BRAND_NVIDIA_VCS` = 9 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_NVIDIA_VCS = 9,
+  /** `NVML_BRAND_NVIDIA_VWS` = 10 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_NVIDIA_VWS = 10,
+  /** `NVML_BRAND_NVIDIA_CLOUD_GAMING` = 11 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_NVIDIA_CLOUD_GAMING = 11,
+  /** `NVML_BRAND_NVIDIA_VGAMING` = 11 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_NVIDIA_VGAMING = 11,
+  /** `NVML_BRAND_QUADRO_RTX` = 12 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_QUADRO_RTX = 12,
+  /** `NVML_BRAND_NVIDIA_RTX` = 13 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_NVIDIA_RTX = 13,
+  /** `NVML_BRAND_NVIDIA` = 14 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_NVIDIA = 14,
+  /** `NVML_BRAND_GEFORCE_RTX` = 15 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_GEFORCE_RTX = 15,
+  /** `NVML_BRAND_TITAN_RTX` = 16 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_TITAN_RTX = 16,
+  /** `NVML_BRAND_COUNT` = 18 of `enum nvmlBrandType_enum` (no description in the header). */
   NVML_BRAND_COUNT = 18,
 }
 /** Alias of {@link nvmlBrandType_enum} (C typedef `nvmlBrandType_t`): its members are types too. */
@@ -332,14 +441,23 @@ export import nvmlBrandType_t = nvmlBrandType_enum;
 /** Temperature thresholds. */
 // enum nvmlTemperatureThresholds_enum — nvml.h:909
 export enum nvmlTemperatureThresholds_enum {
+  /** `NVML_TEMPERATURE_THRESHOLD_SHUTDOWN` = 0 of `enum nvmlTemperatureThresholds_enum` (no description in the header). */
   NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
+  /** `NVML_TEMPERATURE_THRESHOLD_SLOWDOWN` = 1 of `enum nvmlTemperatureThresholds_enum` (no description in the header). */
   NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+  /** `NVML_TEMPERATURE_THRESHOLD_MEM_MAX` = 2 of `enum nvmlTemperatureThresholds_enum` (no description in the header). */
   NVML_TEMPERATURE_THRESHOLD_MEM_MAX = 2,
+  /** `NVML_TEMPERATURE_THRESHOLD_GPU_MAX` = 3 of `enum nvmlTemperatureThresholds_enum` (no description in the header). */
   NVML_TEMPERATURE_THRESHOLD_GPU_MAX = 3,
+  /** `NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN` = 4 of `enum nvmlTemperatureThresholds_enum` (no description in the header). */
   NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN = 4,
+  /** `NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR` = 5 of `enum nvmlTemperatureThresholds_enum` (no description in the header). */
   NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR = 5,
+  /** `NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX` = 6 of `enum nvmlTemperatureThresholds_enum` (no description in the header). */
   NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX = 6,
+  /** `NVML_TEMPERATURE_THRESHOLD_GPS_CURR` = 7 of `enum nvmlTemperatureThresholds_enum` (no description in the header). */
   NVML_TEMPERATURE_THRESHOLD_GPS_CURR = 7,
+  /** `NVML_TEMPERATURE_THRESHOLD_COUNT` = 8 of `enum nvmlTemperatureThresholds_enum` (no description in the header). */
   NVML_TEMPERATURE_THRESHOLD_COUNT = 8,
 }
 /** Alias of {@link nvmlTemperatureThresholds_enum} (C typedef `nvmlTemperatureThresholds_t`): its members are types too. */
@@ -350,6 +468,7 @@ export import nvmlTemperatureThresholds_t = nvmlTemperatureThresholds_enum;
 export enum nvmlTemperatureSensors_enum {
   /** Temperature sensor for the GPU die */
   NVML_TEMPERATURE_GPU = 0,
+  /** `NVML_TEMPERATURE_COUNT` = 1 of `enum nvmlTemperatureSensors_enum` (no description in the header). */
   NVML_TEMPERATURE_COUNT = 1,
 }
 /** Alias of {@link nvmlTemperatureSensors_enum} (C typedef `nvmlTemperatureSensors_t`): its members are types too. */
@@ -366,6 +485,7 @@ export enum nvmlComputeMode_enum {
   NVML_COMPUTEMODE_PROHIBITED = 2,
   /** Compute-exclusive-process mode -- only one context per device, usable from multiple threads at a time */
   NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+  /** `NVML_COMPUTEMODE_COUNT` = 4 of `enum nvmlComputeMode_enum` (no description in the header). */
   NVML_COMPUTEMODE_COUNT = 4,
 }
 /** Alias of {@link nvmlComputeMode_enum} (C typedef `nvmlComputeMode_t`): its members are types too. */
@@ -387,13 +507,21 @@ export import nvmlMemoryErrorType_t = nvmlMemoryErrorType_enum;
 /** Represents Nvlink Version */
 // enum nvmlNvlinkVersion_enum — nvml.h:1062
 export enum nvmlNvlinkVersion_enum {
+  /** `NVML_NVLINK_VERSION_INVALID` = 0 of `enum nvmlNvlinkVersion_enum` (no description in the header). */
   NVML_NVLINK_VERSION_INVALID = 0,
+  /** `NVML_NVLINK_VERSION_1_0` = 1 of `enum nvmlNvlinkVersion_enum` (no description in the header). */
   NVML_NVLINK_VERSION_1_0 = 1,
+  /** `NVML_NVLINK_VERSION_2_0` = 2 of `enum nvmlNvlinkVersion_enum` (no description in the header). */
   NVML_NVLINK_VERSION_2_0 = 2,
+  /** `NVML_NVLINK_VERSION_2_2` = 3 of `enum nvmlNvlinkVersion_enum` (no description in the header). */
   NVML_NVLINK_VERSION_2_2 = 3,
+  /** `NVML_NVLINK_VERSION_3_0` = 4 of `enum nvmlNvlinkVersion_enum` (no description in the header). */
   NVML_NVLINK_VERSION_3_0 = 4,
+  /** `NVML_NVLINK_VERSION_3_1` = 5 of `enum nvmlNvlinkVersion_enum` (no description in the header). */
   NVML_NVLINK_VERSION_3_1 = 5,
+  /** `NVML_NVLINK_VERSION_4_0` = 6 of `enum nvmlNvlinkVersion_enum` (no description in the header). */
   NVML_NVLINK_VERSION_4_0 = 6,
+  /** `NVML_NVLINK_VERSION_5_0` = 7 of `enum nvmlNvlinkVersion_enum` (no description in the header). */
   NVML_NVLINK_VERSION_5_0 = 7,
 }
 /** Alias of {@link nvmlNvlinkVersion_enum} (C typedef `nvmlNvlinkVersion_t`): its members are types too. */
@@ -635,6 +763,7 @@ export enum nvmlPageRetirementCause_enum {
   NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
   /** Page was retired due to double bit ECC error */
   NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1,
+  /** `NVML_PAGE_RETIREMENT_CAUSE_COUNT` = 2 of `enum nvmlPageRetirementCause_enum` (no description in the header). */
   NVML_PAGE_RETIREMENT_CAUSE_COUNT = 2,
 }
 /** Alias of {@link nvmlPageRetirementCause_enum} (C typedef `nvmlPageRetirementCause_t`): its members are types too. */
@@ -647,6 +776,7 @@ export enum nvmlRestrictedAPI_enum {
   NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS = 0,
   /** APIs that enable/disable Auto Boosted clocks see nvmlDeviceSetAutoBoostedClocksEnabled */
   NVML_RESTRICTED_API_SET_AUTO_BOOSTED_CLOCKS = 1,
+  /** `NVML_RESTRICTED_API_COUNT` = 2 of `enum nvmlRestrictedAPI_enum` (no description in the header). */
   NVML_RESTRICTED_API_COUNT = 2,
 }
 /** Alias of {@link nvmlRestrictedAPI_enum} (C typedef `nvmlRestrictedAPI_t`): its members are types too. */
@@ -745,6 +875,7 @@ export enum nvmlVgpuCapability_enum {
   NVML_VGPU_CAP_EXCLUSIVE_TYPE = 3,
   /** vGPU profile cannot run on a GPU alongside other profiles of different size */
   NVML_VGPU_CAP_EXCLUSIVE_SIZE = 4,
+  /** `NVML_VGPU_CAP_COUNT` = 5 of `enum nvmlVgpuCapability_enum` (no description in the header). */
   NVML_VGPU_CAP_COUNT = 5,
 }
 /** Alias of {@link nvmlVgpuCapability_enum} (C typedef `nvmlVgpuCapability_t`): its members are types too. */
@@ -757,6 +888,7 @@ export enum nvmlVgpuDriverCapability_enum {
   NVML_VGPU_DRIVER_CAP_HETEROGENEOUS_MULTI_VGPU = 0,
   /** Supports FSR and warm update of vGPU host driver without terminating the running guest VM */
   NVML_VGPU_DRIVER_CAP_WARM_UPDATE = 1,
+  /** `NVML_VGPU_DRIVER_CAP_COUNT` = 2 of `enum nvmlVgpuDriverCapability_enum` (no description in the header). */
   NVML_VGPU_DRIVER_CAP_COUNT = 2,
 }
 /** Alias of {@link nvmlVgpuDriverCapability_enum} (C typedef `nvmlVgpuDriverCapability_t`): its members are types too. */
@@ -789,6 +921,7 @@ export enum nvmlDeviceVgpuCapability_enum {
   NVML_DEVICE_VGPU_CAP_MIG_TIMESLICING_SUPPORTED = 10,
   /** Set/Get MIG timesliced mode reporting, without impacting the underlying functionality */
   NVML_DEVICE_VGPU_CAP_MIG_TIMESLICING_ENABLED = 11,
+  /** `NVML_DEVICE_VGPU_CAP_COUNT` = 12 of `enum nvmlDeviceVgpuCapability_enum` (no description in the header). */
   NVML_DEVICE_VGPU_CAP_COUNT = 12,
 }
 /** Alias of {@link nvmlDeviceVgpuCapability_enum} (C typedef `nvmlDeviceVgpuCapability_t`): its members are types too. */
@@ -797,10 +930,15 @@ export import nvmlDeviceVgpuCapability_t = nvmlDeviceVgpuCapability_enum;
 /** Enum describing the GPU Recovery Action */
 // enum nvmlDeviceGpuRecoveryAction_s — nvml.h:2130
 export enum nvmlDeviceGpuRecoveryAction_s {
+  /** `NVML_GPU_RECOVERY_ACTION_NONE` = 0 of `enum nvmlDeviceGpuRecoveryAction_s` (no description in the header). */
   NVML_GPU_RECOVERY_ACTION_NONE = 0,
+  /** `NVML_GPU_RECOVERY_ACTION_GPU_RESET` = 1 of `enum nvmlDeviceGpuRecoveryAction_s` (no description in the header). */
   NVML_GPU_RECOVERY_ACTION_GPU_RESET = 1,
+  /** `NVML_GPU_RECOVERY_ACTION_NODE_REBOOT` = 2 of `enum nvmlDeviceGpuRecoveryAction_s` (no description in the header). */
   NVML_GPU_RECOVERY_ACTION_NODE_REBOOT = 2,
+  /** `NVML_GPU_RECOVERY_ACTION_DRAIN_P2P` = 3 of `enum nvmlDeviceGpuRecoveryAction_s` (no description in the header). */
   NVML_GPU_RECOVERY_ACTION_DRAIN_P2P = 3,
+  /** `NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET` = 4 of `enum nvmlDeviceGpuRecoveryAction_s` (no description in the header). */
   NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET = 4,
 }
 /** Alias of {@link nvmlDeviceGpuRecoveryAction_s} (C typedef `nvmlDeviceGpuRecoveryAction_t`): its members are types too. */
@@ -863,7 +1001,9 @@ export import nvmlFBCSessionType_t = nvmlFBCSessionType_enum;
 /** Is the GPU device to be removed from the kernel by nvmlDeviceRemoveGpu() */
 // enum nvmlDetachGpuState_enum — nvml.h:3373
 export enum nvmlDetachGpuState_enum {
+  /** `NVML_DETACH_GPU_KEEP` = 0 of `enum nvmlDetachGpuState_enum` (no description in the header). */
   NVML_DETACH_GPU_KEEP = 0,
+  /** `NVML_DETACH_GPU_REMOVE` = 1 of `enum nvmlDetachGpuState_enum` (no description in the header). */
   NVML_DETACH_GPU_REMOVE = 1,
 }
 /** Alias of {@link nvmlDetachGpuState_enum} (C typedef `nvmlDetachGpuState_t`): its members are types too. */
@@ -872,7 +1012,9 @@ export import nvmlDetachGpuState_t = nvmlDetachGpuState_enum;
 /** Parent bridge PCIe link state requested by nvmlDeviceRemoveGpu() */
 // enum nvmlPcieLinkState_enum — nvml.h:3382
 export enum nvmlPcieLinkState_enum {
+  /** `NVML_PCIE_LINK_KEEP` = 0 of `enum nvmlPcieLinkState_enum` (no description in the header). */
   NVML_PCIE_LINK_KEEP = 0,
+  /** `NVML_PCIE_LINK_SHUT_DOWN` = 1 of `enum nvmlPcieLinkState_enum` (no description in the header). */
   NVML_PCIE_LINK_SHUT_DOWN = 1,
 }
 /** Alias of {@link nvmlPcieLinkState_enum} (C typedef `nvmlPcieLinkState_t`): its members are types too. */
@@ -881,8 +1023,11 @@ export import nvmlPcieLinkState_t = nvmlPcieLinkState_enum;
 /** enum nvmlClockLimitId_enum */
 // enum nvmlClockLimitId_enum — nvml.h:8440
 export enum nvmlClockLimitId_enum {
+  /** `NVML_CLOCK_LIMIT_ID_RANGE_START` = 4294967040 of `enum nvmlClockLimitId_enum` (no description in the header). */
   NVML_CLOCK_LIMIT_ID_RANGE_START = 4294967040,
+  /** `NVML_CLOCK_LIMIT_ID_TDP` = 4294967041 of `enum nvmlClockLimitId_enum` (no description in the header). */
   NVML_CLOCK_LIMIT_ID_TDP = 4294967041,
+  /** `NVML_CLOCK_LIMIT_ID_UNLIMITED` = 4294967042 of `enum nvmlClockLimitId_enum` (no description in the header). */
   NVML_CLOCK_LIMIT_ID_UNLIMITED = 4294967042,
 }
 /** Alias of {@link nvmlClockLimitId_enum} (C typedef `nvmlClockLimitId_t`): its members are types too. */
@@ -1065,115 +1210,225 @@ export enum nvmlGpmMetricId_t {
   NVML_GPM_METRIC_NVLINK_L17_RX_PER_SEC = 96,
   /** NvLink write bandwidth for link 17 in MiB/sec */
   NVML_GPM_METRIC_NVLINK_L17_TX_PER_SEC = 97,
+  /** `NVML_GPM_METRIC_C2C_TOTAL_TX_PER_SEC` = 100 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_TOTAL_TX_PER_SEC = 100,
+  /** `NVML_GPM_METRIC_C2C_TOTAL_RX_PER_SEC` = 101 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_TOTAL_RX_PER_SEC = 101,
+  /** `NVML_GPM_METRIC_C2C_DATA_TX_PER_SEC` = 102 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_DATA_TX_PER_SEC = 102,
+  /** `NVML_GPM_METRIC_C2C_DATA_RX_PER_SEC` = 103 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_DATA_RX_PER_SEC = 103,
+  /** `NVML_GPM_METRIC_C2C_LINK0_TOTAL_TX_PER_SEC` = 104 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK0_TOTAL_TX_PER_SEC = 104,
+  /** `NVML_GPM_METRIC_C2C_LINK0_TOTAL_RX_PER_SEC` = 105 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK0_TOTAL_RX_PER_SEC = 105,
+  /** `NVML_GPM_METRIC_C2C_LINK0_DATA_TX_PER_SEC` = 106 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK0_DATA_TX_PER_SEC = 106,
+  /** `NVML_GPM_METRIC_C2C_LINK0_DATA_RX_PER_SEC` = 107 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK0_DATA_RX_PER_SEC = 107,
+  /** `NVML_GPM_METRIC_C2C_LINK1_TOTAL_TX_PER_SEC` = 108 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK1_TOTAL_TX_PER_SEC = 108,
+  /** `NVML_GPM_METRIC_C2C_LINK1_TOTAL_RX_PER_SEC` = 109 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK1_TOTAL_RX_PER_SEC = 109,
+  /** `NVML_GPM_METRIC_C2C_LINK1_DATA_TX_PER_SEC` = 110 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK1_DATA_TX_PER_SEC = 110,
+  /** `NVML_GPM_METRIC_C2C_LINK1_DATA_RX_PER_SEC` = 111 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK1_DATA_RX_PER_SEC = 111,
+  /** `NVML_GPM_METRIC_C2C_LINK2_TOTAL_TX_PER_SEC` = 112 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK2_TOTAL_TX_PER_SEC = 112,
+  /** `NVML_GPM_METRIC_C2C_LINK2_TOTAL_RX_PER_SEC` = 113 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK2_TOTAL_RX_PER_SEC = 113,
+  /** `NVML_GPM_METRIC_C2C_LINK2_DATA_TX_PER_SEC` = 114 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK2_DATA_TX_PER_SEC = 114,
+  /** `NVML_GPM_METRIC_C2C_LINK2_DATA_RX_PER_SEC` = 115 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK2_DATA_RX_PER_SEC = 115,
+  /** `NVML_GPM_METRIC_C2C_LINK3_TOTAL_TX_PER_SEC` = 116 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK3_TOTAL_TX_PER_SEC = 116,
+  /** `NVML_GPM_METRIC_C2C_LINK3_TOTAL_RX_PER_SEC` = 117 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK3_TOTAL_RX_PER_SEC = 117,
+  /** `NVML_GPM_METRIC_C2C_LINK3_DATA_TX_PER_SEC` = 118 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK3_DATA_TX_PER_SEC = 118,
+  /** `NVML_GPM_METRIC_C2C_LINK3_DATA_RX_PER_SEC` = 119 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK3_DATA_RX_PER_SEC = 119,
+  /** `NVML_GPM_METRIC_C2C_LINK4_TOTAL_TX_PER_SEC` = 120 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK4_TOTAL_TX_PER_SEC = 120,
+  /** `NVML_GPM_METRIC_C2C_LINK4_TOTAL_RX_PER_SEC` = 121 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK4_TOTAL_RX_PER_SEC = 121,
+  /** `NVML_GPM_METRIC_C2C_LINK4_DATA_TX_PER_SEC` = 122 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK4_DATA_TX_PER_SEC = 122,
+  /** `NVML_GPM_METRIC_C2C_LINK4_DATA_RX_PER_SEC` = 123 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK4_DATA_RX_PER_SEC = 123,
+  /** `NVML_GPM_METRIC_C2C_LINK5_TOTAL_TX_PER_SEC` = 124 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK5_TOTAL_TX_PER_SEC = 124,
+  /** `NVML_GPM_METRIC_C2C_LINK5_TOTAL_RX_PER_SEC` = 125 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK5_TOTAL_RX_PER_SEC = 125,
+  /** `NVML_GPM_METRIC_C2C_LINK5_DATA_TX_PER_SEC` = 126 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK5_DATA_TX_PER_SEC = 126,
+  /** `NVML_GPM_METRIC_C2C_LINK5_DATA_RX_PER_SEC` = 127 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK5_DATA_RX_PER_SEC = 127,
+  /** `NVML_GPM_METRIC_C2C_LINK6_TOTAL_TX_PER_SEC` = 128 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK6_TOTAL_TX_PER_SEC = 128,
+  /** `NVML_GPM_METRIC_C2C_LINK6_TOTAL_RX_PER_SEC` = 129 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK6_TOTAL_RX_PER_SEC = 129,
+  /** `NVML_GPM_METRIC_C2C_LINK6_DATA_TX_PER_SEC` = 130 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK6_DATA_TX_PER_SEC = 130,
+  /** `NVML_GPM_METRIC_C2C_LINK6_DATA_RX_PER_SEC` = 131 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK6_DATA_RX_PER_SEC = 131,
+  /** `NVML_GPM_METRIC_C2C_LINK7_TOTAL_TX_PER_SEC` = 132 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK7_TOTAL_TX_PER_SEC = 132,
+  /** `NVML_GPM_METRIC_C2C_LINK7_TOTAL_RX_PER_SEC` = 133 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK7_TOTAL_RX_PER_SEC = 133,
+  /** `NVML_GPM_METRIC_C2C_LINK7_DATA_TX_PER_SEC` = 134 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK7_DATA_TX_PER_SEC = 134,
+  /** `NVML_GPM_METRIC_C2C_LINK7_DATA_RX_PER_SEC` = 135 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK7_DATA_RX_PER_SEC = 135,
+  /** `NVML_GPM_METRIC_C2C_LINK8_TOTAL_TX_PER_SEC` = 136 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK8_TOTAL_TX_PER_SEC = 136,
+  /** `NVML_GPM_METRIC_C2C_LINK8_TOTAL_RX_PER_SEC` = 137 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK8_TOTAL_RX_PER_SEC = 137,
+  /** `NVML_GPM_METRIC_C2C_LINK8_DATA_TX_PER_SEC` = 138 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK8_DATA_TX_PER_SEC = 138,
+  /** `NVML_GPM_METRIC_C2C_LINK8_DATA_RX_PER_SEC` = 139 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK8_DATA_RX_PER_SEC = 139,
+  /** `NVML_GPM_METRIC_C2C_LINK9_TOTAL_TX_PER_SEC` = 140 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK9_TOTAL_TX_PER_SEC = 140,
+  /** `NVML_GPM_METRIC_C2C_LINK9_TOTAL_RX_PER_SEC` = 141 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK9_TOTAL_RX_PER_SEC = 141,
+  /** `NVML_GPM_METRIC_C2C_LINK9_DATA_TX_PER_SEC` = 142 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK9_DATA_TX_PER_SEC = 142,
+  /** `NVML_GPM_METRIC_C2C_LINK9_DATA_RX_PER_SEC` = 143 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK9_DATA_RX_PER_SEC = 143,
+  /** `NVML_GPM_METRIC_C2C_LINK10_TOTAL_TX_PER_SEC` = 144 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK10_TOTAL_TX_PER_SEC = 144,
+  /** `NVML_GPM_METRIC_C2C_LINK10_TOTAL_RX_PER_SEC` = 145 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK10_TOTAL_RX_PER_SEC = 145,
+  /** `NVML_GPM_METRIC_C2C_LINK10_DATA_TX_PER_SEC` = 146 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK10_DATA_TX_PER_SEC = 146,
+  /** `NVML_GPM_METRIC_C2C_LINK10_DATA_RX_PER_SEC` = 147 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK10_DATA_RX_PER_SEC = 147,
+  /** `NVML_GPM_METRIC_C2C_LINK11_TOTAL_TX_PER_SEC` = 148 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK11_TOTAL_TX_PER_SEC = 148,
+  /** `NVML_GPM_METRIC_C2C_LINK11_TOTAL_RX_PER_SEC` = 149 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK11_TOTAL_RX_PER_SEC = 149,
+  /** `NVML_GPM_METRIC_C2C_LINK11_DATA_TX_PER_SEC` = 150 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK11_DATA_TX_PER_SEC = 150,
+  /** `NVML_GPM_METRIC_C2C_LINK11_DATA_RX_PER_SEC` = 151 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK11_DATA_RX_PER_SEC = 151,
+  /** `NVML_GPM_METRIC_C2C_LINK12_TOTAL_TX_PER_SEC` = 152 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK12_TOTAL_TX_PER_SEC = 152,
+  /** `NVML_GPM_METRIC_C2C_LINK12_TOTAL_RX_PER_SEC` = 153 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK12_TOTAL_RX_PER_SEC = 153,
+  /** `NVML_GPM_METRIC_C2C_LINK12_DATA_TX_PER_SEC` = 154 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK12_DATA_TX_PER_SEC = 154,
+  /** `NVML_GPM_METRIC_C2C_LINK12_DATA_RX_PER_SEC` = 155 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK12_DATA_RX_PER_SEC = 155,
+  /** `NVML_GPM_METRIC_C2C_LINK13_TOTAL_TX_PER_SEC` = 156 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK13_TOTAL_TX_PER_SEC = 156,
+  /** `NVML_GPM_METRIC_C2C_LINK13_TOTAL_RX_PER_SEC` = 157 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK13_TOTAL_RX_PER_SEC = 157,
+  /** `NVML_GPM_METRIC_C2C_LINK13_DATA_TX_PER_SEC` = 158 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK13_DATA_TX_PER_SEC = 158,
+  /** `NVML_GPM_METRIC_C2C_LINK13_DATA_RX_PER_SEC` = 159 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_C2C_LINK13_DATA_RX_PER_SEC = 159,
+  /** `NVML_GPM_METRIC_HOSTMEM_CACHE_HIT` = 160 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_HOSTMEM_CACHE_HIT = 160,
+  /** `NVML_GPM_METRIC_HOSTMEM_CACHE_MISS` = 161 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_HOSTMEM_CACHE_MISS = 161,
+  /** `NVML_GPM_METRIC_PEERMEM_CACHE_HIT` = 162 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_PEERMEM_CACHE_HIT = 162,
+  /** `NVML_GPM_METRIC_PEERMEM_CACHE_MISS` = 163 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_PEERMEM_CACHE_MISS = 163,
+  /** `NVML_GPM_METRIC_DRAM_CACHE_HIT` = 164 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_DRAM_CACHE_HIT = 164,
+  /** `NVML_GPM_METRIC_DRAM_CACHE_MISS` = 165 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_DRAM_CACHE_MISS = 165,
+  /** `NVML_GPM_METRIC_NVENC_0_UTIL` = 166 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_NVENC_0_UTIL = 166,
+  /** `NVML_GPM_METRIC_NVENC_1_UTIL` = 167 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_NVENC_1_UTIL = 167,
+  /** `NVML_GPM_METRIC_NVENC_2_UTIL` = 168 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_NVENC_2_UTIL = 168,
+  /** `NVML_GPM_METRIC_NVENC_3_UTIL` = 169 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_NVENC_3_UTIL = 169,
+  /** `NVML_GPM_METRIC_GR0_CTXSW_CYCLES_ELAPSED` = 170 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR0_CTXSW_CYCLES_ELAPSED = 170,
+  /** `NVML_GPM_METRIC_GR0_CTXSW_CYCLES_ACTIVE` = 171 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR0_CTXSW_CYCLES_ACTIVE = 171,
+  /** `NVML_GPM_METRIC_GR0_CTXSW_REQUESTS` = 172 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR0_CTXSW_REQUESTS = 172,
+  /** `NVML_GPM_METRIC_GR0_CTXSW_CYCLES_PER_REQ` = 173 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR0_CTXSW_CYCLES_PER_REQ = 173,
+  /** `NVML_GPM_METRIC_GR0_CTXSW_ACTIVE_PCT` = 174 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR0_CTXSW_ACTIVE_PCT = 174,
+  /** `NVML_GPM_METRIC_GR1_CTXSW_CYCLES_ELAPSED` = 175 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR1_CTXSW_CYCLES_ELAPSED = 175,
+  /** `NVML_GPM_METRIC_GR1_CTXSW_CYCLES_ACTIVE` = 176 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR1_CTXSW_CYCLES_ACTIVE = 176,
+  /** `NVML_GPM_METRIC_GR1_CTXSW_REQUESTS` = 177 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR1_CTXSW_REQUESTS = 177,
+  /** `NVML_GPM_METRIC_GR1_CTXSW_CYCLES_PER_REQ` = 178 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR1_CTXSW_CYCLES_PER_REQ = 178,
+  /** `NVML_GPM_METRIC_GR1_CTXSW_ACTIVE_PCT` = 179 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR1_CTXSW_ACTIVE_PCT = 179,
+  /** `NVML_GPM_METRIC_GR2_CTXSW_CYCLES_ELAPSED` = 180 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR2_CTXSW_CYCLES_ELAPSED = 180,
+  /** `NVML_GPM_METRIC_GR2_CTXSW_CYCLES_ACTIVE` = 181 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR2_CTXSW_CYCLES_ACTIVE = 181,
+  /** `NVML_GPM_METRIC_GR2_CTXSW_REQUESTS` = 182 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR2_CTXSW_REQUESTS = 182,
+  /** `NVML_GPM_METRIC_GR2_CTXSW_CYCLES_PER_REQ` = 183 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR2_CTXSW_CYCLES_PER_REQ = 183,
+  /** `NVML_GPM_METRIC_GR2_CTXSW_ACTIVE_PCT` = 184 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR2_CTXSW_ACTIVE_PCT = 184,
+  /** `NVML_GPM_METRIC_GR3_CTXSW_CYCLES_ELAPSED` = 185 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR3_CTXSW_CYCLES_ELAPSED = 185,
+  /** `NVML_GPM_METRIC_GR3_CTXSW_CYCLES_ACTIVE` = 186 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR3_CTXSW_CYCLES_ACTIVE = 186,
+  /** `NVML_GPM_METRIC_GR3_CTXSW_REQUESTS` = 187 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR3_CTXSW_REQUESTS = 187,
+  /** `NVML_GPM_METRIC_GR3_CTXSW_CYCLES_PER_REQ` = 188 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR3_CTXSW_CYCLES_PER_REQ = 188,
+  /** `NVML_GPM_METRIC_GR3_CTXSW_ACTIVE_PCT` = 189 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR3_CTXSW_ACTIVE_PCT = 189,
+  /** `NVML_GPM_METRIC_GR4_CTXSW_CYCLES_ELAPSED` = 190 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR4_CTXSW_CYCLES_ELAPSED = 190,
+  /** `NVML_GPM_METRIC_GR4_CTXSW_CYCLES_ACTIVE` = 191 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR4_CTXSW_CYCLES_ACTIVE = 191,
+  /** `NVML_GPM_METRIC_GR4_CTXSW_REQUESTS` = 192 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR4_CTXSW_REQUESTS = 192,
+  /** `NVML_GPM_METRIC_GR4_CTXSW_CYCLES_PER_REQ` = 193 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR4_CTXSW_CYCLES_PER_REQ = 193,
+  /** `NVML_GPM_METRIC_GR4_CTXSW_ACTIVE_PCT` = 194 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR4_CTXSW_ACTIVE_PCT = 194,
+  /** `NVML_GPM_METRIC_GR5_CTXSW_CYCLES_ELAPSED` = 195 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR5_CTXSW_CYCLES_ELAPSED = 195,
+  /** `NVML_GPM_METRIC_GR5_CTXSW_CYCLES_ACTIVE` = 196 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR5_CTXSW_CYCLES_ACTIVE = 196,
+  /** `NVML_GPM_METRIC_GR5_CTXSW_REQUESTS` = 197 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR5_CTXSW_REQUESTS = 197,
+  /** `NVML_GPM_METRIC_GR5_CTXSW_CYCLES_PER_REQ` = 198 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR5_CTXSW_CYCLES_PER_REQ = 198,
+  /** `NVML_GPM_METRIC_GR5_CTXSW_ACTIVE_PCT` = 199 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR5_CTXSW_ACTIVE_PCT = 199,
+  /** `NVML_GPM_METRIC_GR6_CTXSW_CYCLES_ELAPSED` = 200 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR6_CTXSW_CYCLES_ELAPSED = 200,
+  /** `NVML_GPM_METRIC_GR6_CTXSW_CYCLES_ACTIVE` = 201 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR6_CTXSW_CYCLES_ACTIVE = 201,
+  /** `NVML_GPM_METRIC_GR6_CTXSW_REQUESTS` = 202 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR6_CTXSW_REQUESTS = 202,
+  /** `NVML_GPM_METRIC_GR6_CTXSW_CYCLES_PER_REQ` = 203 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR6_CTXSW_CYCLES_PER_REQ = 203,
+  /** `NVML_GPM_METRIC_GR6_CTXSW_ACTIVE_PCT` = 204 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR6_CTXSW_ACTIVE_PCT = 204,
+  /** `NVML_GPM_METRIC_GR7_CTXSW_CYCLES_ELAPSED` = 205 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR7_CTXSW_CYCLES_ELAPSED = 205,
+  /** `NVML_GPM_METRIC_GR7_CTXSW_CYCLES_ACTIVE` = 206 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR7_CTXSW_CYCLES_ACTIVE = 206,
+  /** `NVML_GPM_METRIC_GR7_CTXSW_REQUESTS` = 207 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR7_CTXSW_REQUESTS = 207,
+  /** `NVML_GPM_METRIC_GR7_CTXSW_CYCLES_PER_REQ` = 208 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR7_CTXSW_CYCLES_PER_REQ = 208,
+  /** `NVML_GPM_METRIC_GR7_CTXSW_ACTIVE_PCT` = 209 of `nvmlGpmMetricId_t` (no description in the header). */
   NVML_GPM_METRIC_GR7_CTXSW_ACTIVE_PCT = 209,
   /** Maximum value above +1. Note that changing this should also change NVML_GPM_METRICS_GET_VERSION due to struct size change */
   NVML_GPM_METRIC_MAX = 210,
@@ -1182,21 +1437,37 @@ export enum nvmlGpmMetricId_t {
 /** enum nvmlPowerProfileType_t */
 // enum nvmlPowerProfileType_t — nvml.h:13224
 export enum nvmlPowerProfileType_t {
+  /** `NVML_POWER_PROFILE_MAX_P` = 0 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_MAX_P = 0,
+  /** `NVML_POWER_PROFILE_MAX_Q` = 1 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_MAX_Q = 1,
+  /** `NVML_POWER_PROFILE_COMPUTE` = 2 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_COMPUTE = 2,
+  /** `NVML_POWER_PROFILE_MEMORY_BOUND` = 3 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_MEMORY_BOUND = 3,
+  /** `NVML_POWER_PROFILE_NETWORK` = 4 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_NETWORK = 4,
+  /** `NVML_POWER_PROFILE_BALANCED` = 5 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_BALANCED = 5,
+  /** `NVML_POWER_PROFILE_LLM_INFERENCE` = 6 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_LLM_INFERENCE = 6,
+  /** `NVML_POWER_PROFILE_LLM_TRAINING` = 7 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_LLM_TRAINING = 7,
+  /** `NVML_POWER_PROFILE_RBM` = 8 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_RBM = 8,
+  /** `NVML_POWER_PROFILE_DCPCIE` = 9 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_DCPCIE = 9,
+  /** `NVML_POWER_PROFILE_HMMA_SPARSE` = 10 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_HMMA_SPARSE = 10,
+  /** `NVML_POWER_PROFILE_HMMA_DENSE` = 11 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_HMMA_DENSE = 11,
+  /** `NVML_POWER_PROFILE_SYNC_BALANCED` = 12 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_SYNC_BALANCED = 12,
+  /** `NVML_POWER_PROFILE_HPC` = 13 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_HPC = 13,
+  /** `NVML_POWER_PROFILE_MIG` = 14 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_MIG = 14,
+  /** `NVML_POWER_PROFILE_MAX` = 15 of `nvmlPowerProfileType_t` (no description in the header). */
   NVML_POWER_PROFILE_MAX = 15,
 }
 

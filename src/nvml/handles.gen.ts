@@ -2,43 +2,64 @@
 import { handleFrom } from '../ffi/marshal';
 
 /** The C handle type nvmlDevice_t */
-export type nvmlDevice_t = bigint & { readonly __brand: 'nvmlDevice_t' };
+export type nvmlDevice_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvmlDevice_t';
+};
 /** Makes a nvmlDevice_t from an integer, as cuda-python's `nvmlDevice_t(value)`. */
 export function nvmlDevice_t(value: bigint | number): nvmlDevice_t {
   return handleFrom(value, 'nvmlDevice_t') as nvmlDevice_t;
 }
 /** The C handle type nvmlGpuInstance_t */
-export type nvmlGpuInstance_t = bigint & { readonly __brand: 'nvmlGpuInstance_t' };
+export type nvmlGpuInstance_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvmlGpuInstance_t';
+};
 /** Makes a nvmlGpuInstance_t from an integer, as cuda-python's `nvmlGpuInstance_t(value)`. */
 export function nvmlGpuInstance_t(value: bigint | number): nvmlGpuInstance_t {
   return handleFrom(value, 'nvmlGpuInstance_t') as nvmlGpuInstance_t;
 }
-/** ************************************************************************************************ @ { ************************************************************************************************ */
-export type nvmlUnit_t = bigint & { readonly __brand: 'nvmlUnit_t' };
+/** The C handle type nvmlUnit_t */
+export type nvmlUnit_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvmlUnit_t';
+};
 /** Makes a nvmlUnit_t from an integer, as cuda-python's `nvmlUnit_t(value)`. */
 export function nvmlUnit_t(value: bigint | number): nvmlUnit_t {
   return handleFrom(value, 'nvmlUnit_t') as nvmlUnit_t;
 }
 /** Handle to an event set */
-export type nvmlEventSet_t = bigint & { readonly __brand: 'nvmlEventSet_t' };
+export type nvmlEventSet_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvmlEventSet_t';
+};
 /** Makes a nvmlEventSet_t from an integer, as cuda-python's `nvmlEventSet_t(value)`. */
 export function nvmlEventSet_t(value: bigint | number): nvmlEventSet_t {
   return handleFrom(value, 'nvmlEventSet_t') as nvmlEventSet_t;
 }
 /** System Event Set */
-export type nvmlSystemEventSet_t = bigint & { readonly __brand: 'nvmlSystemEventSet_t' };
+export type nvmlSystemEventSet_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvmlSystemEventSet_t';
+};
 /** Makes a nvmlSystemEventSet_t from an integer, as cuda-python's `nvmlSystemEventSet_t(value)`. */
 export function nvmlSystemEventSet_t(value: bigint | number): nvmlSystemEventSet_t {
   return handleFrom(value, 'nvmlSystemEventSet_t') as nvmlSystemEventSet_t;
 }
 /** The C handle type nvmlComputeInstance_t */
-export type nvmlComputeInstance_t = bigint & { readonly __brand: 'nvmlComputeInstance_t' };
+export type nvmlComputeInstance_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvmlComputeInstance_t';
+};
 /** Makes a nvmlComputeInstance_t from an integer, as cuda-python's `nvmlComputeInstance_t(value)`. */
 export function nvmlComputeInstance_t(value: bigint | number): nvmlComputeInstance_t {
   return handleFrom(value, 'nvmlComputeInstance_t') as nvmlComputeInstance_t;
 }
 /** Handle to an allocated GPM sample allocated with nvmlGpmSampleAlloc(). Free this with nvmlGpmSampleFree(). */
-export type nvmlGpmSample_t = bigint & { readonly __brand: 'nvmlGpmSample_t' };
+export type nvmlGpmSample_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvmlGpmSample_t';
+};
 /** Makes a nvmlGpmSample_t from an integer, as cuda-python's `nvmlGpmSample_t(value)`. */
 export function nvmlGpmSample_t(value: bigint | number): nvmlGpmSample_t {
   return handleFrom(value, 'nvmlGpmSample_t') as nvmlGpmSample_t;

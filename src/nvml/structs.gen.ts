@@ -7,6 +7,7 @@ import type * as H from './handles.gen';
 /** PCI information about a GPU device. */
 // nvmlPciInfoExt_v1_t — nvml.h:174
 export class nvmlPciInfoExt_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlPciInfoExt_v1_t","path":"","size":64,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"domain":{"offset":4,"size":4},"bus":{"offset":8,"size":4},"device":{"offset":12,"size":4},"pciDeviceId":{"offset":16,"size":4},"pciSubSystemId":{"offset":20,"size":4},"baseClass":{"offset":24,"size":4},"subClass":{"offset":28,"size":4},"busId":{"offset":32,"size":32}}});
   }
@@ -28,6 +29,7 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlPciInfoExt_v1_t.version');
   }
@@ -35,6 +37,7 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
   get domain(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `domain` into the struct's bytes. */
   set domain(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlPciInfoExt_v1_t.domain');
   }
@@ -42,6 +45,7 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
   get bus(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `bus` into the struct's bytes. */
   set bus(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlPciInfoExt_v1_t.bus');
   }
@@ -49,6 +53,7 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
   get device(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `device` into the struct's bytes. */
   set device(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlPciInfoExt_v1_t.device');
   }
@@ -56,6 +61,7 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
   get pciDeviceId(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `pciDeviceId` into the struct's bytes. */
   set pciDeviceId(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlPciInfoExt_v1_t.pciDeviceId');
   }
@@ -63,6 +69,7 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
   get pciSubSystemId(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `pciSubSystemId` into the struct's bytes. */
   set pciSubSystemId(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlPciInfoExt_v1_t.pciSubSystemId');
   }
@@ -70,6 +77,7 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
   get baseClass(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `baseClass` into the struct's bytes. */
   set baseClass(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlPciInfoExt_v1_t.baseClass');
   }
@@ -77,6 +85,7 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
   get subClass(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `subClass` into the struct's bytes. */
   set subClass(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlPciInfoExt_v1_t.subClass');
   }
@@ -84,26 +93,37 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
   get busId(): string {
     return getString(this, 32, 32);
   }
+  /** Writes `busId` into the struct's bytes. */
   set busId(v: string) {
     setString(this, 32, 32, v, 'nvmlPciInfoExt_v1_t.busId');
   }
 }
 /** Fields accepted by `new nvmlPciInfoExt_v1_t({...})`. */
 export interface nvmlPciInfoExt_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** The PCI domain on which the device's bus resides, 0 to 0xffffffff */
   domain?: number;
+  /** The bus on which the device resides, 0 to 0xff */
   bus?: number;
+  /** The device's id on the bus, 0 to 31 */
   device?: number;
+  /** The combined 16-bit device id and 16-bit vendor id */
   pciDeviceId?: number;
+  /** The 32-bit Sub System Device ID */
   pciSubSystemId?: number;
+  /** The 8-bit PCI base class code */
   baseClass?: number;
+  /** The 8-bit PCI sub class code */
   subClass?: number;
+  /** The tuple domain:bus:device.function PCI identifier ( & NULL terminator) */
   busId?: string;
 }
 
 /** PCI information about a GPU device. */
 // struct nvmlPciInfo_st — nvml.h:195
 export class nvmlPciInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlPciInfo_st","path":"","size":68,"align":4,"union":false,"fields":{"busIdLegacy":{"offset":0,"size":16},"domain":{"offset":16,"size":4},"bus":{"offset":20,"size":4},"device":{"offset":24,"size":4},"pciDeviceId":{"offset":28,"size":4},"pciSubSystemId":{"offset":32,"size":4},"busId":{"offset":36,"size":32}}});
   }
@@ -124,6 +144,7 @@ export class nvmlPciInfo_st extends CStruct {
   get busIdLegacy(): string {
     return getString(this, 0, 16);
   }
+  /** Writes `busIdLegacy` into the struct's bytes. */
   set busIdLegacy(v: string) {
     setString(this, 0, 16, v, 'nvmlPciInfo_st.busIdLegacy');
   }
@@ -131,6 +152,7 @@ export class nvmlPciInfo_st extends CStruct {
   get domain(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `domain` into the struct's bytes. */
   set domain(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlPciInfo_st.domain');
   }
@@ -138,6 +160,7 @@ export class nvmlPciInfo_st extends CStruct {
   get bus(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `bus` into the struct's bytes. */
   set bus(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlPciInfo_st.bus');
   }
@@ -145,6 +168,7 @@ export class nvmlPciInfo_st extends CStruct {
   get device(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `device` into the struct's bytes. */
   set device(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlPciInfo_st.device');
   }
@@ -152,6 +176,7 @@ export class nvmlPciInfo_st extends CStruct {
   get pciDeviceId(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `pciDeviceId` into the struct's bytes. */
   set pciDeviceId(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlPciInfo_st.pciDeviceId');
   }
@@ -159,6 +184,7 @@ export class nvmlPciInfo_st extends CStruct {
   get pciSubSystemId(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `pciSubSystemId` into the struct's bytes. */
   set pciSubSystemId(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlPciInfo_st.pciSubSystemId');
   }
@@ -166,24 +192,33 @@ export class nvmlPciInfo_st extends CStruct {
   get busId(): string {
     return getString(this, 36, 32);
   }
+  /** Writes `busId` into the struct's bytes. */
   set busId(v: string) {
     setString(this, 36, 32, v, 'nvmlPciInfo_st.busId');
   }
 }
 /** Fields accepted by `new nvmlPciInfo_st({...})`. */
 export interface nvmlPciInfo_stInit {
+  /** The legacy tuple domain:bus:device.function PCI identifier ( & NULL terminator) */
   busIdLegacy?: string;
+  /** The PCI domain on which the device's bus resides, 0 to 0xffffffff */
   domain?: number;
+  /** The bus on which the device resides, 0 to 0xff */
   bus?: number;
+  /** The device's id on the bus, 0 to 31 */
   device?: number;
+  /** The combined 16-bit device id and 16-bit vendor id */
   pciDeviceId?: number;
+  /** The 32-bit Sub System Device ID */
   pciSubSystemId?: number;
+  /** The tuple domain:bus:device.function PCI identifier ( & NULL terminator) */
   busId?: string;
 }
 
 /** Detailed ECC error counts for a device. */
 // struct nvmlEccErrorCounts_st — nvml.h:232
 export class nvmlEccErrorCounts_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlEccErrorCounts_st","path":"","size":32,"align":8,"union":false,"fields":{"l1Cache":{"offset":0,"size":8},"l2Cache":{"offset":8,"size":8},"deviceMemory":{"offset":16,"size":8},"registerFile":{"offset":24,"size":8}}});
   }
@@ -204,6 +239,7 @@ export class nvmlEccErrorCounts_st extends CStruct {
   get l1Cache(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `l1Cache` into the struct's bytes. */
   set l1Cache(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlEccErrorCounts_st.l1Cache');
   }
@@ -211,6 +247,7 @@ export class nvmlEccErrorCounts_st extends CStruct {
   get l2Cache(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `l2Cache` into the struct's bytes. */
   set l2Cache(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlEccErrorCounts_st.l2Cache');
   }
@@ -218,6 +255,7 @@ export class nvmlEccErrorCounts_st extends CStruct {
   get deviceMemory(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `deviceMemory` into the struct's bytes. */
   set deviceMemory(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'nvmlEccErrorCounts_st.deviceMemory');
   }
@@ -225,21 +263,27 @@ export class nvmlEccErrorCounts_st extends CStruct {
   get registerFile(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `registerFile` into the struct's bytes. */
   set registerFile(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'nvmlEccErrorCounts_st.registerFile');
   }
 }
 /** Fields accepted by `new nvmlEccErrorCounts_st({...})`. */
 export interface nvmlEccErrorCounts_stInit {
+  /** L1 cache errors */
   l1Cache?: bigint | number;
+  /** L2 cache errors */
   l2Cache?: bigint | number;
+  /** Device memory errors */
   deviceMemory?: bigint | number;
+  /** Register file errors */
   registerFile?: bigint | number;
 }
 
 /** Utilization information for a device. Each sample period may be between 1 second and 1/6 second, depending on the product being queried. */
 // struct nvmlUtilization_st — nvml.h:244
 export class nvmlUtilization_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlUtilization_st","path":"","size":8,"align":4,"union":false,"fields":{"gpu":{"offset":0,"size":4},"memory":{"offset":4,"size":4}}});
   }
@@ -260,6 +304,7 @@ export class nvmlUtilization_st extends CStruct {
   get gpu(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `gpu` into the struct's bytes. */
   set gpu(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlUtilization_st.gpu');
   }
@@ -267,19 +312,23 @@ export class nvmlUtilization_st extends CStruct {
   get memory(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `memory` into the struct's bytes. */
   set memory(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlUtilization_st.memory');
   }
 }
 /** Fields accepted by `new nvmlUtilization_st({...})`. */
 export interface nvmlUtilization_stInit {
+  /** Percent of time over the past sample period during which one or more kernels was executing on the GPU */
   gpu?: number;
+  /** Percent of time over the past sample period during which global (device) memory was being read or written */
   memory?: number;
 }
 
 /** Memory allocation information for a device (v1). The total amount is equal to the sum of the amounts of free and used memory. */
 // struct nvmlMemory_st — nvml.h:254
 export class nvmlMemory_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlMemory_st","path":"","size":24,"align":8,"union":false,"fields":{"total":{"offset":0,"size":8},"free":{"offset":8,"size":8},"used":{"offset":16,"size":8}}});
   }
@@ -300,6 +349,7 @@ export class nvmlMemory_st extends CStruct {
   get total(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `total` into the struct's bytes. */
   set total(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlMemory_st.total');
   }
@@ -307,6 +357,7 @@ export class nvmlMemory_st extends CStruct {
   get free(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `free` into the struct's bytes. */
   set free(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlMemory_st.free');
   }
@@ -314,20 +365,25 @@ export class nvmlMemory_st extends CStruct {
   get used(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `used` into the struct's bytes. */
   set used(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'nvmlMemory_st.used');
   }
 }
 /** Fields accepted by `new nvmlMemory_st({...})`. */
 export interface nvmlMemory_stInit {
+  /** Total physical device memory (in bytes) */
   total?: bigint | number;
+  /** Unallocated device memory (in bytes) */
   free?: bigint | number;
+  /** Sum of Reserved and Allocated device memory (in bytes). Note that the driver/GPU always sets aside a small amount of memory for bookkeeping */
   used?: bigint | number;
 }
 
 /** Memory allocation information for a device (v2). Version 2 adds versioning for the struct and the amount of system-reserved memory as an output. */
 // struct nvmlMemory_v2_st — nvml.h:267
 export class nvmlMemory_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlMemory_v2_st","path":"","size":40,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"total":{"offset":8,"size":8},"reserved":{"offset":16,"size":8},"free":{"offset":24,"size":8},"used":{"offset":32,"size":8}}});
   }
@@ -349,6 +405,7 @@ export class nvmlMemory_v2_st extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlMemory_v2_st.version');
   }
@@ -356,6 +413,7 @@ export class nvmlMemory_v2_st extends CStruct {
   get total(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `total` into the struct's bytes. */
   set total(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlMemory_v2_st.total');
   }
@@ -363,6 +421,7 @@ export class nvmlMemory_v2_st extends CStruct {
   get reserved(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'nvmlMemory_v2_st.reserved');
   }
@@ -370,6 +429,7 @@ export class nvmlMemory_v2_st extends CStruct {
   get free(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `free` into the struct's bytes. */
   set free(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'nvmlMemory_v2_st.free');
   }
@@ -377,22 +437,29 @@ export class nvmlMemory_v2_st extends CStruct {
   get used(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
+  /** Writes `used` into the struct's bytes. */
   set used(v: bigint | number) {
     W.u64(this._dv, this._o + 32, v, 'nvmlMemory_v2_st.used');
   }
 }
 /** Fields accepted by `new nvmlMemory_v2_st({...})`. */
 export interface nvmlMemory_v2_stInit {
+  /** Structure format version (must be 2) */
   version?: number;
+  /** Total physical device memory (in bytes) */
   total?: bigint | number;
+  /** Device memory (in bytes) reserved for system use (driver or firmware) */
   reserved?: bigint | number;
+  /** Unallocated device memory (in bytes) */
   free?: bigint | number;
+  /** Allocated device memory (in bytes). */
   used?: bigint | number;
 }
 
 /** BAR1 Memory allocation Information for a device */
 // struct nvmlBAR1Memory_st — nvml.h:281
 export class nvmlBAR1Memory_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlBAR1Memory_st","path":"","size":24,"align":8,"union":false,"fields":{"bar1Total":{"offset":0,"size":8},"bar1Free":{"offset":8,"size":8},"bar1Used":{"offset":16,"size":8}}});
   }
@@ -413,6 +480,7 @@ export class nvmlBAR1Memory_st extends CStruct {
   get bar1Total(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `bar1Total` into the struct's bytes. */
   set bar1Total(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlBAR1Memory_st.bar1Total');
   }
@@ -420,6 +488,7 @@ export class nvmlBAR1Memory_st extends CStruct {
   get bar1Free(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `bar1Free` into the struct's bytes. */
   set bar1Free(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlBAR1Memory_st.bar1Free');
   }
@@ -427,20 +496,25 @@ export class nvmlBAR1Memory_st extends CStruct {
   get bar1Used(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `bar1Used` into the struct's bytes. */
   set bar1Used(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'nvmlBAR1Memory_st.bar1Used');
   }
 }
 /** Fields accepted by `new nvmlBAR1Memory_st({...})`. */
 export interface nvmlBAR1Memory_stInit {
+  /** Total BAR1 Memory (in bytes) */
   bar1Total?: bigint | number;
+  /** Unallocated BAR1 Memory (in bytes) */
   bar1Free?: bigint | number;
+  /** Allocated Used Memory (in bytes) */
   bar1Used?: bigint | number;
 }
 
 /** Information about running compute processes on the GPU, legacy version for older versions of the API. */
 // struct nvmlProcessInfo_v1_st — nvml.h:292
 export class nvmlProcessInfo_v1_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlProcessInfo_v1_st","path":"","size":16,"align":8,"union":false,"fields":{"pid":{"offset":0,"size":4},"usedGpuMemory":{"offset":8,"size":8}}});
   }
@@ -461,6 +535,7 @@ export class nvmlProcessInfo_v1_st extends CStruct {
   get pid(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `pid` into the struct's bytes. */
   set pid(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlProcessInfo_v1_st.pid');
   }
@@ -468,19 +543,23 @@ export class nvmlProcessInfo_v1_st extends CStruct {
   get usedGpuMemory(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `usedGpuMemory` into the struct's bytes. */
   set usedGpuMemory(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlProcessInfo_v1_st.usedGpuMemory');
   }
 }
 /** Fields accepted by `new nvmlProcessInfo_v1_st({...})`. */
 export interface nvmlProcessInfo_v1_stInit {
+  /** Process ID */
   pid?: number;
+  /** Amount of used GPU memory in bytes. */
   usedGpuMemory?: bigint | number;
 }
 
 /** Information about running compute processes on the GPU */
 // struct nvmlProcessInfo_v2_st — nvml.h:303
 export class nvmlProcessInfo_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlProcessInfo_v2_st","path":"","size":24,"align":8,"union":false,"fields":{"pid":{"offset":0,"size":4},"usedGpuMemory":{"offset":8,"size":8},"gpuInstanceId":{"offset":16,"size":4},"computeInstanceId":{"offset":20,"size":4}}});
   }
@@ -501,6 +580,7 @@ export class nvmlProcessInfo_v2_st extends CStruct {
   get pid(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `pid` into the struct's bytes. */
   set pid(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlProcessInfo_v2_st.pid');
   }
@@ -508,6 +588,7 @@ export class nvmlProcessInfo_v2_st extends CStruct {
   get usedGpuMemory(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `usedGpuMemory` into the struct's bytes. */
   set usedGpuMemory(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlProcessInfo_v2_st.usedGpuMemory');
   }
@@ -515,6 +596,7 @@ export class nvmlProcessInfo_v2_st extends CStruct {
   get gpuInstanceId(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `gpuInstanceId` into the struct's bytes. */
   set gpuInstanceId(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlProcessInfo_v2_st.gpuInstanceId');
   }
@@ -522,21 +604,27 @@ export class nvmlProcessInfo_v2_st extends CStruct {
   get computeInstanceId(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `computeInstanceId` into the struct's bytes. */
   set computeInstanceId(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlProcessInfo_v2_st.computeInstanceId');
   }
 }
 /** Fields accepted by `new nvmlProcessInfo_v2_st({...})`. */
 export interface nvmlProcessInfo_v2_stInit {
+  /** Process ID */
   pid?: number;
+  /** Amount of used GPU memory in bytes. */
   usedGpuMemory?: bigint | number;
+  /** If MIG is enabled, stores a valid GPU instance ID. gpuInstanceId is set to */
   gpuInstanceId?: number;
+  /** If MIG is enabled, stores a valid compute instance ID. computeInstanceId is set to */
   computeInstanceId?: number;
 }
 
 /** Information about running process on the GPU with protected memory */
 // nvmlProcessDetail_v1_t — nvml.h:318
 export class nvmlProcessDetail_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlProcessDetail_v1_t","path":"","size":32,"align":8,"union":false,"fields":{"pid":{"offset":0,"size":4},"usedGpuMemory":{"offset":8,"size":8},"gpuInstanceId":{"offset":16,"size":4},"computeInstanceId":{"offset":20,"size":4},"usedGpuCcProtectedMemory":{"offset":24,"size":8}}});
   }
@@ -557,6 +645,7 @@ export class nvmlProcessDetail_v1_t extends CStruct {
   get pid(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `pid` into the struct's bytes. */
   set pid(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlProcessDetail_v1_t.pid');
   }
@@ -564,6 +653,7 @@ export class nvmlProcessDetail_v1_t extends CStruct {
   get usedGpuMemory(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `usedGpuMemory` into the struct's bytes. */
   set usedGpuMemory(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlProcessDetail_v1_t.usedGpuMemory');
   }
@@ -571,6 +661,7 @@ export class nvmlProcessDetail_v1_t extends CStruct {
   get gpuInstanceId(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `gpuInstanceId` into the struct's bytes. */
   set gpuInstanceId(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlProcessDetail_v1_t.gpuInstanceId');
   }
@@ -578,6 +669,7 @@ export class nvmlProcessDetail_v1_t extends CStruct {
   get computeInstanceId(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `computeInstanceId` into the struct's bytes. */
   set computeInstanceId(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlProcessDetail_v1_t.computeInstanceId');
   }
@@ -585,22 +677,29 @@ export class nvmlProcessDetail_v1_t extends CStruct {
   get usedGpuCcProtectedMemory(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `usedGpuCcProtectedMemory` into the struct's bytes. */
   set usedGpuCcProtectedMemory(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'nvmlProcessDetail_v1_t.usedGpuCcProtectedMemory');
   }
 }
 /** Fields accepted by `new nvmlProcessDetail_v1_t({...})`. */
 export interface nvmlProcessDetail_v1_tInit {
+  /** Process ID */
   pid?: number;
+  /** Amount of used GPU memory in bytes. */
   usedGpuMemory?: bigint | number;
+  /** If MIG is enabled, stores a valid GPU instance ID. gpuInstanceId is */
   gpuInstanceId?: number;
+  /** If MIG is enabled, stores a valid compute instance ID. computeInstanceId */
   computeInstanceId?: number;
+  /** Amount of used GPU conf compute protected memory in bytes. */
   usedGpuCcProtectedMemory?: bigint | number;
 }
 
 /** Information about all running processes on the GPU for the given mode */
 // nvmlProcessDetailList_v1_t — nvml.h:334
 export class nvmlProcessDetailList_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlProcessDetailList_v1_t","path":"","size":24,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"mode":{"offset":4,"size":4},"numProcArrayEntries":{"offset":8,"size":4},"procArray":{"offset":16,"size":8}}});
   }
@@ -622,6 +721,7 @@ export class nvmlProcessDetailList_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlProcessDetailList_v1_t.version');
   }
@@ -629,6 +729,7 @@ export class nvmlProcessDetailList_v1_t extends CStruct {
   get mode(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `mode` into the struct's bytes. */
   set mode(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlProcessDetailList_v1_t.mode');
   }
@@ -636,6 +737,7 @@ export class nvmlProcessDetailList_v1_t extends CStruct {
   get numProcArrayEntries(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `numProcArrayEntries` into the struct's bytes. */
   set numProcArrayEntries(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlProcessDetailList_v1_t.numProcArrayEntries');
   }
@@ -643,21 +745,27 @@ export class nvmlProcessDetailList_v1_t extends CStruct {
   get procArray(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `procArray` into the struct's bytes. */
   set procArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlProcessDetail_v1_t | nvmlProcessDetail_v1_tInit)[] | null) {
     setPointerArray(this, 16, v, 'nvmlProcessDetailList_v1_t.procArray', 'procArray', 32, (dv, at, x, n) => packStruct(dv, at, x, nvmlProcessDetail_v1_t, n));
   }
 }
 /** Fields accepted by `new nvmlProcessDetailList_v1_t({...})`. */
 export interface nvmlProcessDetailList_v1_tInit {
+  /** Struct version, MUST be nvmlProcessDetailList_v1 */
   version?: number;
+  /** Process mode(Compute/Graphics/MPSCompute) */
   mode?: number;
+  /** Number of process entries in procArray */
   numProcArrayEntries?: number;
+  /** Process array */
   procArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlProcessDetail_v1_t | nvmlProcessDetail_v1_tInit)[] | null;
 }
 
 /** struct nvmlDeviceAttributes_st */
 // struct nvmlDeviceAttributes_st — nvml.h:349
 export class nvmlDeviceAttributes_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlDeviceAttributes_st","path":"","size":40,"align":8,"union":false,"fields":{"multiprocessorCount":{"offset":0,"size":4},"sharedCopyEngineCount":{"offset":4,"size":4},"sharedDecoderCount":{"offset":8,"size":4},"sharedEncoderCount":{"offset":12,"size":4},"sharedJpegCount":{"offset":16,"size":4},"sharedOfaCount":{"offset":20,"size":4},"gpuInstanceSliceCount":{"offset":24,"size":4},"computeInstanceSliceCount":{"offset":28,"size":4},"memorySizeMB":{"offset":32,"size":8}}});
   }
@@ -678,6 +786,7 @@ export class nvmlDeviceAttributes_st extends CStruct {
   get multiprocessorCount(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `multiprocessorCount` into the struct's bytes. */
   set multiprocessorCount(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlDeviceAttributes_st.multiprocessorCount');
   }
@@ -685,6 +794,7 @@ export class nvmlDeviceAttributes_st extends CStruct {
   get sharedCopyEngineCount(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `sharedCopyEngineCount` into the struct's bytes. */
   set sharedCopyEngineCount(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlDeviceAttributes_st.sharedCopyEngineCount');
   }
@@ -692,6 +802,7 @@ export class nvmlDeviceAttributes_st extends CStruct {
   get sharedDecoderCount(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `sharedDecoderCount` into the struct's bytes. */
   set sharedDecoderCount(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlDeviceAttributes_st.sharedDecoderCount');
   }
@@ -699,6 +810,7 @@ export class nvmlDeviceAttributes_st extends CStruct {
   get sharedEncoderCount(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `sharedEncoderCount` into the struct's bytes. */
   set sharedEncoderCount(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlDeviceAttributes_st.sharedEncoderCount');
   }
@@ -706,6 +818,7 @@ export class nvmlDeviceAttributes_st extends CStruct {
   get sharedJpegCount(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `sharedJpegCount` into the struct's bytes. */
   set sharedJpegCount(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlDeviceAttributes_st.sharedJpegCount');
   }
@@ -713,6 +826,7 @@ export class nvmlDeviceAttributes_st extends CStruct {
   get sharedOfaCount(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `sharedOfaCount` into the struct's bytes. */
   set sharedOfaCount(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlDeviceAttributes_st.sharedOfaCount');
   }
@@ -720,6 +834,7 @@ export class nvmlDeviceAttributes_st extends CStruct {
   get gpuInstanceSliceCount(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `gpuInstanceSliceCount` into the struct's bytes. */
   set gpuInstanceSliceCount(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlDeviceAttributes_st.gpuInstanceSliceCount');
   }
@@ -727,6 +842,7 @@ export class nvmlDeviceAttributes_st extends CStruct {
   get computeInstanceSliceCount(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `computeInstanceSliceCount` into the struct's bytes. */
   set computeInstanceSliceCount(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlDeviceAttributes_st.computeInstanceSliceCount');
   }
@@ -734,26 +850,37 @@ export class nvmlDeviceAttributes_st extends CStruct {
   get memorySizeMB(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
+  /** Writes `memorySizeMB` into the struct's bytes. */
   set memorySizeMB(v: bigint | number) {
     W.u64(this._dv, this._o + 32, v, 'nvmlDeviceAttributes_st.memorySizeMB');
   }
 }
 /** Fields accepted by `new nvmlDeviceAttributes_st({...})`. */
 export interface nvmlDeviceAttributes_stInit {
+  /** Streaming Multiprocessor count */
   multiprocessorCount?: number;
+  /** Shared Copy Engine count */
   sharedCopyEngineCount?: number;
+  /** Shared Decoder Engine count */
   sharedDecoderCount?: number;
+  /** Shared Encoder Engine count */
   sharedEncoderCount?: number;
+  /** Shared JPEG Engine count */
   sharedJpegCount?: number;
+  /** Shared OFA Engine count */
   sharedOfaCount?: number;
+  /** GPU instance slice count */
   gpuInstanceSliceCount?: number;
+  /** Compute instance slice count */
   computeInstanceSliceCount?: number;
+  /** Device memory size (in MiB) */
   memorySizeMB?: bigint | number;
 }
 
 /** C2C Mode information for a device */
 // nvmlC2cModeInfo_v1_t — nvml.h:365
 export class nvmlC2cModeInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlC2cModeInfo_v1_t","path":"","size":4,"align":4,"union":false,"fields":{"isC2cEnabled":{"offset":0,"size":4}}});
   }
@@ -770,21 +897,25 @@ export class nvmlC2cModeInfo_v1_t extends CStruct {
     super(4, mem, dv);
     this._init(init, nvmlC2cModeInfo_v1_t.keys);
   }
+  /** `unsigned int isC2cEnabled`, of `struct nvmlC2cModeInfo_v1_t` (no description in the header). */
   get isC2cEnabled(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `isC2cEnabled` into the struct's bytes. */
   set isC2cEnabled(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlC2cModeInfo_v1_t.isC2cEnabled');
   }
 }
 /** Fields accepted by `new nvmlC2cModeInfo_v1_t({...})`. */
 export interface nvmlC2cModeInfo_v1_tInit {
+  /** `unsigned int isC2cEnabled`, of `struct nvmlC2cModeInfo_v1_t` (no description in the header). */
   isC2cEnabled?: number;
 }
 
 /** Struct to represent device addressing mode information */
 // nvmlDeviceAddressingMode_v1_t — nvml.h:385
 export class nvmlDeviceAddressingMode_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlDeviceAddressingMode_v1_t","path":"","size":8,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"value":{"offset":4,"size":4}}});
   }
@@ -806,6 +937,7 @@ export class nvmlDeviceAddressingMode_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlDeviceAddressingMode_v1_t.version');
   }
@@ -813,19 +945,23 @@ export class nvmlDeviceAddressingMode_v1_t extends CStruct {
   get value(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlDeviceAddressingMode_v1_t.value');
   }
 }
 /** Fields accepted by `new nvmlDeviceAddressingMode_v1_t({...})`. */
 export interface nvmlDeviceAddressingMode_v1_tInit {
+  /** API version */
   version?: number;
+  /** One of nvmlDeviceAddressingModeType_t */
   value?: number;
 }
 
 /** Struct to represent the NVML repair status */
 // nvmlRepairStatus_v1_t — nvml.h:397
 export class nvmlRepairStatus_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlRepairStatus_v1_t","path":"","size":12,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"bChannelRepairPending":{"offset":4,"size":4},"bTpcRepairPending":{"offset":8,"size":4}}});
   }
@@ -847,6 +983,7 @@ export class nvmlRepairStatus_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlRepairStatus_v1_t.version');
   }
@@ -854,6 +991,7 @@ export class nvmlRepairStatus_v1_t extends CStruct {
   get bChannelRepairPending(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `bChannelRepairPending` into the struct's bytes. */
   set bChannelRepairPending(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlRepairStatus_v1_t.bChannelRepairPending');
   }
@@ -861,20 +999,25 @@ export class nvmlRepairStatus_v1_t extends CStruct {
   get bTpcRepairPending(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `bTpcRepairPending` into the struct's bytes. */
   set bTpcRepairPending(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlRepairStatus_v1_t.bTpcRepairPending');
   }
 }
 /** Fields accepted by `new nvmlRepairStatus_v1_t({...})`. */
 export interface nvmlRepairStatus_v1_tInit {
+  /** API version number */
   version?: number;
+  /** Reference to unsigned int */
   bChannelRepairPending?: number;
+  /** Reference to unsigned int */
   bTpcRepairPending?: number;
 }
 
 /** Possible values that classify the remap availability for each bank. The max field will contain the number of banks that have maximum remap availability (all reserved rows are available). None means that there are no reserved rows available. */
 // struct nvmlRowRemapperHistogramValues_st — nvml.h:413
 export class nvmlRowRemapperHistogramValues_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlRowRemapperHistogramValues_st","path":"","size":20,"align":4,"union":false,"fields":{"max":{"offset":0,"size":4},"high":{"offset":4,"size":4},"partial":{"offset":8,"size":4},"low":{"offset":12,"size":4},"none":{"offset":16,"size":4}}});
   }
@@ -891,49 +1034,65 @@ export class nvmlRowRemapperHistogramValues_st extends CStruct {
     super(20, mem, dv);
     this._init(init, nvmlRowRemapperHistogramValues_st.keys);
   }
+  /** `unsigned int max`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   get max(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `max` into the struct's bytes. */
   set max(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlRowRemapperHistogramValues_st.max');
   }
+  /** `unsigned int high`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   get high(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `high` into the struct's bytes. */
   set high(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlRowRemapperHistogramValues_st.high');
   }
+  /** `unsigned int partial`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   get partial(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `partial` into the struct's bytes. */
   set partial(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlRowRemapperHistogramValues_st.partial');
   }
+  /** `unsigned int low`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   get low(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `low` into the struct's bytes. */
   set low(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlRowRemapperHistogramValues_st.low');
   }
+  /** `unsigned int none`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   get none(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `none` into the struct's bytes. */
   set none(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlRowRemapperHistogramValues_st.none');
   }
 }
 /** Fields accepted by `new nvmlRowRemapperHistogramValues_st({...})`. */
 export interface nvmlRowRemapperHistogramValues_stInit {
+  /** `unsigned int max`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   max?: number;
+  /** `unsigned int high`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   high?: number;
+  /** `unsigned int partial`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   partial?: number;
+  /** `unsigned int low`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   low?: number;
+  /** `unsigned int none`, of `struct nvmlRowRemapperHistogramValues_st` (no description in the header). */
   none?: number;
 }
 
 /** Struct to define the NVLINK counter controls */
 // struct nvmlNvLinkUtilizationControl_st — nvml.h:472
 export class nvmlNvLinkUtilizationControl_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlNvLinkUtilizationControl_st","path":"","size":8,"align":4,"union":false,"fields":{"units":{"offset":0,"size":4},"pktfilter":{"offset":4,"size":4}}});
   }
@@ -950,28 +1109,35 @@ export class nvmlNvLinkUtilizationControl_st extends CStruct {
     super(8, mem, dv);
     this._init(init, nvmlNvLinkUtilizationControl_st.keys);
   }
+  /** `nvmlNvLinkUtilizationCountUnits_t units`, of `struct nvmlNvLinkUtilizationControl_st` (no description in the header). */
   get units(): E.nvmlNvLinkUtilizationCountUnits_t {
     return this._dv.getInt32(this._o + 0, true) as E.nvmlNvLinkUtilizationCountUnits_t;
   }
+  /** Writes `units` into the struct's bytes. */
   set units(v: E.nvmlNvLinkUtilizationCountUnits_t) {
     W.i32(this._dv, this._o + 0, v, 'nvmlNvLinkUtilizationControl_st.units');
   }
+  /** `nvmlNvLinkUtilizationCountPktTypes_t pktfilter`, of `struct nvmlNvLinkUtilizationControl_st` (no description in the header). */
   get pktfilter(): E.nvmlNvLinkUtilizationCountPktTypes_t {
     return this._dv.getInt32(this._o + 4, true) as E.nvmlNvLinkUtilizationCountPktTypes_t;
   }
+  /** Writes `pktfilter` into the struct's bytes. */
   set pktfilter(v: E.nvmlNvLinkUtilizationCountPktTypes_t) {
     W.i32(this._dv, this._o + 4, v, 'nvmlNvLinkUtilizationControl_st.pktfilter');
   }
 }
 /** Fields accepted by `new nvmlNvLinkUtilizationControl_st({...})`. */
 export interface nvmlNvLinkUtilizationControl_stInit {
+  /** `nvmlNvLinkUtilizationCountUnits_t units`, of `struct nvmlNvLinkUtilizationControl_st` (no description in the header). */
   units?: E.nvmlNvLinkUtilizationCountUnits_t;
+  /** `nvmlNvLinkUtilizationCountPktTypes_t pktfilter`, of `struct nvmlNvLinkUtilizationControl_st` (no description in the header). */
   pktfilter?: E.nvmlNvLinkUtilizationCountPktTypes_t;
 }
 
 /** Information about the Bridge Chip Firmware */
 // struct nvmlBridgeChipInfo_st — nvml.h:576
 export class nvmlBridgeChipInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlBridgeChipInfo_st","path":"","size":8,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"fwVersion":{"offset":4,"size":4}}});
   }
@@ -992,6 +1158,7 @@ export class nvmlBridgeChipInfo_st extends CStruct {
   get type(): E.nvmlBridgeChipType_t {
     return this._dv.getInt32(this._o + 0, true) as E.nvmlBridgeChipType_t;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.nvmlBridgeChipType_t) {
     W.i32(this._dv, this._o + 0, v, 'nvmlBridgeChipInfo_st.type');
   }
@@ -999,19 +1166,23 @@ export class nvmlBridgeChipInfo_st extends CStruct {
   get fwVersion(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `fwVersion` into the struct's bytes. */
   set fwVersion(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlBridgeChipInfo_st.fwVersion');
   }
 }
 /** Fields accepted by `new nvmlBridgeChipInfo_st({...})`. */
 export interface nvmlBridgeChipInfo_stInit {
+  /** Type of Bridge Chip */
   type?: E.nvmlBridgeChipType_t;
+  /** Firmware Version. 0=Version is unavailable */
   fwVersion?: number;
 }
 
 /** This structure stores the complete Hierarchy of the Bridge Chip within the board. The immediate bridge is stored at index 0 of bridgeInfoList, parent to immediate bridge is at index 1 and so forth. */
 // struct nvmlBridgeChipHierarchy_st — nvml.h:586
 export class nvmlBridgeChipHierarchy_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlBridgeChipHierarchy_st","path":"","size":1028,"align":4,"union":false,"fields":{"bridgeCount":{"offset":0,"size":1},"bridgeChipInfo":{"offset":4,"size":1024}}});
   }
@@ -1032,6 +1203,7 @@ export class nvmlBridgeChipHierarchy_st extends CStruct {
   get bridgeCount(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `bridgeCount` into the struct's bytes. */
   set bridgeCount(v: number) {
     W.u8(this._dv, this._o + 0, v, 'nvmlBridgeChipHierarchy_st.bridgeCount');
   }
@@ -1039,19 +1211,23 @@ export class nvmlBridgeChipHierarchy_st extends CStruct {
   get bridgeChipInfo(): nvmlBridgeChipInfo_st[] {
     return Array.from({ length: 128 }, (_, i) => new nvmlBridgeChipInfo_st(nvmlBridgeChipInfo_st.view(this._u8.subarray(4 + i * 8, 4 + (i + 1) * 8), this._dv)));
   }
+  /** Writes `bridgeChipInfo` into the struct's bytes. */
   set bridgeChipInfo(v: (nvmlBridgeChipInfo_st | nvmlBridgeChipInfo_stInit)[]) {
     setArray(this, 128, v, 'nvmlBridgeChipHierarchy_st.bridgeChipInfo', (i, x, n) => setNested(nvmlBridgeChipInfo_st.view(this._u8.subarray(4 + i * 8, 4 + (i + 1) * 8), this._dv), x === 0 ? {} : x, nvmlBridgeChipInfo_st, n));
   }
 }
 /** Fields accepted by `new nvmlBridgeChipHierarchy_st({...})`. */
 export interface nvmlBridgeChipHierarchy_stInit {
+  /** Number of Bridge Chips on the Board */
   bridgeCount?: number;
+  /** Hierarchy of Bridge Chips on the board */
   bridgeChipInfo?: (nvmlBridgeChipInfo_st | nvmlBridgeChipInfo_stInit)[];
 }
 
 /** Union to represent different types of Value */
 // union nvmlValue_st — nvml.h:644
 export class nvmlValue_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union nvmlValue_st","path":"","size":8,"align":8,"union":true,"fields":{"dVal":{"offset":0,"size":8},"siVal":{"offset":0,"size":4},"uiVal":{"offset":0,"size":4},"ulVal":{"offset":0,"size":8},"ullVal":{"offset":0,"size":8},"sllVal":{"offset":0,"size":8},"usVal":{"offset":0,"size":2}}});
   }
@@ -1072,6 +1248,7 @@ export class nvmlValue_st extends CStruct {
   get dVal(): number {
     return this._dv.getFloat64(this._o + 0, true);
   }
+  /** Writes `dVal` into the struct's bytes. */
   set dVal(v: number) {
     W.f64(this._dv, this._o + 0, v, 'nvmlValue_st.dVal');
   }
@@ -1079,6 +1256,7 @@ export class nvmlValue_st extends CStruct {
   get siVal(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `siVal` into the struct's bytes. */
   set siVal(v: number) {
     W.i32(this._dv, this._o + 0, v, 'nvmlValue_st.siVal');
   }
@@ -1086,6 +1264,7 @@ export class nvmlValue_st extends CStruct {
   get uiVal(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `uiVal` into the struct's bytes. */
   set uiVal(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlValue_st.uiVal');
   }
@@ -1093,6 +1272,7 @@ export class nvmlValue_st extends CStruct {
   get ulVal(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `ulVal` into the struct's bytes. */
   set ulVal(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlValue_st.ulVal');
   }
@@ -1100,6 +1280,7 @@ export class nvmlValue_st extends CStruct {
   get ullVal(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `ullVal` into the struct's bytes. */
   set ullVal(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlValue_st.ullVal');
   }
@@ -1107,6 +1288,7 @@ export class nvmlValue_st extends CStruct {
   get sllVal(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `sllVal` into the struct's bytes. */
   set sllVal(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'nvmlValue_st.sllVal');
   }
@@ -1114,24 +1296,33 @@ export class nvmlValue_st extends CStruct {
   get usVal(): number {
     return this._dv.getUint16(this._o + 0, true);
   }
+  /** Writes `usVal` into the struct's bytes. */
   set usVal(v: number) {
     W.u16(this._dv, this._o + 0, v, 'nvmlValue_st.usVal');
   }
 }
 /** Fields accepted by `new nvmlValue_st({...})`. */
 export interface nvmlValue_stInit {
+  /** If the value is double */
   dVal?: number;
+  /** If the value is signed int */
   siVal?: number;
+  /** If the value is unsigned int */
   uiVal?: number;
+  /** If the value is unsigned long */
   ulVal?: bigint | number;
+  /** If the value is unsigned long long */
   ullVal?: bigint | number;
+  /** If the value is signed long long */
   sllVal?: bigint | number;
+  /** If the value is unsigned short */
   usVal?: number;
 }
 
 /** Information for Sample */
 // struct nvmlSample_st — nvml.h:658
 export class nvmlSample_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlSample_st","path":"","size":16,"align":8,"union":false,"fields":{"timeStamp":{"offset":0,"size":8},"sampleValue":{"offset":8,"size":8}}});
   }
@@ -1152,6 +1343,7 @@ export class nvmlSample_st extends CStruct {
   get timeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `timeStamp` into the struct's bytes. */
   set timeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlSample_st.timeStamp');
   }
@@ -1160,19 +1352,23 @@ export class nvmlSample_st extends CStruct {
   get sampleValue(): nvmlValue_st {
     return (this._n_sampleValue ??= nestedView(this, nvmlValue_st, 8, 8, 'sampleValue'));
   }
+  /** Writes `sampleValue` into the struct's bytes. */
   set sampleValue(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.sampleValue, v, nvmlValue_st, 'nvmlSample_st.sampleValue');
   }
 }
 /** Fields accepted by `new nvmlSample_st({...})`. */
 export interface nvmlSample_stInit {
+  /** CPU Timestamp in microseconds */
   timeStamp?: bigint | number;
+  /** Sample Value */
   sampleValue?: nvmlValue_st | nvmlValue_stInit;
 }
 
 /** Struct to hold perf policy violation status data */
 // struct nvmlViolationTime_st — nvml.h:686
 export class nvmlViolationTime_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlViolationTime_st","path":"","size":16,"align":8,"union":false,"fields":{"referenceTime":{"offset":0,"size":8},"violationTime":{"offset":8,"size":8}}});
   }
@@ -1193,6 +1389,7 @@ export class nvmlViolationTime_st extends CStruct {
   get referenceTime(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `referenceTime` into the struct's bytes. */
   set referenceTime(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlViolationTime_st.referenceTime');
   }
@@ -1200,19 +1397,23 @@ export class nvmlViolationTime_st extends CStruct {
   get violationTime(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `violationTime` into the struct's bytes. */
   set violationTime(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlViolationTime_st.violationTime');
   }
 }
 /** Fields accepted by `new nvmlViolationTime_st({...})`. */
 export interface nvmlViolationTime_stInit {
+  /** referenceTime represents CPU timestamp in microseconds */
   referenceTime?: bigint | number;
+  /** violationTime in Nanoseconds */
   violationTime?: bigint | number;
 }
 
 /** Struct to hold the thermal sensor settings */
 // nvmlGpuThermalSettings_t — nvml.h:741
 export class nvmlGpuThermalSettings_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlGpuThermalSettings_t","path":"","size":64,"align":4,"union":false,"fields":{"count":{"offset":0,"size":4},"sensor":{"offset":4,"size":60}}});
   }
@@ -1229,28 +1430,35 @@ export class nvmlGpuThermalSettings_t extends CStruct {
     super(64, mem, dv);
     this._init(init, nvmlGpuThermalSettings_t.keys);
   }
+  /** `unsigned int count`, of `struct nvmlGpuThermalSettings_t` (no description in the header). */
   get count(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `count` into the struct's bytes. */
   set count(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpuThermalSettings_t.count');
   }
+  /** `struct nvmlGpuThermalSettings_t_sensor sensor[3]`, of `struct nvmlGpuThermalSettings_t` (no description in the header). */
   get sensor(): nvmlGpuThermalSettings_t_sensor[] {
     return Array.from({ length: 3 }, (_, i) => new nvmlGpuThermalSettings_t_sensor(nvmlGpuThermalSettings_t_sensor.view(this._u8.subarray(4 + i * 20, 4 + (i + 1) * 20), this._dv)));
   }
+  /** Writes `sensor` into the struct's bytes. */
   set sensor(v: (nvmlGpuThermalSettings_t_sensor | nvmlGpuThermalSettings_t_sensorInit)[]) {
     setArray(this, 3, v, 'nvmlGpuThermalSettings_t.sensor', (i, x, n) => setNested(nvmlGpuThermalSettings_t_sensor.view(this._u8.subarray(4 + i * 20, 4 + (i + 1) * 20), this._dv), x === 0 ? {} : x, nvmlGpuThermalSettings_t_sensor, n));
   }
 }
 /** Fields accepted by `new nvmlGpuThermalSettings_t({...})`. */
 export interface nvmlGpuThermalSettings_tInit {
+  /** `unsigned int count`, of `struct nvmlGpuThermalSettings_t` (no description in the header). */
   count?: number;
+  /** `struct nvmlGpuThermalSettings_t_sensor sensor[3]`, of `struct nvmlGpuThermalSettings_t` (no description in the header). */
   sensor?: (nvmlGpuThermalSettings_t_sensor | nvmlGpuThermalSettings_t_sensorInit)[];
 }
 
 /** struct sensor[0] in nvmlGpuThermalSettings_t */
 // member sensor[0] of nvmlGpuThermalSettings_t — nvml.h:744
 export class nvmlGpuThermalSettings_t_sensor extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlGpuThermalSettings_t","path":"sensor[0]","size":20,"align":4,"union":false,"fields":{"controller":{"offset":0,"size":4},"defaultMinTemp":{"offset":4,"size":4},"defaultMaxTemp":{"offset":8,"size":4},"currentTemp":{"offset":12,"size":4},"target":{"offset":16,"size":4}}});
   }
@@ -1267,49 +1475,65 @@ export class nvmlGpuThermalSettings_t_sensor extends CStruct {
     super(20, mem, dv);
     this._init(init, nvmlGpuThermalSettings_t_sensor.keys);
   }
+  /** `nvmlThermalController_t controller`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   get controller(): E.nvmlThermalController_t {
     return this._dv.getInt32(this._o + 0, true) as E.nvmlThermalController_t;
   }
+  /** Writes `controller` into the struct's bytes. */
   set controller(v: E.nvmlThermalController_t) {
     W.i32(this._dv, this._o + 0, v, 'nvmlGpuThermalSettings_t_sensor.controller');
   }
+  /** `int defaultMinTemp`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   get defaultMinTemp(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `defaultMinTemp` into the struct's bytes. */
   set defaultMinTemp(v: number) {
     W.i32(this._dv, this._o + 4, v, 'nvmlGpuThermalSettings_t_sensor.defaultMinTemp');
   }
+  /** `int defaultMaxTemp`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   get defaultMaxTemp(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `defaultMaxTemp` into the struct's bytes. */
   set defaultMaxTemp(v: number) {
     W.i32(this._dv, this._o + 8, v, 'nvmlGpuThermalSettings_t_sensor.defaultMaxTemp');
   }
+  /** `int currentTemp`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   get currentTemp(): number {
     return this._dv.getInt32(this._o + 12, true);
   }
+  /** Writes `currentTemp` into the struct's bytes. */
   set currentTemp(v: number) {
     W.i32(this._dv, this._o + 12, v, 'nvmlGpuThermalSettings_t_sensor.currentTemp');
   }
+  /** `nvmlThermalTarget_t target`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   get target(): E.nvmlThermalTarget_t {
     return this._dv.getInt32(this._o + 16, true) as E.nvmlThermalTarget_t;
   }
+  /** Writes `target` into the struct's bytes. */
   set target(v: E.nvmlThermalTarget_t) {
     W.i32(this._dv, this._o + 16, v, 'nvmlGpuThermalSettings_t_sensor.target');
   }
 }
 /** Fields accepted by `new nvmlGpuThermalSettings_t_sensor({...})`. */
 export interface nvmlGpuThermalSettings_t_sensorInit {
+  /** `nvmlThermalController_t controller`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   controller?: E.nvmlThermalController_t;
+  /** `int defaultMinTemp`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   defaultMinTemp?: number;
+  /** `int defaultMaxTemp`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   defaultMaxTemp?: number;
+  /** `int currentTemp`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   currentTemp?: number;
+  /** `nvmlThermalTarget_t target`, of `struct sensor[0] in nvmlGpuThermalSettings_t` (no description in the header). */
   target?: E.nvmlThermalTarget_t;
 }
 
 /** struct nvmlCoolerInfo_v1_t */
 // nvmlCoolerInfo_v1_t — nvml.h:780
 export class nvmlCoolerInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlCoolerInfo_v1_t","path":"","size":16,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"index":{"offset":4,"size":4},"signalType":{"offset":8,"size":4},"target":{"offset":12,"size":4}}});
   }
@@ -1331,6 +1555,7 @@ export class nvmlCoolerInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlCoolerInfo_v1_t.version');
   }
@@ -1338,6 +1563,7 @@ export class nvmlCoolerInfo_v1_t extends CStruct {
   get index(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `index` into the struct's bytes. */
   set index(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlCoolerInfo_v1_t.index');
   }
@@ -1345,6 +1571,7 @@ export class nvmlCoolerInfo_v1_t extends CStruct {
   get signalType(): E.nvmlCoolerControl_t {
     return this._dv.getInt32(this._o + 8, true) as E.nvmlCoolerControl_t;
   }
+  /** Writes `signalType` into the struct's bytes. */
   set signalType(v: E.nvmlCoolerControl_t) {
     W.i32(this._dv, this._o + 8, v, 'nvmlCoolerInfo_v1_t.signalType');
   }
@@ -1352,21 +1579,27 @@ export class nvmlCoolerInfo_v1_t extends CStruct {
   get target(): E.nvmlCoolerTarget_t {
     return this._dv.getInt32(this._o + 12, true) as E.nvmlCoolerTarget_t;
   }
+  /** Writes `target` into the struct's bytes. */
   set target(v: E.nvmlCoolerTarget_t) {
     W.i32(this._dv, this._o + 12, v, 'nvmlCoolerInfo_v1_t.target');
   }
 }
 /** Fields accepted by `new nvmlCoolerInfo_v1_t({...})`. */
 export interface nvmlCoolerInfo_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** the cooler index */
   index?: number;
+  /** OUT: the cooler's control signal characteristics */
   signalType?: E.nvmlCoolerControl_t;
+  /** OUT: the target that cooler cools */
   target?: E.nvmlCoolerTarget_t;
 }
 
 /** Union to represent different UUID values */
 // nvmlUUIDValue_t — nvml.h:814
 export class nvmlUUIDValue_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlUUIDValue_t","path":"","size":41,"align":1,"union":true,"fields":{"str":{"offset":0,"size":41},"bytes":{"offset":0,"size":16}}});
   }
@@ -1387,6 +1620,7 @@ export class nvmlUUIDValue_t extends CStruct {
   get str(): string {
     return getString(this, 0, 41);
   }
+  /** Writes `str` into the struct's bytes. */
   set str(v: string) {
     setString(this, 0, 41, v, 'nvmlUUIDValue_t.str');
   }
@@ -1394,19 +1628,23 @@ export class nvmlUUIDValue_t extends CStruct {
   get bytes(): Uint8Array {
     return this._u8.slice(0, 16);
   }
+  /** Writes `bytes` into the struct's bytes. */
   set bytes(v: Uint8Array | number[]) {
     setBytes(this, 0, 16, v, 'nvmlUUIDValue_t.bytes');
   }
 }
 /** Fields accepted by `new nvmlUUIDValue_t({...})`. */
 export interface nvmlUUIDValue_tInit {
+  /** ASCII format value */
   str?: string;
+  /** Binary format value */
   bytes?: Uint8Array | number[];
 }
 
 /** Struct to represent NVML UUID information */
 // nvmlUUID_v1_t — nvml.h:823
 export class nvmlUUID_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlUUID_v1_t","path":"","size":52,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"type":{"offset":4,"size":4},"value":{"offset":8,"size":41}}});
   }
@@ -1428,6 +1666,7 @@ export class nvmlUUID_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlUUID_v1_t.version');
   }
@@ -1435,6 +1674,7 @@ export class nvmlUUID_v1_t extends CStruct {
   get type(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlUUID_v1_t.type');
   }
@@ -1443,20 +1683,25 @@ export class nvmlUUID_v1_t extends CStruct {
   get value(): nvmlUUIDValue_t {
     return (this._n_value ??= nestedView(this, nvmlUUIDValue_t, 8, 41, 'value'));
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: nvmlUUIDValue_t | nvmlUUIDValue_tInit) {
     setNested(this.value, v, nvmlUUIDValue_t, 'nvmlUUID_v1_t.value');
   }
 }
 /** Fields accepted by `new nvmlUUID_v1_t({...})`. */
 export interface nvmlUUID_v1_tInit {
+  /** API version number */
   version?: number;
+  /** One of nvmlUUIDType_t */
   type?: number;
+  /** One of nvmlUUIDValue_t, to be set based on the UUID format */
   value?: nvmlUUIDValue_t | nvmlUUIDValue_tInit;
 }
 
 /** Struct to represent the NVML PDI information */
 // nvmlPdi_v1_t — nvml.h:836
 export class nvmlPdi_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlPdi_v1_t","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"value":{"offset":8,"size":8}}});
   }
@@ -1478,6 +1723,7 @@ export class nvmlPdi_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlPdi_v1_t.version');
   }
@@ -1485,19 +1731,23 @@ export class nvmlPdi_v1_t extends CStruct {
   get value(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlPdi_v1_t.value');
   }
 }
 /** Fields accepted by `new nvmlPdi_v1_t({...})`. */
 export interface nvmlPdi_v1_tInit {
+  /** API version number */
   version?: number;
+  /** 64-bit PDI value */
   value?: bigint | number;
 }
 
 /** DRAM Encryption Info */
 // nvmlDramEncryptionInfo_v1_t — nvml.h:870
 export class nvmlDramEncryptionInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlDramEncryptionInfo_v1_t","path":"","size":8,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"encryptionState":{"offset":4,"size":4}}});
   }
@@ -1519,6 +1769,7 @@ export class nvmlDramEncryptionInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlDramEncryptionInfo_v1_t.version');
   }
@@ -1526,19 +1777,23 @@ export class nvmlDramEncryptionInfo_v1_t extends CStruct {
   get encryptionState(): E.nvmlEnableState_t {
     return this._dv.getInt32(this._o + 4, true) as E.nvmlEnableState_t;
   }
+  /** Writes `encryptionState` into the struct's bytes. */
   set encryptionState(v: E.nvmlEnableState_t) {
     W.i32(this._dv, this._o + 4, v, 'nvmlDramEncryptionInfo_v1_t.encryptionState');
   }
 }
 /** Fields accepted by `new nvmlDramEncryptionInfo_v1_t({...})`. */
 export interface nvmlDramEncryptionInfo_v1_tInit {
+  /** IN - the API version number */
   version?: number;
+  /** IN/OUT - DRAM Encryption state */
   encryptionState?: E.nvmlEnableState_t;
 }
 
 /** Margin temperature values */
 // nvmlMarginTemperature_v1_t — nvml.h:945
 export class nvmlMarginTemperature_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlMarginTemperature_v1_t","path":"","size":8,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"marginTemperature":{"offset":4,"size":4}}});
   }
@@ -1560,6 +1815,7 @@ export class nvmlMarginTemperature_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlMarginTemperature_v1_t.version');
   }
@@ -1567,19 +1823,23 @@ export class nvmlMarginTemperature_v1_t extends CStruct {
   get marginTemperature(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `marginTemperature` into the struct's bytes. */
   set marginTemperature(v: number) {
     W.i32(this._dv, this._o + 4, v, 'nvmlMarginTemperature_v1_t.marginTemperature');
   }
 }
 /** Fields accepted by `new nvmlMarginTemperature_v1_t({...})`. */
 export interface nvmlMarginTemperature_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** The margin temperature value */
   marginTemperature?: number;
 }
 
 /** Clock Monitor error types */
 // struct nvmlClkMonFaultInfo_struct — nvml.h:981
 export class nvmlClkMonFaultInfo_struct extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlClkMonFaultInfo_struct","path":"","size":8,"align":4,"union":false,"fields":{"clkApiDomain":{"offset":0,"size":4},"clkDomainFaultMask":{"offset":4,"size":4}}});
   }
@@ -1600,6 +1860,7 @@ export class nvmlClkMonFaultInfo_struct extends CStruct {
   get clkApiDomain(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `clkApiDomain` into the struct's bytes. */
   set clkApiDomain(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlClkMonFaultInfo_struct.clkApiDomain');
   }
@@ -1607,19 +1868,23 @@ export class nvmlClkMonFaultInfo_struct extends CStruct {
   get clkDomainFaultMask(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `clkDomainFaultMask` into the struct's bytes. */
   set clkDomainFaultMask(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlClkMonFaultInfo_struct.clkDomainFaultMask');
   }
 }
 /** Fields accepted by `new nvmlClkMonFaultInfo_struct({...})`. */
 export interface nvmlClkMonFaultInfo_structInit {
+  /** The Domain which faulted */
   clkApiDomain?: number;
+  /** Faults Information */
   clkDomainFaultMask?: number;
 }
 
 /** Clock Monitor Status */
 // struct nvmlClkMonStatus_status — nvml.h:996
 export class nvmlClkMonStatus_status extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlClkMonStatus_status","path":"","size":264,"align":4,"union":false,"fields":{"bGlobalStatus":{"offset":0,"size":4},"clkMonListSize":{"offset":4,"size":4},"clkMonList":{"offset":8,"size":256}}});
   }
@@ -1640,6 +1905,7 @@ export class nvmlClkMonStatus_status extends CStruct {
   get bGlobalStatus(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `bGlobalStatus` into the struct's bytes. */
   set bGlobalStatus(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlClkMonStatus_status.bGlobalStatus');
   }
@@ -1647,6 +1913,7 @@ export class nvmlClkMonStatus_status extends CStruct {
   get clkMonListSize(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `clkMonListSize` into the struct's bytes. */
   set clkMonListSize(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlClkMonStatus_status.clkMonListSize');
   }
@@ -1654,20 +1921,25 @@ export class nvmlClkMonStatus_status extends CStruct {
   get clkMonList(): nvmlClkMonFaultInfo_struct[] {
     return Array.from({ length: 32 }, (_, i) => new nvmlClkMonFaultInfo_struct(nvmlClkMonFaultInfo_struct.view(this._u8.subarray(8 + i * 8, 8 + (i + 1) * 8), this._dv)));
   }
+  /** Writes `clkMonList` into the struct's bytes. */
   set clkMonList(v: (nvmlClkMonFaultInfo_struct | nvmlClkMonFaultInfo_structInit)[]) {
     setArray(this, 32, v, 'nvmlClkMonStatus_status.clkMonList', (i, x, n) => setNested(nvmlClkMonFaultInfo_struct.view(this._u8.subarray(8 + i * 8, 8 + (i + 1) * 8), this._dv), x === 0 ? {} : x, nvmlClkMonFaultInfo_struct, n));
   }
 }
 /** Fields accepted by `new nvmlClkMonStatus_status({...})`. */
 export interface nvmlClkMonStatus_statusInit {
+  /** Fault status Indicator */
   bGlobalStatus?: number;
+  /** Total faulted domain numbers */
   clkMonListSize?: number;
+  /** The fault Information structure */
   clkMonList?: (nvmlClkMonFaultInfo_struct | nvmlClkMonFaultInfo_structInit)[];
 }
 
 /** Clock offset info. */
 // nvmlClockOffset_v1_t — nvml.h:1166
 export class nvmlClockOffset_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlClockOffset_v1_t","path":"","size":24,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"type":{"offset":4,"size":4},"pstate":{"offset":8,"size":4},"clockOffsetMHz":{"offset":12,"size":4},"minClockOffsetMHz":{"offset":16,"size":4},"maxClockOffsetMHz":{"offset":20,"size":4}}});
   }
@@ -1689,53 +1961,71 @@ export class nvmlClockOffset_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlClockOffset_v1_t.version');
   }
+  /** `nvmlClockType_t type`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   get type(): E.nvmlClockType_t {
     return this._dv.getInt32(this._o + 4, true) as E.nvmlClockType_t;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.nvmlClockType_t) {
     W.i32(this._dv, this._o + 4, v, 'nvmlClockOffset_v1_t.type');
   }
+  /** `nvmlPstates_t pstate`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   get pstate(): E.nvmlPstates_t {
     return this._dv.getInt32(this._o + 8, true) as E.nvmlPstates_t;
   }
+  /** Writes `pstate` into the struct's bytes. */
   set pstate(v: E.nvmlPstates_t) {
     W.i32(this._dv, this._o + 8, v, 'nvmlClockOffset_v1_t.pstate');
   }
+  /** `int clockOffsetMHz`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   get clockOffsetMHz(): number {
     return this._dv.getInt32(this._o + 12, true);
   }
+  /** Writes `clockOffsetMHz` into the struct's bytes. */
   set clockOffsetMHz(v: number) {
     W.i32(this._dv, this._o + 12, v, 'nvmlClockOffset_v1_t.clockOffsetMHz');
   }
+  /** `int minClockOffsetMHz`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   get minClockOffsetMHz(): number {
     return this._dv.getInt32(this._o + 16, true);
   }
+  /** Writes `minClockOffsetMHz` into the struct's bytes. */
   set minClockOffsetMHz(v: number) {
     W.i32(this._dv, this._o + 16, v, 'nvmlClockOffset_v1_t.minClockOffsetMHz');
   }
+  /** `int maxClockOffsetMHz`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   get maxClockOffsetMHz(): number {
     return this._dv.getInt32(this._o + 20, true);
   }
+  /** Writes `maxClockOffsetMHz` into the struct's bytes. */
   set maxClockOffsetMHz(v: number) {
     W.i32(this._dv, this._o + 20, v, 'nvmlClockOffset_v1_t.maxClockOffsetMHz');
   }
 }
 /** Fields accepted by `new nvmlClockOffset_v1_t({...})`. */
 export interface nvmlClockOffset_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** `nvmlClockType_t type`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   type?: E.nvmlClockType_t;
+  /** `nvmlPstates_t pstate`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   pstate?: E.nvmlPstates_t;
+  /** `int clockOffsetMHz`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   clockOffsetMHz?: number;
+  /** `int minClockOffsetMHz`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   minClockOffsetMHz?: number;
+  /** `int maxClockOffsetMHz`, of `struct nvmlClockOffset_v1_t` (no description in the header). */
   maxClockOffsetMHz?: number;
 }
 
 /** Fan speed info. */
 // nvmlFanSpeedInfo_v1_t — nvml.h:1183
 export class nvmlFanSpeedInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlFanSpeedInfo_v1_t","path":"","size":12,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"fan":{"offset":4,"size":4},"speed":{"offset":8,"size":4}}});
   }
@@ -1757,6 +2047,7 @@ export class nvmlFanSpeedInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlFanSpeedInfo_v1_t.version');
   }
@@ -1764,6 +2055,7 @@ export class nvmlFanSpeedInfo_v1_t extends CStruct {
   get fan(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `fan` into the struct's bytes. */
   set fan(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlFanSpeedInfo_v1_t.fan');
   }
@@ -1771,20 +2063,25 @@ export class nvmlFanSpeedInfo_v1_t extends CStruct {
   get speed(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `speed` into the struct's bytes. */
   set speed(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlFanSpeedInfo_v1_t.speed');
   }
 }
 /** Fields accepted by `new nvmlFanSpeedInfo_v1_t({...})`. */
 export interface nvmlFanSpeedInfo_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** the fan index */
   fan?: number;
+  /** OUT: the fan speed in RPM */
   speed?: number;
 }
 
 /** Device performance modes string */
 // nvmlDevicePerfModes_v1_t — nvml.h:1198
 export class nvmlDevicePerfModes_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlDevicePerfModes_v1_t","path":"","size":2052,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"str":{"offset":4,"size":2048}}});
   }
@@ -1806,6 +2103,7 @@ export class nvmlDevicePerfModes_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlDevicePerfModes_v1_t.version');
   }
@@ -1813,19 +2111,23 @@ export class nvmlDevicePerfModes_v1_t extends CStruct {
   get str(): string {
     return getString(this, 4, 2048);
   }
+  /** Writes `str` into the struct's bytes. */
   set str(v: string) {
     setString(this, 4, 2048, v, 'nvmlDevicePerfModes_v1_t.str');
   }
 }
 /** Fields accepted by `new nvmlDevicePerfModes_v1_t({...})`. */
 export interface nvmlDevicePerfModes_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** OUT: the performance modes string. */
   str?: string;
 }
 
 /** Device current clocks string */
 // nvmlDeviceCurrentClockFreqs_v1_t — nvml.h:1210
 export class nvmlDeviceCurrentClockFreqs_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlDeviceCurrentClockFreqs_v1_t","path":"","size":2052,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"str":{"offset":4,"size":2048}}});
   }
@@ -1847,6 +2149,7 @@ export class nvmlDeviceCurrentClockFreqs_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlDeviceCurrentClockFreqs_v1_t.version');
   }
@@ -1854,19 +2157,23 @@ export class nvmlDeviceCurrentClockFreqs_v1_t extends CStruct {
   get str(): string {
     return getString(this, 4, 2048);
   }
+  /** Writes `str` into the struct's bytes. */
   set str(v: string) {
     setString(this, 4, 2048, v, 'nvmlDeviceCurrentClockFreqs_v1_t.str');
   }
 }
 /** Fields accepted by `new nvmlDeviceCurrentClockFreqs_v1_t({...})`. */
 export interface nvmlDeviceCurrentClockFreqs_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** OUT: the current clock frequency string. */
   str?: string;
 }
 
 /** struct nvmlDevicePowerMizerModes_v1_t */
 // nvmlDevicePowerMizerModes_v1_t — nvml.h:1228
 export class nvmlDevicePowerMizerModes_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlDevicePowerMizerModes_v1_t","path":"","size":12,"align":4,"union":false,"fields":{"currentMode":{"offset":0,"size":4},"mode":{"offset":4,"size":4},"supportedPowerMizerModes":{"offset":8,"size":4}}});
   }
@@ -1887,6 +2194,7 @@ export class nvmlDevicePowerMizerModes_v1_t extends CStruct {
   get currentMode(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `currentMode` into the struct's bytes. */
   set currentMode(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlDevicePowerMizerModes_v1_t.currentMode');
   }
@@ -1894,6 +2202,7 @@ export class nvmlDevicePowerMizerModes_v1_t extends CStruct {
   get mode(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `mode` into the struct's bytes. */
   set mode(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlDevicePowerMizerModes_v1_t.mode');
   }
@@ -1901,20 +2210,25 @@ export class nvmlDevicePowerMizerModes_v1_t extends CStruct {
   get supportedPowerMizerModes(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `supportedPowerMizerModes` into the struct's bytes. */
   set supportedPowerMizerModes(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlDevicePowerMizerModes_v1_t.supportedPowerMizerModes');
   }
 }
 /** Fields accepted by `new nvmlDevicePowerMizerModes_v1_t({...})`. */
 export interface nvmlDevicePowerMizerModes_v1_tInit {
+  /** OUT: the current powermizer mode */
   currentMode?: number;
+  /** IN: the powermizer mode to set */
   mode?: number;
+  /** OUT: Bitmask of supported powermizer modes */
   supportedPowerMizerModes?: number;
 }
 
 /** Structure to store utilization value and process Id */
 // struct nvmlProcessUtilizationSample_st — nvml.h:1353
 export class nvmlProcessUtilizationSample_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlProcessUtilizationSample_st","path":"","size":32,"align":8,"union":false,"fields":{"pid":{"offset":0,"size":4},"timeStamp":{"offset":8,"size":8},"smUtil":{"offset":16,"size":4},"memUtil":{"offset":20,"size":4},"encUtil":{"offset":24,"size":4},"decUtil":{"offset":28,"size":4}}});
   }
@@ -1935,6 +2249,7 @@ export class nvmlProcessUtilizationSample_st extends CStruct {
   get pid(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `pid` into the struct's bytes. */
   set pid(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlProcessUtilizationSample_st.pid');
   }
@@ -1942,6 +2257,7 @@ export class nvmlProcessUtilizationSample_st extends CStruct {
   get timeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `timeStamp` into the struct's bytes. */
   set timeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlProcessUtilizationSample_st.timeStamp');
   }
@@ -1949,6 +2265,7 @@ export class nvmlProcessUtilizationSample_st extends CStruct {
   get smUtil(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `smUtil` into the struct's bytes. */
   set smUtil(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlProcessUtilizationSample_st.smUtil');
   }
@@ -1956,6 +2273,7 @@ export class nvmlProcessUtilizationSample_st extends CStruct {
   get memUtil(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `memUtil` into the struct's bytes. */
   set memUtil(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlProcessUtilizationSample_st.memUtil');
   }
@@ -1963,6 +2281,7 @@ export class nvmlProcessUtilizationSample_st extends CStruct {
   get encUtil(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `encUtil` into the struct's bytes. */
   set encUtil(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlProcessUtilizationSample_st.encUtil');
   }
@@ -1970,23 +2289,31 @@ export class nvmlProcessUtilizationSample_st extends CStruct {
   get decUtil(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `decUtil` into the struct's bytes. */
   set decUtil(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlProcessUtilizationSample_st.decUtil');
   }
 }
 /** Fields accepted by `new nvmlProcessUtilizationSample_st({...})`. */
 export interface nvmlProcessUtilizationSample_stInit {
+  /** PID of process */
   pid?: number;
+  /** CPU Timestamp in microseconds */
   timeStamp?: bigint | number;
+  /** SM (3D/Compute) Util Value */
   smUtil?: number;
+  /** Frame Buffer Memory Util Value */
   memUtil?: number;
+  /** Encoder Util Value */
   encUtil?: number;
+  /** Decoder Util Value */
   decUtil?: number;
 }
 
 /** Structure to store utilization value and process Id -- version 1 */
 // nvmlProcessUtilizationInfo_v1_t — nvml.h:1366
 export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlProcessUtilizationInfo_v1_t","path":"","size":40,"align":8,"union":false,"fields":{"timeStamp":{"offset":0,"size":8},"pid":{"offset":8,"size":4},"smUtil":{"offset":12,"size":4},"memUtil":{"offset":16,"size":4},"encUtil":{"offset":20,"size":4},"decUtil":{"offset":24,"size":4},"jpgUtil":{"offset":28,"size":4},"ofaUtil":{"offset":32,"size":4}}});
   }
@@ -2007,6 +2334,7 @@ export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
   get timeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `timeStamp` into the struct's bytes. */
   set timeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlProcessUtilizationInfo_v1_t.timeStamp');
   }
@@ -2014,6 +2342,7 @@ export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
   get pid(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `pid` into the struct's bytes. */
   set pid(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlProcessUtilizationInfo_v1_t.pid');
   }
@@ -2021,6 +2350,7 @@ export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
   get smUtil(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `smUtil` into the struct's bytes. */
   set smUtil(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlProcessUtilizationInfo_v1_t.smUtil');
   }
@@ -2028,6 +2358,7 @@ export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
   get memUtil(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `memUtil` into the struct's bytes. */
   set memUtil(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlProcessUtilizationInfo_v1_t.memUtil');
   }
@@ -2035,6 +2366,7 @@ export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
   get encUtil(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `encUtil` into the struct's bytes. */
   set encUtil(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlProcessUtilizationInfo_v1_t.encUtil');
   }
@@ -2042,6 +2374,7 @@ export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
   get decUtil(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `decUtil` into the struct's bytes. */
   set decUtil(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlProcessUtilizationInfo_v1_t.decUtil');
   }
@@ -2049,6 +2382,7 @@ export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
   get jpgUtil(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `jpgUtil` into the struct's bytes. */
   set jpgUtil(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlProcessUtilizationInfo_v1_t.jpgUtil');
   }
@@ -2056,25 +2390,35 @@ export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
   get ofaUtil(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `ofaUtil` into the struct's bytes. */
   set ofaUtil(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlProcessUtilizationInfo_v1_t.ofaUtil');
   }
 }
 /** Fields accepted by `new nvmlProcessUtilizationInfo_v1_t({...})`. */
 export interface nvmlProcessUtilizationInfo_v1_tInit {
+  /** CPU Timestamp in microseconds */
   timeStamp?: bigint | number;
+  /** PID of process */
   pid?: number;
+  /** SM (3D/Compute) Util Value */
   smUtil?: number;
+  /** Frame Buffer Memory Util Value */
   memUtil?: number;
+  /** Encoder Util Value */
   encUtil?: number;
+  /** Decoder Util Value */
   decUtil?: number;
+  /** Jpeg Util Value */
   jpgUtil?: number;
+  /** Ofa Util Value */
   ofaUtil?: number;
 }
 
 /** Structure to store utilization and process ID for each running process -- version 1 */
 // nvmlProcessesUtilizationInfo_v1_t — nvml.h:1381
 export class nvmlProcessesUtilizationInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlProcessesUtilizationInfo_v1_t","path":"","size":24,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"processSamplesCount":{"offset":4,"size":4},"lastSeenTimeStamp":{"offset":8,"size":8},"procUtilArray":{"offset":16,"size":8}}});
   }
@@ -2096,6 +2440,7 @@ export class nvmlProcessesUtilizationInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlProcessesUtilizationInfo_v1_t.version');
   }
@@ -2103,6 +2448,7 @@ export class nvmlProcessesUtilizationInfo_v1_t extends CStruct {
   get processSamplesCount(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `processSamplesCount` into the struct's bytes. */
   set processSamplesCount(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlProcessesUtilizationInfo_v1_t.processSamplesCount');
   }
@@ -2110,6 +2456,7 @@ export class nvmlProcessesUtilizationInfo_v1_t extends CStruct {
   get lastSeenTimeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `lastSeenTimeStamp` into the struct's bytes. */
   set lastSeenTimeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlProcessesUtilizationInfo_v1_t.lastSeenTimeStamp');
   }
@@ -2117,21 +2464,27 @@ export class nvmlProcessesUtilizationInfo_v1_t extends CStruct {
   get procUtilArray(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `procUtilArray` into the struct's bytes. */
   set procUtilArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlProcessUtilizationInfo_v1_t | nvmlProcessUtilizationInfo_v1_tInit)[] | null) {
     setPointerArray(this, 16, v, 'nvmlProcessesUtilizationInfo_v1_t.procUtilArray', 'procUtilArray', 40, (dv, at, x, n) => packStruct(dv, at, x, nvmlProcessUtilizationInfo_v1_t, n));
   }
 }
 /** Fields accepted by `new nvmlProcessesUtilizationInfo_v1_t({...})`. */
 export interface nvmlProcessesUtilizationInfo_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** Caller-supplied array size, and returns number of processes running */
   processSamplesCount?: number;
+  /** Return only samples with timestamp greater than lastSeenTimeStamp */
   lastSeenTimeStamp?: bigint | number;
+  /** The array (allocated by caller) of the utilization of GPU SM, framebuffer, video encoder, video decoder, JPEG, and OFA */
   procUtilArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlProcessUtilizationInfo_v1_t | nvmlProcessUtilizationInfo_v1_tInit)[] | null;
 }
 
 /** Structure to store SRAM uncorrectable error counters */
 // nvmlEccSramErrorStatus_v1_t — nvml.h:1394
 export class nvmlEccSramErrorStatus_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlEccSramErrorStatus_v1_t","path":"","size":104,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"aggregateUncParity":{"offset":8,"size":8},"aggregateUncSecDed":{"offset":16,"size":8},"aggregateCor":{"offset":24,"size":8},"volatileUncParity":{"offset":32,"size":8},"volatileUncSecDed":{"offset":40,"size":8},"volatileCor":{"offset":48,"size":8},"aggregateUncBucketL2":{"offset":56,"size":8},"aggregateUncBucketSm":{"offset":64,"size":8},"aggregateUncBucketPcie":{"offset":72,"size":8},"aggregateUncBucketMcu":{"offset":80,"size":8},"aggregateUncBucketOther":{"offset":88,"size":8},"bThresholdExceeded":{"offset":96,"size":4}}});
   }
@@ -2153,6 +2506,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlEccSramErrorStatus_v1_t.version');
   }
@@ -2160,6 +2514,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get aggregateUncParity(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `aggregateUncParity` into the struct's bytes. */
   set aggregateUncParity(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlEccSramErrorStatus_v1_t.aggregateUncParity');
   }
@@ -2167,6 +2522,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get aggregateUncSecDed(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `aggregateUncSecDed` into the struct's bytes. */
   set aggregateUncSecDed(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'nvmlEccSramErrorStatus_v1_t.aggregateUncSecDed');
   }
@@ -2174,6 +2530,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get aggregateCor(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `aggregateCor` into the struct's bytes. */
   set aggregateCor(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'nvmlEccSramErrorStatus_v1_t.aggregateCor');
   }
@@ -2181,6 +2538,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get volatileUncParity(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
+  /** Writes `volatileUncParity` into the struct's bytes. */
   set volatileUncParity(v: bigint | number) {
     W.u64(this._dv, this._o + 32, v, 'nvmlEccSramErrorStatus_v1_t.volatileUncParity');
   }
@@ -2188,6 +2546,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get volatileUncSecDed(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `volatileUncSecDed` into the struct's bytes. */
   set volatileUncSecDed(v: bigint | number) {
     W.u64(this._dv, this._o + 40, v, 'nvmlEccSramErrorStatus_v1_t.volatileUncSecDed');
   }
@@ -2195,6 +2554,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get volatileCor(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `volatileCor` into the struct's bytes. */
   set volatileCor(v: bigint | number) {
     W.u64(this._dv, this._o + 48, v, 'nvmlEccSramErrorStatus_v1_t.volatileCor');
   }
@@ -2202,6 +2562,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get aggregateUncBucketL2(): bigint {
     return this._dv.getBigUint64(this._o + 56, true);
   }
+  /** Writes `aggregateUncBucketL2` into the struct's bytes. */
   set aggregateUncBucketL2(v: bigint | number) {
     W.u64(this._dv, this._o + 56, v, 'nvmlEccSramErrorStatus_v1_t.aggregateUncBucketL2');
   }
@@ -2209,6 +2570,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get aggregateUncBucketSm(): bigint {
     return this._dv.getBigUint64(this._o + 64, true);
   }
+  /** Writes `aggregateUncBucketSm` into the struct's bytes. */
   set aggregateUncBucketSm(v: bigint | number) {
     W.u64(this._dv, this._o + 64, v, 'nvmlEccSramErrorStatus_v1_t.aggregateUncBucketSm');
   }
@@ -2216,6 +2578,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get aggregateUncBucketPcie(): bigint {
     return this._dv.getBigUint64(this._o + 72, true);
   }
+  /** Writes `aggregateUncBucketPcie` into the struct's bytes. */
   set aggregateUncBucketPcie(v: bigint | number) {
     W.u64(this._dv, this._o + 72, v, 'nvmlEccSramErrorStatus_v1_t.aggregateUncBucketPcie');
   }
@@ -2223,6 +2586,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get aggregateUncBucketMcu(): bigint {
     return this._dv.getBigUint64(this._o + 80, true);
   }
+  /** Writes `aggregateUncBucketMcu` into the struct's bytes. */
   set aggregateUncBucketMcu(v: bigint | number) {
     W.u64(this._dv, this._o + 80, v, 'nvmlEccSramErrorStatus_v1_t.aggregateUncBucketMcu');
   }
@@ -2230,6 +2594,7 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get aggregateUncBucketOther(): bigint {
     return this._dv.getBigUint64(this._o + 88, true);
   }
+  /** Writes `aggregateUncBucketOther` into the struct's bytes. */
   set aggregateUncBucketOther(v: bigint | number) {
     W.u64(this._dv, this._o + 88, v, 'nvmlEccSramErrorStatus_v1_t.aggregateUncBucketOther');
   }
@@ -2237,30 +2602,45 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
   get bThresholdExceeded(): number {
     return this._dv.getUint32(this._o + 96, true);
   }
+  /** Writes `bThresholdExceeded` into the struct's bytes. */
   set bThresholdExceeded(v: number) {
     W.u32(this._dv, this._o + 96, v, 'nvmlEccSramErrorStatus_v1_t.bThresholdExceeded');
   }
 }
 /** Fields accepted by `new nvmlEccSramErrorStatus_v1_t({...})`. */
 export interface nvmlEccSramErrorStatus_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** aggregate uncorrectable parity error count */
   aggregateUncParity?: bigint | number;
+  /** aggregate uncorrectable SEC-DED error count */
   aggregateUncSecDed?: bigint | number;
+  /** aggregate correctable error count */
   aggregateCor?: bigint | number;
+  /** volatile uncorrectable parity error count */
   volatileUncParity?: bigint | number;
+  /** volatile uncorrectable SEC-DED error count */
   volatileUncSecDed?: bigint | number;
+  /** volatile correctable error count */
   volatileCor?: bigint | number;
+  /** aggregate uncorrectable error count for L2 cache bucket */
   aggregateUncBucketL2?: bigint | number;
+  /** aggregate uncorrectable error count for SM bucket */
   aggregateUncBucketSm?: bigint | number;
+  /** aggregate uncorrectable error count for PCIE bucket */
   aggregateUncBucketPcie?: bigint | number;
+  /** aggregate uncorrectable error count for Microcontroller bucket */
   aggregateUncBucketMcu?: bigint | number;
+  /** aggregate uncorrectable error count for Other bucket */
   aggregateUncBucketOther?: bigint | number;
+  /** if the error threshold of field diag is exceeded */
   bThresholdExceeded?: number;
 }
 
 /** Structure to store platform information */
 // nvmlPlatformInfo_v1_t — nvml.h:1420
 export class nvmlPlatformInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlPlatformInfo_v1_t","path":"","size":44,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"ibGuid":{"offset":4,"size":16},"rackGuid":{"offset":20,"size":16},"chassisPhysicalSlotNumber":{"offset":36,"size":1},"computeSlotIndex":{"offset":37,"size":1},"nodeIndex":{"offset":38,"size":1},"peerType":{"offset":39,"size":1},"moduleId":{"offset":40,"size":1}}});
   }
@@ -2282,6 +2662,7 @@ export class nvmlPlatformInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlPlatformInfo_v1_t.version');
   }
@@ -2289,6 +2670,7 @@ export class nvmlPlatformInfo_v1_t extends CStruct {
   get ibGuid(): Uint8Array {
     return this._u8.slice(4, 20);
   }
+  /** Writes `ibGuid` into the struct's bytes. */
   set ibGuid(v: Uint8Array | number[]) {
     setBytes(this, 4, 16, v, 'nvmlPlatformInfo_v1_t.ibGuid');
   }
@@ -2296,6 +2678,7 @@ export class nvmlPlatformInfo_v1_t extends CStruct {
   get rackGuid(): Uint8Array {
     return this._u8.slice(20, 36);
   }
+  /** Writes `rackGuid` into the struct's bytes. */
   set rackGuid(v: Uint8Array | number[]) {
     setBytes(this, 20, 16, v, 'nvmlPlatformInfo_v1_t.rackGuid');
   }
@@ -2303,6 +2686,7 @@ export class nvmlPlatformInfo_v1_t extends CStruct {
   get chassisPhysicalSlotNumber(): number {
     return this._dv.getUint8(this._o + 36);
   }
+  /** Writes `chassisPhysicalSlotNumber` into the struct's bytes. */
   set chassisPhysicalSlotNumber(v: number) {
     W.u8(this._dv, this._o + 36, v, 'nvmlPlatformInfo_v1_t.chassisPhysicalSlotNumber');
   }
@@ -2310,6 +2694,7 @@ export class nvmlPlatformInfo_v1_t extends CStruct {
   get computeSlotIndex(): number {
     return this._dv.getUint8(this._o + 37);
   }
+  /** Writes `computeSlotIndex` into the struct's bytes. */
   set computeSlotIndex(v: number) {
     W.u8(this._dv, this._o + 37, v, 'nvmlPlatformInfo_v1_t.computeSlotIndex');
   }
@@ -2317,6 +2702,7 @@ export class nvmlPlatformInfo_v1_t extends CStruct {
   get nodeIndex(): number {
     return this._dv.getUint8(this._o + 38);
   }
+  /** Writes `nodeIndex` into the struct's bytes. */
   set nodeIndex(v: number) {
     W.u8(this._dv, this._o + 38, v, 'nvmlPlatformInfo_v1_t.nodeIndex');
   }
@@ -2324,6 +2710,7 @@ export class nvmlPlatformInfo_v1_t extends CStruct {
   get peerType(): number {
     return this._dv.getUint8(this._o + 39);
   }
+  /** Writes `peerType` into the struct's bytes. */
   set peerType(v: number) {
     W.u8(this._dv, this._o + 39, v, 'nvmlPlatformInfo_v1_t.peerType');
   }
@@ -2331,25 +2718,35 @@ export class nvmlPlatformInfo_v1_t extends CStruct {
   get moduleId(): number {
     return this._dv.getUint8(this._o + 40);
   }
+  /** Writes `moduleId` into the struct's bytes. */
   set moduleId(v: number) {
     W.u8(this._dv, this._o + 40, v, 'nvmlPlatformInfo_v1_t.moduleId');
   }
 }
 /** Fields accepted by `new nvmlPlatformInfo_v1_t({...})`. */
 export interface nvmlPlatformInfo_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** Infiniband GUID reported by platform (for Blackwell, ibGuid is 8 bytes so indices 8-15 are zero) */
   ibGuid?: Uint8Array | number[];
+  /** GUID of the rack containing this GPU (for Blackwell rackGuid is 13 bytes so indices 13-15 are zero) */
   rackGuid?: Uint8Array | number[];
+  /** The slot number in the rack containing this GPU (includes switches) */
   chassisPhysicalSlotNumber?: number;
+  /** The index within the compute slots in the rack containing this GPU (does not include switches) */
   computeSlotIndex?: number;
+  /** Index of the node within the slot containing this GPU */
   nodeIndex?: number;
+  /** Platform indicated NVLink-peer type (e.g. switch present or not) */
   peerType?: number;
+  /** ID of this GPU within the node */
   moduleId?: number;
 }
 
 /** Structure to store platform information (v2) */
 // nvmlPlatformInfo_v2_t — nvml.h:1436
 export class nvmlPlatformInfo_v2_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlPlatformInfo_v2_t","path":"","size":44,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"ibGuid":{"offset":4,"size":16},"chassisSerialNumber":{"offset":20,"size":16},"slotNumber":{"offset":36,"size":1},"trayIndex":{"offset":37,"size":1},"hostId":{"offset":38,"size":1},"peerType":{"offset":39,"size":1},"moduleId":{"offset":40,"size":1}}});
   }
@@ -2371,6 +2768,7 @@ export class nvmlPlatformInfo_v2_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlPlatformInfo_v2_t.version');
   }
@@ -2378,6 +2776,7 @@ export class nvmlPlatformInfo_v2_t extends CStruct {
   get ibGuid(): Uint8Array {
     return this._u8.slice(4, 20);
   }
+  /** Writes `ibGuid` into the struct's bytes. */
   set ibGuid(v: Uint8Array | number[]) {
     setBytes(this, 4, 16, v, 'nvmlPlatformInfo_v2_t.ibGuid');
   }
@@ -2385,6 +2784,7 @@ export class nvmlPlatformInfo_v2_t extends CStruct {
   get chassisSerialNumber(): Uint8Array {
     return this._u8.slice(20, 36);
   }
+  /** Writes `chassisSerialNumber` into the struct's bytes. */
   set chassisSerialNumber(v: Uint8Array | number[]) {
     setBytes(this, 20, 16, v, 'nvmlPlatformInfo_v2_t.chassisSerialNumber');
   }
@@ -2392,6 +2792,7 @@ export class nvmlPlatformInfo_v2_t extends CStruct {
   get slotNumber(): number {
     return this._dv.getUint8(this._o + 36);
   }
+  /** Writes `slotNumber` into the struct's bytes. */
   set slotNumber(v: number) {
     W.u8(this._dv, this._o + 36, v, 'nvmlPlatformInfo_v2_t.slotNumber');
   }
@@ -2399,6 +2800,7 @@ export class nvmlPlatformInfo_v2_t extends CStruct {
   get trayIndex(): number {
     return this._dv.getUint8(this._o + 37);
   }
+  /** Writes `trayIndex` into the struct's bytes. */
   set trayIndex(v: number) {
     W.u8(this._dv, this._o + 37, v, 'nvmlPlatformInfo_v2_t.trayIndex');
   }
@@ -2406,6 +2808,7 @@ export class nvmlPlatformInfo_v2_t extends CStruct {
   get hostId(): number {
     return this._dv.getUint8(this._o + 38);
   }
+  /** Writes `hostId` into the struct's bytes. */
   set hostId(v: number) {
     W.u8(this._dv, this._o + 38, v, 'nvmlPlatformInfo_v2_t.hostId');
   }
@@ -2413,6 +2816,7 @@ export class nvmlPlatformInfo_v2_t extends CStruct {
   get peerType(): number {
     return this._dv.getUint8(this._o + 39);
   }
+  /** Writes `peerType` into the struct's bytes. */
   set peerType(v: number) {
     W.u8(this._dv, this._o + 39, v, 'nvmlPlatformInfo_v2_t.peerType');
   }
@@ -2420,25 +2824,35 @@ export class nvmlPlatformInfo_v2_t extends CStruct {
   get moduleId(): number {
     return this._dv.getUint8(this._o + 40);
   }
+  /** Writes `moduleId` into the struct's bytes. */
   set moduleId(v: number) {
     W.u8(this._dv, this._o + 40, v, 'nvmlPlatformInfo_v2_t.moduleId');
   }
 }
 /** Fields accepted by `new nvmlPlatformInfo_v2_t({...})`. */
 export interface nvmlPlatformInfo_v2_tInit {
+  /** the API version number */
   version?: number;
+  /** Infiniband GUID reported by platform (for Blackwell, ibGuid is 8 bytes so indices 8-15 are zero) */
   ibGuid?: Uint8Array | number[];
+  /** Serial number of the chassis containing this GPU (for Blackwell it is 13 bytes so indices 13-15 are zero) */
   chassisSerialNumber?: Uint8Array | number[];
+  /** The slot number in the chassis containing this GPU (includes switches) */
   slotNumber?: number;
+  /** The tray index within the compute slots in the chassis containing this GPU (does not include switches) */
   trayIndex?: number;
+  /** Index of the node within the slot containing this GPU */
   hostId?: number;
+  /** Platform indicated NVLink-peer type (e.g. switch present or not) */
   peerType?: number;
+  /** ID of this GPU within the node */
   moduleId?: number;
 }
 
 /** struct nvmlHostname_v1_t */
 // nvmlHostname_v1_t — nvml.h:1456
 export class nvmlHostname_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlHostname_v1_t","path":"","size":64,"align":1,"union":false,"fields":{"value":{"offset":0,"size":64}}});
   }
@@ -2459,18 +2873,21 @@ export class nvmlHostname_v1_t extends CStruct {
   get value(): string {
     return getString(this, 0, 64);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: string) {
     setString(this, 0, 64, v, 'nvmlHostname_v1_t.value');
   }
 }
 /** Fields accepted by `new nvmlHostname_v1_t({...})`. */
 export interface nvmlHostname_v1_tInit {
+  /** null-terminated hostname string */
   value?: string;
 }
 
 /** struct nvmlEccSramUniqueUncorrectedErrorEntry_v1_t */
 // nvmlEccSramUniqueUncorrectedErrorEntry_v1_t — nvml.h:1461
 export class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlEccSramUniqueUncorrectedErrorEntry_v1_t","path":"","size":28,"align":4,"union":false,"fields":{"unit":{"offset":0,"size":4},"location":{"offset":4,"size":4},"sublocation":{"offset":8,"size":4},"extlocation":{"offset":12,"size":4},"address":{"offset":16,"size":4},"isParity":{"offset":20,"size":4},"count":{"offset":24,"size":4}}});
   }
@@ -2491,6 +2908,7 @@ export class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t extends CStruct {
   get unit(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `unit` into the struct's bytes. */
   set unit(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlEccSramUniqueUncorrectedErrorEntry_v1_t.unit');
   }
@@ -2498,6 +2916,7 @@ export class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t extends CStruct {
   get location(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `location` into the struct's bytes. */
   set location(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlEccSramUniqueUncorrectedErrorEntry_v1_t.location');
   }
@@ -2505,6 +2924,7 @@ export class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t extends CStruct {
   get sublocation(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `sublocation` into the struct's bytes. */
   set sublocation(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlEccSramUniqueUncorrectedErrorEntry_v1_t.sublocation');
   }
@@ -2512,6 +2932,7 @@ export class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t extends CStruct {
   get extlocation(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `extlocation` into the struct's bytes. */
   set extlocation(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlEccSramUniqueUncorrectedErrorEntry_v1_t.extlocation');
   }
@@ -2519,6 +2940,7 @@ export class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t extends CStruct {
   get address(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `address` into the struct's bytes. */
   set address(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlEccSramUniqueUncorrectedErrorEntry_v1_t.address');
   }
@@ -2526,6 +2948,7 @@ export class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t extends CStruct {
   get isParity(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `isParity` into the struct's bytes. */
   set isParity(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlEccSramUniqueUncorrectedErrorEntry_v1_t.isParity');
   }
@@ -2533,24 +2956,33 @@ export class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t extends CStruct {
   get count(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `count` into the struct's bytes. */
   set count(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlEccSramUniqueUncorrectedErrorEntry_v1_t.count');
   }
 }
 /** Fields accepted by `new nvmlEccSramUniqueUncorrectedErrorEntry_v1_t({...})`. */
 export interface nvmlEccSramUniqueUncorrectedErrorEntry_v1_tInit {
+  /** the SRAM unit index */
   unit?: number;
+  /** the error location within the SRAM unit */
   location?: number;
+  /** the error sublocation within the SRAM unit */
   sublocation?: number;
+  /** the error extlocation within the SRAM unit */
   extlocation?: number;
+  /** the error address within the SRAM unit */
   address?: number;
+  /** if the SRAM error is parity or not */
   isParity?: number;
+  /** the error count at the same SRAM address */
   count?: number;
 }
 
 /** struct nvmlEccSramUniqueUncorrectedErrorCounts_v1_t */
 // nvmlEccSramUniqueUncorrectedErrorCounts_v1_t — nvml.h:1472
 export class nvmlEccSramUniqueUncorrectedErrorCounts_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlEccSramUniqueUncorrectedErrorCounts_v1_t","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"entryCount":{"offset":4,"size":4},"entries":{"offset":8,"size":8}}});
   }
@@ -2572,6 +3004,7 @@ export class nvmlEccSramUniqueUncorrectedErrorCounts_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlEccSramUniqueUncorrectedErrorCounts_v1_t.version');
   }
@@ -2579,6 +3012,7 @@ export class nvmlEccSramUniqueUncorrectedErrorCounts_v1_t extends CStruct {
   get entryCount(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `entryCount` into the struct's bytes. */
   set entryCount(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlEccSramUniqueUncorrectedErrorCounts_v1_t.entryCount');
   }
@@ -2586,20 +3020,25 @@ export class nvmlEccSramUniqueUncorrectedErrorCounts_v1_t extends CStruct {
   get entries(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `entries` into the struct's bytes. */
   set entries(v: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlEccSramUniqueUncorrectedErrorEntry_v1_t | nvmlEccSramUniqueUncorrectedErrorEntry_v1_tInit)[] | null) {
     setPointerArray(this, 8, v, 'nvmlEccSramUniqueUncorrectedErrorCounts_v1_t.entries', 'entries', 28, (dv, at, x, n) => packStruct(dv, at, x, nvmlEccSramUniqueUncorrectedErrorEntry_v1_t, n));
   }
 }
 /** Fields accepted by `new nvmlEccSramUniqueUncorrectedErrorCounts_v1_t({...})`. */
 export interface nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** the number of error count entries */
   entryCount?: number;
+  /** pointer to caller-supplied buffer to return the SRAM unique uncorrected ECC error count entries */
   entries?: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlEccSramUniqueUncorrectedErrorEntry_v1_t | nvmlEccSramUniqueUncorrectedErrorEntry_v1_tInit)[] | null;
 }
 
 /** struct nvmlGpuDynamicPstatesInfo_st */
 // struct nvmlGpuDynamicPstatesInfo_st — nvml.h:1567
 export class nvmlGpuDynamicPstatesInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGpuDynamicPstatesInfo_st","path":"","size":132,"align":4,"union":false,"fields":{"flags":{"offset":0,"size":4},"utilization":{"offset":4,"size":128}}});
   }
@@ -2620,25 +3059,31 @@ export class nvmlGpuDynamicPstatesInfo_st extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpuDynamicPstatesInfo_st.flags');
   }
+  /** `struct nvmlGpuDynamicPstatesInfo_st_utilization utilization[8]`, of `struct nvmlGpuDynamicPstatesInfo_st` (no description in the header). */
   get utilization(): nvmlGpuDynamicPstatesInfo_st_utilization[] {
     return Array.from({ length: 8 }, (_, i) => new nvmlGpuDynamicPstatesInfo_st_utilization(nvmlGpuDynamicPstatesInfo_st_utilization.view(this._u8.subarray(4 + i * 16, 4 + (i + 1) * 16), this._dv)));
   }
+  /** Writes `utilization` into the struct's bytes. */
   set utilization(v: (nvmlGpuDynamicPstatesInfo_st_utilization | nvmlGpuDynamicPstatesInfo_st_utilizationInit)[]) {
     setArray(this, 8, v, 'nvmlGpuDynamicPstatesInfo_st.utilization', (i, x, n) => setNested(nvmlGpuDynamicPstatesInfo_st_utilization.view(this._u8.subarray(4 + i * 16, 4 + (i + 1) * 16), this._dv), x === 0 ? {} : x, nvmlGpuDynamicPstatesInfo_st_utilization, n));
   }
 }
 /** Fields accepted by `new nvmlGpuDynamicPstatesInfo_st({...})`. */
 export interface nvmlGpuDynamicPstatesInfo_stInit {
+  /** Reserved for future use */
   flags?: number;
+  /** `struct nvmlGpuDynamicPstatesInfo_st_utilization utilization[8]`, of `struct nvmlGpuDynamicPstatesInfo_st` (no description in the header). */
   utilization?: (nvmlGpuDynamicPstatesInfo_st_utilization | nvmlGpuDynamicPstatesInfo_st_utilizationInit)[];
 }
 
 /** struct utilization[0] in struct nvmlGpuDynamicPstatesInfo_st */
 // member utilization[0] of struct nvmlGpuDynamicPstatesInfo_st — nvml.h:1570
 export class nvmlGpuDynamicPstatesInfo_st_utilization extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGpuDynamicPstatesInfo_st","path":"utilization[0]","size":16,"align":4,"union":false,"fields":{"bIsPresent":{"offset":0,"size":4},"percentage":{"offset":4,"size":4},"incThreshold":{"offset":8,"size":4},"decThreshold":{"offset":12,"size":4}}});
   }
@@ -2659,6 +3104,7 @@ export class nvmlGpuDynamicPstatesInfo_st_utilization extends CStruct {
   get bIsPresent(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `bIsPresent` into the struct's bytes. */
   set bIsPresent(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpuDynamicPstatesInfo_st_utilization.bIsPresent');
   }
@@ -2666,6 +3112,7 @@ export class nvmlGpuDynamicPstatesInfo_st_utilization extends CStruct {
   get percentage(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `percentage` into the struct's bytes. */
   set percentage(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlGpuDynamicPstatesInfo_st_utilization.percentage');
   }
@@ -2673,6 +3120,7 @@ export class nvmlGpuDynamicPstatesInfo_st_utilization extends CStruct {
   get incThreshold(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `incThreshold` into the struct's bytes. */
   set incThreshold(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlGpuDynamicPstatesInfo_st_utilization.incThreshold');
   }
@@ -2680,21 +3128,27 @@ export class nvmlGpuDynamicPstatesInfo_st_utilization extends CStruct {
   get decThreshold(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `decThreshold` into the struct's bytes. */
   set decThreshold(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlGpuDynamicPstatesInfo_st_utilization.decThreshold');
   }
 }
 /** Fields accepted by `new nvmlGpuDynamicPstatesInfo_st_utilization({...})`. */
 export interface nvmlGpuDynamicPstatesInfo_st_utilizationInit {
+  /** Set if this utilization domain is present on this GPU */
   bIsPresent?: number;
+  /** Percentage of time where the domain is considered busy in the last 1-second interval */
   percentage?: number;
+  /** Utilization threshold that can trigger a perf-increasing P-State change when crossed */
   incThreshold?: number;
+  /** Utilization threshold that can trigger a perf-decreasing P-State change when crossed */
   decThreshold?: number;
 }
 
 /** Contains the power management limit */
 // nvmlPowerValue_v2_t — nvml.h:1603
 export class nvmlPowerValue_v2_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlPowerValue_v2_t","path":"","size":12,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"powerScope":{"offset":4,"size":1},"powerValueMw":{"offset":8,"size":4}}});
   }
@@ -2716,6 +3170,7 @@ export class nvmlPowerValue_v2_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlPowerValue_v2_t.version');
   }
@@ -2723,6 +3178,7 @@ export class nvmlPowerValue_v2_t extends CStruct {
   get powerScope(): number {
     return this._dv.getUint8(this._o + 4);
   }
+  /** Writes `powerScope` into the struct's bytes. */
   set powerScope(v: number) {
     W.u8(this._dv, this._o + 4, v, 'nvmlPowerValue_v2_t.powerScope');
   }
@@ -2730,20 +3186,25 @@ export class nvmlPowerValue_v2_t extends CStruct {
   get powerValueMw(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `powerValueMw` into the struct's bytes. */
   set powerValueMw(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlPowerValue_v2_t.powerValueMw');
   }
 }
 /** Fields accepted by `new nvmlPowerValue_v2_t({...})`. */
 export interface nvmlPowerValue_v2_tInit {
+  /** Structure format version (must be 1) */
   version?: number;
+  /** [in] Device type: GPU or Total Module */
   powerScope?: number;
+  /** [out] Power value to retrieve or set in milliwatts */
   powerValueMw?: number;
 }
 
 /** Structure to store the vGPU heterogeneous mode of device -- version 1 */
 // nvmlVgpuHeterogeneousMode_v1_t — nvml.h:1787
 export class nvmlVgpuHeterogeneousMode_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuHeterogeneousMode_v1_t","path":"","size":8,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"mode":{"offset":4,"size":4}}});
   }
@@ -2765,6 +3226,7 @@ export class nvmlVgpuHeterogeneousMode_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuHeterogeneousMode_v1_t.version');
   }
@@ -2772,19 +3234,23 @@ export class nvmlVgpuHeterogeneousMode_v1_t extends CStruct {
   get mode(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `mode` into the struct's bytes. */
   set mode(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuHeterogeneousMode_v1_t.mode');
   }
 }
 /** Fields accepted by `new nvmlVgpuHeterogeneousMode_v1_t({...})`. */
 export interface nvmlVgpuHeterogeneousMode_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** The vGPU heterogeneous mode */
   mode?: number;
 }
 
 /** Structure to store the placement ID of vGPU instance -- version 1 */
 // nvmlVgpuPlacementId_v1_t — nvml.h:1798
 export class nvmlVgpuPlacementId_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuPlacementId_v1_t","path":"","size":8,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"placementId":{"offset":4,"size":4}}});
   }
@@ -2806,6 +3272,7 @@ export class nvmlVgpuPlacementId_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuPlacementId_v1_t.version');
   }
@@ -2813,19 +3280,23 @@ export class nvmlVgpuPlacementId_v1_t extends CStruct {
   get placementId(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `placementId` into the struct's bytes. */
   set placementId(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuPlacementId_v1_t.placementId');
   }
 }
 /** Fields accepted by `new nvmlVgpuPlacementId_v1_t({...})`. */
 export interface nvmlVgpuPlacementId_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** Placement ID of the active vGPU instance */
   placementId?: number;
 }
 
 /** Structure to store the list of vGPU placements -- version 1 */
 // nvmlVgpuPlacementList_v1_t — nvml.h:1809
 export class nvmlVgpuPlacementList_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuPlacementList_v1_t","path":"","size":24,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"placementSize":{"offset":4,"size":4},"count":{"offset":8,"size":4},"placementIds":{"offset":16,"size":8}}});
   }
@@ -2847,6 +3318,7 @@ export class nvmlVgpuPlacementList_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuPlacementList_v1_t.version');
   }
@@ -2854,6 +3326,7 @@ export class nvmlVgpuPlacementList_v1_t extends CStruct {
   get placementSize(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `placementSize` into the struct's bytes. */
   set placementSize(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuPlacementList_v1_t.placementSize');
   }
@@ -2861,6 +3334,7 @@ export class nvmlVgpuPlacementList_v1_t extends CStruct {
   get count(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `count` into the struct's bytes. */
   set count(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuPlacementList_v1_t.count');
   }
@@ -2868,21 +3342,27 @@ export class nvmlVgpuPlacementList_v1_t extends CStruct {
   get placementIds(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `placementIds` into the struct's bytes. */
   set placementIds(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 16, v, 'nvmlVgpuPlacementList_v1_t.placementIds', 'placementIds', 4, (dv, at, x, n) => W.u32(dv, at, x, n));
   }
 }
 /** Fields accepted by `new nvmlVgpuPlacementList_v1_t({...})`. */
 export interface nvmlVgpuPlacementList_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** The number of slots occupied by the vGPU type */
   placementSize?: number;
+  /** Count of placement IDs fetched */
   count?: number;
+  /** Placement IDs for the vGPU type */
   placementIds?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
 }
 
 /** Structure to store the list of vGPU placements -- version 2 */
 // nvmlVgpuPlacementList_v2_t — nvml.h:1821
 export class nvmlVgpuPlacementList_v2_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuPlacementList_v2_t","path":"","size":32,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"placementSize":{"offset":4,"size":4},"count":{"offset":8,"size":4},"placementIds":{"offset":16,"size":8},"mode":{"offset":24,"size":4}}});
   }
@@ -2904,6 +3384,7 @@ export class nvmlVgpuPlacementList_v2_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuPlacementList_v2_t.version');
   }
@@ -2911,6 +3392,7 @@ export class nvmlVgpuPlacementList_v2_t extends CStruct {
   get placementSize(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `placementSize` into the struct's bytes. */
   set placementSize(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuPlacementList_v2_t.placementSize');
   }
@@ -2918,6 +3400,7 @@ export class nvmlVgpuPlacementList_v2_t extends CStruct {
   get count(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `count` into the struct's bytes. */
   set count(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuPlacementList_v2_t.count');
   }
@@ -2925,6 +3408,7 @@ export class nvmlVgpuPlacementList_v2_t extends CStruct {
   get placementIds(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `placementIds` into the struct's bytes. */
   set placementIds(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 16, v, 'nvmlVgpuPlacementList_v2_t.placementIds', 'placementIds', 4, (dv, at, x, n) => W.u32(dv, at, x, n));
   }
@@ -2932,22 +3416,29 @@ export class nvmlVgpuPlacementList_v2_t extends CStruct {
   get mode(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `mode` into the struct's bytes. */
   set mode(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlVgpuPlacementList_v2_t.mode');
   }
 }
 /** Fields accepted by `new nvmlVgpuPlacementList_v2_t({...})`. */
 export interface nvmlVgpuPlacementList_v2_tInit {
+  /** IN: The version number of this struct */
   version?: number;
+  /** OUT: The number of slots occupied by the vGPU type */
   placementSize?: number;
+  /** IN/OUT: Count of the placement IDs */
   count?: number;
+  /** IN/OUT: Placement IDs for the vGPU type */
   placementIds?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
+  /** IN: The vGPU mode. Either NVML_VGPU_PGPU_HETEROGENEOUS_MODE or NVML_VGPU_PGPU_HOMOGENEOUS_MODE */
   mode?: number;
 }
 
 /** Structure to store BAR1 size information of vGPU type -- Version 1 */
 // nvmlVgpuTypeBar1Info_v1_t — nvml.h:1835
 export class nvmlVgpuTypeBar1Info_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuTypeBar1Info_v1_t","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"bar1Size":{"offset":8,"size":8}}});
   }
@@ -2969,6 +3460,7 @@ export class nvmlVgpuTypeBar1Info_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuTypeBar1Info_v1_t.version');
   }
@@ -2976,19 +3468,23 @@ export class nvmlVgpuTypeBar1Info_v1_t extends CStruct {
   get bar1Size(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `bar1Size` into the struct's bytes. */
   set bar1Size(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlVgpuTypeBar1Info_v1_t.bar1Size');
   }
 }
 /** Fields accepted by `new nvmlVgpuTypeBar1Info_v1_t({...})`. */
 export interface nvmlVgpuTypeBar1Info_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** BAR1 size in megabytes */
   bar1Size?: bigint | number;
 }
 
 /** Structure to store Utilization Value and vgpuInstance */
 // struct nvmlVgpuInstanceUtilizationSample_st — nvml.h:1846
 export class nvmlVgpuInstanceUtilizationSample_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuInstanceUtilizationSample_st","path":"","size":48,"align":8,"union":false,"fields":{"vgpuInstance":{"offset":0,"size":4},"timeStamp":{"offset":8,"size":8},"smUtil":{"offset":16,"size":8},"memUtil":{"offset":24,"size":8},"encUtil":{"offset":32,"size":8},"decUtil":{"offset":40,"size":8}}});
   }
@@ -3009,6 +3505,7 @@ export class nvmlVgpuInstanceUtilizationSample_st extends CStruct {
   get vgpuInstance(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `vgpuInstance` into the struct's bytes. */
   set vgpuInstance(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuInstanceUtilizationSample_st.vgpuInstance');
   }
@@ -3016,6 +3513,7 @@ export class nvmlVgpuInstanceUtilizationSample_st extends CStruct {
   get timeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `timeStamp` into the struct's bytes. */
   set timeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlVgpuInstanceUtilizationSample_st.timeStamp');
   }
@@ -3024,6 +3522,7 @@ export class nvmlVgpuInstanceUtilizationSample_st extends CStruct {
   get smUtil(): nvmlValue_st {
     return (this._n_smUtil ??= nestedView(this, nvmlValue_st, 16, 8, 'smUtil'));
   }
+  /** Writes `smUtil` into the struct's bytes. */
   set smUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.smUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationSample_st.smUtil');
   }
@@ -3032,6 +3531,7 @@ export class nvmlVgpuInstanceUtilizationSample_st extends CStruct {
   get memUtil(): nvmlValue_st {
     return (this._n_memUtil ??= nestedView(this, nvmlValue_st, 24, 8, 'memUtil'));
   }
+  /** Writes `memUtil` into the struct's bytes. */
   set memUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.memUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationSample_st.memUtil');
   }
@@ -3040,6 +3540,7 @@ export class nvmlVgpuInstanceUtilizationSample_st extends CStruct {
   get encUtil(): nvmlValue_st {
     return (this._n_encUtil ??= nestedView(this, nvmlValue_st, 32, 8, 'encUtil'));
   }
+  /** Writes `encUtil` into the struct's bytes. */
   set encUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.encUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationSample_st.encUtil');
   }
@@ -3048,23 +3549,31 @@ export class nvmlVgpuInstanceUtilizationSample_st extends CStruct {
   get decUtil(): nvmlValue_st {
     return (this._n_decUtil ??= nestedView(this, nvmlValue_st, 40, 8, 'decUtil'));
   }
+  /** Writes `decUtil` into the struct's bytes. */
   set decUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.decUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationSample_st.decUtil');
   }
 }
 /** Fields accepted by `new nvmlVgpuInstanceUtilizationSample_st({...})`. */
 export interface nvmlVgpuInstanceUtilizationSample_stInit {
+  /** vGPU Instance */
   vgpuInstance?: number;
+  /** CPU Timestamp in microseconds */
   timeStamp?: bigint | number;
+  /** SM (3D/Compute) Util Value */
   smUtil?: nvmlValue_st | nvmlValue_stInit;
+  /** Frame Buffer Memory Util Value */
   memUtil?: nvmlValue_st | nvmlValue_stInit;
+  /** Encoder Util Value */
   encUtil?: nvmlValue_st | nvmlValue_stInit;
+  /** Decoder Util Value */
   decUtil?: nvmlValue_st | nvmlValue_stInit;
 }
 
 /** Structure to store Utilization Value and vgpuInstance Info -- Version 1 */
 // nvmlVgpuInstanceUtilizationInfo_v1_t — nvml.h:1859
 export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuInstanceUtilizationInfo_v1_t","path":"","size":64,"align":8,"union":false,"fields":{"timeStamp":{"offset":0,"size":8},"vgpuInstance":{"offset":8,"size":4},"smUtil":{"offset":16,"size":8},"memUtil":{"offset":24,"size":8},"encUtil":{"offset":32,"size":8},"decUtil":{"offset":40,"size":8},"jpgUtil":{"offset":48,"size":8},"ofaUtil":{"offset":56,"size":8}}});
   }
@@ -3085,6 +3594,7 @@ export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
   get timeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `timeStamp` into the struct's bytes. */
   set timeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlVgpuInstanceUtilizationInfo_v1_t.timeStamp');
   }
@@ -3092,6 +3602,7 @@ export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
   get vgpuInstance(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `vgpuInstance` into the struct's bytes. */
   set vgpuInstance(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuInstanceUtilizationInfo_v1_t.vgpuInstance');
   }
@@ -3100,6 +3611,7 @@ export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
   get smUtil(): nvmlValue_st {
     return (this._n_smUtil ??= nestedView(this, nvmlValue_st, 16, 8, 'smUtil'));
   }
+  /** Writes `smUtil` into the struct's bytes. */
   set smUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.smUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationInfo_v1_t.smUtil');
   }
@@ -3108,6 +3620,7 @@ export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
   get memUtil(): nvmlValue_st {
     return (this._n_memUtil ??= nestedView(this, nvmlValue_st, 24, 8, 'memUtil'));
   }
+  /** Writes `memUtil` into the struct's bytes. */
   set memUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.memUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationInfo_v1_t.memUtil');
   }
@@ -3116,6 +3629,7 @@ export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
   get encUtil(): nvmlValue_st {
     return (this._n_encUtil ??= nestedView(this, nvmlValue_st, 32, 8, 'encUtil'));
   }
+  /** Writes `encUtil` into the struct's bytes. */
   set encUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.encUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationInfo_v1_t.encUtil');
   }
@@ -3124,6 +3638,7 @@ export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
   get decUtil(): nvmlValue_st {
     return (this._n_decUtil ??= nestedView(this, nvmlValue_st, 40, 8, 'decUtil'));
   }
+  /** Writes `decUtil` into the struct's bytes. */
   set decUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.decUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationInfo_v1_t.decUtil');
   }
@@ -3132,6 +3647,7 @@ export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
   get jpgUtil(): nvmlValue_st {
     return (this._n_jpgUtil ??= nestedView(this, nvmlValue_st, 48, 8, 'jpgUtil'));
   }
+  /** Writes `jpgUtil` into the struct's bytes. */
   set jpgUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.jpgUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationInfo_v1_t.jpgUtil');
   }
@@ -3140,25 +3656,35 @@ export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
   get ofaUtil(): nvmlValue_st {
     return (this._n_ofaUtil ??= nestedView(this, nvmlValue_st, 56, 8, 'ofaUtil'));
   }
+  /** Writes `ofaUtil` into the struct's bytes. */
   set ofaUtil(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.ofaUtil, v, nvmlValue_st, 'nvmlVgpuInstanceUtilizationInfo_v1_t.ofaUtil');
   }
 }
 /** Fields accepted by `new nvmlVgpuInstanceUtilizationInfo_v1_t({...})`. */
 export interface nvmlVgpuInstanceUtilizationInfo_v1_tInit {
+  /** CPU Timestamp in microseconds */
   timeStamp?: bigint | number;
+  /** vGPU Instance */
   vgpuInstance?: number;
+  /** SM (3D/Compute) Util Value */
   smUtil?: nvmlValue_st | nvmlValue_stInit;
+  /** Frame Buffer Memory Util Value */
   memUtil?: nvmlValue_st | nvmlValue_stInit;
+  /** Encoder Util Value */
   encUtil?: nvmlValue_st | nvmlValue_stInit;
+  /** Decoder Util Value */
   decUtil?: nvmlValue_st | nvmlValue_stInit;
+  /** Jpeg Util Value */
   jpgUtil?: nvmlValue_st | nvmlValue_stInit;
+  /** Ofa Util Value */
   ofaUtil?: nvmlValue_st | nvmlValue_stInit;
 }
 
 /** Structure to store recent utilization for vGPU instances running on a device -- version 1 */
 // nvmlVgpuInstancesUtilizationInfo_v1_t — nvml.h:1874
 export class nvmlVgpuInstancesUtilizationInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuInstancesUtilizationInfo_v1_t","path":"","size":32,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"sampleValType":{"offset":4,"size":4},"vgpuInstanceCount":{"offset":8,"size":4},"lastSeenTimeStamp":{"offset":16,"size":8},"vgpuUtilArray":{"offset":24,"size":8}}});
   }
@@ -3180,6 +3706,7 @@ export class nvmlVgpuInstancesUtilizationInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuInstancesUtilizationInfo_v1_t.version');
   }
@@ -3187,6 +3714,7 @@ export class nvmlVgpuInstancesUtilizationInfo_v1_t extends CStruct {
   get sampleValType(): E.nvmlValueType_t {
     return this._dv.getInt32(this._o + 4, true) as E.nvmlValueType_t;
   }
+  /** Writes `sampleValType` into the struct's bytes. */
   set sampleValType(v: E.nvmlValueType_t) {
     W.i32(this._dv, this._o + 4, v, 'nvmlVgpuInstancesUtilizationInfo_v1_t.sampleValType');
   }
@@ -3194,6 +3722,7 @@ export class nvmlVgpuInstancesUtilizationInfo_v1_t extends CStruct {
   get vgpuInstanceCount(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `vgpuInstanceCount` into the struct's bytes. */
   set vgpuInstanceCount(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuInstancesUtilizationInfo_v1_t.vgpuInstanceCount');
   }
@@ -3201,6 +3730,7 @@ export class nvmlVgpuInstancesUtilizationInfo_v1_t extends CStruct {
   get lastSeenTimeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `lastSeenTimeStamp` into the struct's bytes. */
   set lastSeenTimeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'nvmlVgpuInstancesUtilizationInfo_v1_t.lastSeenTimeStamp');
   }
@@ -3208,22 +3738,29 @@ export class nvmlVgpuInstancesUtilizationInfo_v1_t extends CStruct {
   get vgpuUtilArray(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `vgpuUtilArray` into the struct's bytes. */
   set vgpuUtilArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlVgpuInstanceUtilizationInfo_v1_t | nvmlVgpuInstanceUtilizationInfo_v1_tInit)[] | null) {
     setPointerArray(this, 24, v, 'nvmlVgpuInstancesUtilizationInfo_v1_t.vgpuUtilArray', 'vgpuUtilArray', 64, (dv, at, x, n) => packStruct(dv, at, x, nvmlVgpuInstanceUtilizationInfo_v1_t, n));
   }
 }
 /** Fields accepted by `new nvmlVgpuInstancesUtilizationInfo_v1_t({...})`. */
 export interface nvmlVgpuInstancesUtilizationInfo_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** Hold the type of returned sample values */
   sampleValType?: E.nvmlValueType_t;
+  /** Hold the number of vGPU instances */
   vgpuInstanceCount?: number;
+  /** Return only samples with timestamp greater than lastSeenTimeStamp */
   lastSeenTimeStamp?: bigint | number;
+  /** The array (allocated by caller) in which vGPU utilization are returned */
   vgpuUtilArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlVgpuInstanceUtilizationInfo_v1_t | nvmlVgpuInstanceUtilizationInfo_v1_tInit)[] | null;
 }
 
 /** Structure to store Utilization Value, vgpuInstance and subprocess information */
 // struct nvmlVgpuProcessUtilizationSample_st — nvml.h:1888
 export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuProcessUtilizationSample_st","path":"","size":96,"align":8,"union":false,"fields":{"vgpuInstance":{"offset":0,"size":4},"pid":{"offset":4,"size":4},"processName":{"offset":8,"size":64},"timeStamp":{"offset":72,"size":8},"smUtil":{"offset":80,"size":4},"memUtil":{"offset":84,"size":4},"encUtil":{"offset":88,"size":4},"decUtil":{"offset":92,"size":4}}});
   }
@@ -3244,6 +3781,7 @@ export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
   get vgpuInstance(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `vgpuInstance` into the struct's bytes. */
   set vgpuInstance(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuProcessUtilizationSample_st.vgpuInstance');
   }
@@ -3251,6 +3789,7 @@ export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
   get pid(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `pid` into the struct's bytes. */
   set pid(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuProcessUtilizationSample_st.pid');
   }
@@ -3258,6 +3797,7 @@ export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
   get processName(): string {
     return getString(this, 8, 64);
   }
+  /** Writes `processName` into the struct's bytes. */
   set processName(v: string) {
     setString(this, 8, 64, v, 'nvmlVgpuProcessUtilizationSample_st.processName');
   }
@@ -3265,6 +3805,7 @@ export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
   get timeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 72, true);
   }
+  /** Writes `timeStamp` into the struct's bytes. */
   set timeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 72, v, 'nvmlVgpuProcessUtilizationSample_st.timeStamp');
   }
@@ -3272,6 +3813,7 @@ export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
   get smUtil(): number {
     return this._dv.getUint32(this._o + 80, true);
   }
+  /** Writes `smUtil` into the struct's bytes. */
   set smUtil(v: number) {
     W.u32(this._dv, this._o + 80, v, 'nvmlVgpuProcessUtilizationSample_st.smUtil');
   }
@@ -3279,6 +3821,7 @@ export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
   get memUtil(): number {
     return this._dv.getUint32(this._o + 84, true);
   }
+  /** Writes `memUtil` into the struct's bytes. */
   set memUtil(v: number) {
     W.u32(this._dv, this._o + 84, v, 'nvmlVgpuProcessUtilizationSample_st.memUtil');
   }
@@ -3286,6 +3829,7 @@ export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
   get encUtil(): number {
     return this._dv.getUint32(this._o + 88, true);
   }
+  /** Writes `encUtil` into the struct's bytes. */
   set encUtil(v: number) {
     W.u32(this._dv, this._o + 88, v, 'nvmlVgpuProcessUtilizationSample_st.encUtil');
   }
@@ -3293,25 +3837,35 @@ export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
   get decUtil(): number {
     return this._dv.getUint32(this._o + 92, true);
   }
+  /** Writes `decUtil` into the struct's bytes. */
   set decUtil(v: number) {
     W.u32(this._dv, this._o + 92, v, 'nvmlVgpuProcessUtilizationSample_st.decUtil');
   }
 }
 /** Fields accepted by `new nvmlVgpuProcessUtilizationSample_st({...})`. */
 export interface nvmlVgpuProcessUtilizationSample_stInit {
+  /** vGPU Instance */
   vgpuInstance?: number;
+  /** PID of process running within the vGPU VM */
   pid?: number;
+  /** Name of process running within the vGPU VM */
   processName?: string;
+  /** CPU Timestamp in microseconds */
   timeStamp?: bigint | number;
+  /** SM (3D/Compute) Util Value */
   smUtil?: number;
+  /** Frame Buffer Memory Util Value */
   memUtil?: number;
+  /** Encoder Util Value */
   encUtil?: number;
+  /** Decoder Util Value */
   decUtil?: number;
 }
 
 /** Structure to store Utilization Value, vgpuInstance and subprocess information for process running on vGPU instance -- version 1 */
 // nvmlVgpuProcessUtilizationInfo_v1_t — nvml.h:1903
 export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuProcessUtilizationInfo_v1_t","path":"","size":104,"align":8,"union":false,"fields":{"processName":{"offset":0,"size":64},"timeStamp":{"offset":64,"size":8},"vgpuInstance":{"offset":72,"size":4},"pid":{"offset":76,"size":4},"smUtil":{"offset":80,"size":4},"memUtil":{"offset":84,"size":4},"encUtil":{"offset":88,"size":4},"decUtil":{"offset":92,"size":4},"jpgUtil":{"offset":96,"size":4},"ofaUtil":{"offset":100,"size":4}}});
   }
@@ -3332,6 +3886,7 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get processName(): string {
     return getString(this, 0, 64);
   }
+  /** Writes `processName` into the struct's bytes. */
   set processName(v: string) {
     setString(this, 0, 64, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.processName');
   }
@@ -3339,6 +3894,7 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get timeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 64, true);
   }
+  /** Writes `timeStamp` into the struct's bytes. */
   set timeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 64, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.timeStamp');
   }
@@ -3346,6 +3902,7 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get vgpuInstance(): number {
     return this._dv.getUint32(this._o + 72, true);
   }
+  /** Writes `vgpuInstance` into the struct's bytes. */
   set vgpuInstance(v: number) {
     W.u32(this._dv, this._o + 72, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.vgpuInstance');
   }
@@ -3353,6 +3910,7 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get pid(): number {
     return this._dv.getUint32(this._o + 76, true);
   }
+  /** Writes `pid` into the struct's bytes. */
   set pid(v: number) {
     W.u32(this._dv, this._o + 76, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.pid');
   }
@@ -3360,6 +3918,7 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get smUtil(): number {
     return this._dv.getUint32(this._o + 80, true);
   }
+  /** Writes `smUtil` into the struct's bytes. */
   set smUtil(v: number) {
     W.u32(this._dv, this._o + 80, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.smUtil');
   }
@@ -3367,6 +3926,7 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get memUtil(): number {
     return this._dv.getUint32(this._o + 84, true);
   }
+  /** Writes `memUtil` into the struct's bytes. */
   set memUtil(v: number) {
     W.u32(this._dv, this._o + 84, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.memUtil');
   }
@@ -3374,6 +3934,7 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get encUtil(): number {
     return this._dv.getUint32(this._o + 88, true);
   }
+  /** Writes `encUtil` into the struct's bytes. */
   set encUtil(v: number) {
     W.u32(this._dv, this._o + 88, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.encUtil');
   }
@@ -3381,6 +3942,7 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get decUtil(): number {
     return this._dv.getUint32(this._o + 92, true);
   }
+  /** Writes `decUtil` into the struct's bytes. */
   set decUtil(v: number) {
     W.u32(this._dv, this._o + 92, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.decUtil');
   }
@@ -3388,6 +3950,7 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get jpgUtil(): number {
     return this._dv.getUint32(this._o + 96, true);
   }
+  /** Writes `jpgUtil` into the struct's bytes. */
   set jpgUtil(v: number) {
     W.u32(this._dv, this._o + 96, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.jpgUtil');
   }
@@ -3395,27 +3958,39 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
   get ofaUtil(): number {
     return this._dv.getUint32(this._o + 100, true);
   }
+  /** Writes `ofaUtil` into the struct's bytes. */
   set ofaUtil(v: number) {
     W.u32(this._dv, this._o + 100, v, 'nvmlVgpuProcessUtilizationInfo_v1_t.ofaUtil');
   }
 }
 /** Fields accepted by `new nvmlVgpuProcessUtilizationInfo_v1_t({...})`. */
 export interface nvmlVgpuProcessUtilizationInfo_v1_tInit {
+  /** Name of process running within the vGPU VM */
   processName?: string;
+  /** CPU Timestamp in microseconds */
   timeStamp?: bigint | number;
+  /** vGPU Instance */
   vgpuInstance?: number;
+  /** PID of process running within the vGPU VM */
   pid?: number;
+  /** SM (3D/Compute) Util Value */
   smUtil?: number;
+  /** Frame Buffer Memory Util Value */
   memUtil?: number;
+  /** Encoder Util Value */
   encUtil?: number;
+  /** Decoder Util Value */
   decUtil?: number;
+  /** Jpeg Util Value */
   jpgUtil?: number;
+  /** Ofa Util Value */
   ofaUtil?: number;
 }
 
 /** Structure to store recent utilization, vgpuInstance and subprocess information for processes running on vGPU instances active on a device -- version 1 */
 // nvmlVgpuProcessesUtilizationInfo_v1_t — nvml.h:1920
 export class nvmlVgpuProcessesUtilizationInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuProcessesUtilizationInfo_v1_t","path":"","size":24,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"vgpuProcessCount":{"offset":4,"size":4},"lastSeenTimeStamp":{"offset":8,"size":8},"vgpuProcUtilArray":{"offset":16,"size":8}}});
   }
@@ -3437,6 +4012,7 @@ export class nvmlVgpuProcessesUtilizationInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuProcessesUtilizationInfo_v1_t.version');
   }
@@ -3444,6 +4020,7 @@ export class nvmlVgpuProcessesUtilizationInfo_v1_t extends CStruct {
   get vgpuProcessCount(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `vgpuProcessCount` into the struct's bytes. */
   set vgpuProcessCount(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuProcessesUtilizationInfo_v1_t.vgpuProcessCount');
   }
@@ -3451,6 +4028,7 @@ export class nvmlVgpuProcessesUtilizationInfo_v1_t extends CStruct {
   get lastSeenTimeStamp(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `lastSeenTimeStamp` into the struct's bytes. */
   set lastSeenTimeStamp(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlVgpuProcessesUtilizationInfo_v1_t.lastSeenTimeStamp');
   }
@@ -3458,21 +4036,27 @@ export class nvmlVgpuProcessesUtilizationInfo_v1_t extends CStruct {
   get vgpuProcUtilArray(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `vgpuProcUtilArray` into the struct's bytes. */
   set vgpuProcUtilArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlVgpuProcessUtilizationInfo_v1_t | nvmlVgpuProcessUtilizationInfo_v1_tInit)[] | null) {
     setPointerArray(this, 16, v, 'nvmlVgpuProcessesUtilizationInfo_v1_t.vgpuProcUtilArray', 'vgpuProcUtilArray', 104, (dv, at, x, n) => packStruct(dv, at, x, nvmlVgpuProcessUtilizationInfo_v1_t, n));
   }
 }
 /** Fields accepted by `new nvmlVgpuProcessesUtilizationInfo_v1_t({...})`. */
 export interface nvmlVgpuProcessesUtilizationInfo_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** Hold the number of processes running on vGPU instances */
   vgpuProcessCount?: number;
+  /** Return only samples with timestamp greater than lastSeenTimeStamp */
   lastSeenTimeStamp?: bigint | number;
+  /** The array (allocated by caller) in which utilization of processes running on vGPU instances are returned */
   vgpuProcUtilArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlVgpuProcessUtilizationInfo_v1_t | nvmlVgpuProcessUtilizationInfo_v1_tInit)[] | null;
 }
 
 /** Structure to store the information of vGPU runtime state -- version 1 */
 // nvmlVgpuRuntimeState_v1_t — nvml.h:1933
 export class nvmlVgpuRuntimeState_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuRuntimeState_v1_t","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"size":{"offset":8,"size":8}}});
   }
@@ -3494,6 +4078,7 @@ export class nvmlVgpuRuntimeState_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuRuntimeState_v1_t.version');
   }
@@ -3501,19 +4086,23 @@ export class nvmlVgpuRuntimeState_v1_t extends CStruct {
   get size(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlVgpuRuntimeState_v1_t.size');
   }
 }
 /** Fields accepted by `new nvmlVgpuRuntimeState_v1_t({...})`. */
 export interface nvmlVgpuRuntimeState_v1_tInit {
+  /** IN: The version number of this struct */
   version?: number;
+  /** OUT: The runtime state size of the vGPU instance */
   size?: bigint | number;
 }
 
 /** Union to represent the vGPU Scheduler Parameters */
 // nvmlVgpuSchedulerParams_t — nvml.h:1965
 export class nvmlVgpuSchedulerParams_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuSchedulerParams_t","path":"","size":8,"align":4,"union":true,"fields":{"vgpuSchedDataWithARR":{"offset":0,"size":8},"vgpuSchedData":{"offset":0,"size":4}}});
   }
@@ -3531,29 +4120,36 @@ export class nvmlVgpuSchedulerParams_t extends CStruct {
     this._init(init, nvmlVgpuSchedulerParams_t.keys);
   }
   private _n_vgpuSchedDataWithARR?: nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR;
+  /** `struct nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR vgpuSchedDataWithARR`, of `union nvmlVgpuSchedulerParams_t` (no description in the header). */
   get vgpuSchedDataWithARR(): nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR {
     return (this._n_vgpuSchedDataWithARR ??= nestedView(this, nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR, 0, 8, 'vgpuSchedDataWithARR'));
   }
+  /** Writes `vgpuSchedDataWithARR` into the struct's bytes. */
   set vgpuSchedDataWithARR(v: nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR | nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARRInit) {
     setNested(this.vgpuSchedDataWithARR, v, nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR, 'nvmlVgpuSchedulerParams_t.vgpuSchedDataWithARR');
   }
   private _n_vgpuSchedData?: nvmlVgpuSchedulerParams_t_vgpuSchedData;
+  /** `struct nvmlVgpuSchedulerParams_t_vgpuSchedData vgpuSchedData`, of `union nvmlVgpuSchedulerParams_t` (no description in the header). */
   get vgpuSchedData(): nvmlVgpuSchedulerParams_t_vgpuSchedData {
     return (this._n_vgpuSchedData ??= nestedView(this, nvmlVgpuSchedulerParams_t_vgpuSchedData, 0, 4, 'vgpuSchedData'));
   }
+  /** Writes `vgpuSchedData` into the struct's bytes. */
   set vgpuSchedData(v: nvmlVgpuSchedulerParams_t_vgpuSchedData | nvmlVgpuSchedulerParams_t_vgpuSchedDataInit) {
     setNested(this.vgpuSchedData, v, nvmlVgpuSchedulerParams_t_vgpuSchedData, 'nvmlVgpuSchedulerParams_t.vgpuSchedData');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerParams_t({...})`. */
 export interface nvmlVgpuSchedulerParams_tInit {
+  /** `struct nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR vgpuSchedDataWithARR`, of `union nvmlVgpuSchedulerParams_t` (no description in the header). */
   vgpuSchedDataWithARR?: nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR | nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARRInit;
+  /** `struct nvmlVgpuSchedulerParams_t_vgpuSchedData vgpuSchedData`, of `union nvmlVgpuSchedulerParams_t` (no description in the header). */
   vgpuSchedData?: nvmlVgpuSchedulerParams_t_vgpuSchedData | nvmlVgpuSchedulerParams_t_vgpuSchedDataInit;
 }
 
 /** struct vgpuSchedDataWithARR in nvmlVgpuSchedulerParams_t */
 // member vgpuSchedDataWithARR of nvmlVgpuSchedulerParams_t — nvml.h:1967
 export class nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuSchedulerParams_t","path":"vgpuSchedDataWithARR","size":8,"align":4,"union":false,"fields":{"avgFactor":{"offset":0,"size":4},"timeslice":{"offset":4,"size":4}}});
   }
@@ -3574,6 +4170,7 @@ export class nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR extends CStruct {
   get avgFactor(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `avgFactor` into the struct's bytes. */
   set avgFactor(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR.avgFactor');
   }
@@ -3581,19 +4178,23 @@ export class nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR extends CStruct {
   get timeslice(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `timeslice` into the struct's bytes. */
   set timeslice(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR.timeslice');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR({...})`. */
 export interface nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARRInit {
+  /** Average factor in compensating the timeslice for Adaptive Round Robin mode */
   avgFactor?: number;
+  /** The timeslice in ns for each software run list as configured, or the default value otherwise */
   timeslice?: number;
 }
 
 /** struct vgpuSchedData in nvmlVgpuSchedulerParams_t */
 // member vgpuSchedData of nvmlVgpuSchedulerParams_t — nvml.h:1973
 export class nvmlVgpuSchedulerParams_t_vgpuSchedData extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuSchedulerParams_t","path":"vgpuSchedData","size":4,"align":4,"union":false,"fields":{"timeslice":{"offset":0,"size":4}}});
   }
@@ -3614,18 +4215,21 @@ export class nvmlVgpuSchedulerParams_t_vgpuSchedData extends CStruct {
   get timeslice(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `timeslice` into the struct's bytes. */
   set timeslice(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerParams_t_vgpuSchedData.timeslice');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerParams_t_vgpuSchedData({...})`. */
 export interface nvmlVgpuSchedulerParams_t_vgpuSchedDataInit {
+  /** The timeslice in ns for each software run list as configured, or the default value otherwise */
   timeslice?: number;
 }
 
 /** Structure to store the state and logs of a software runlist */
 // struct nvmlVgpuSchedulerLogEntries_st — nvml.h:1983
 export class nvmlVgpuSchedulerLogEntries_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuSchedulerLogEntries_st","path":"","size":48,"align":8,"union":false,"fields":{"timestamp":{"offset":0,"size":8},"timeRunTotal":{"offset":8,"size":8},"timeRun":{"offset":16,"size":8},"swRunlistId":{"offset":24,"size":4},"targetTimeSlice":{"offset":32,"size":8},"cumulativePreemptionTime":{"offset":40,"size":8}}});
   }
@@ -3646,6 +4250,7 @@ export class nvmlVgpuSchedulerLogEntries_st extends CStruct {
   get timestamp(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `timestamp` into the struct's bytes. */
   set timestamp(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerLogEntries_st.timestamp');
   }
@@ -3653,6 +4258,7 @@ export class nvmlVgpuSchedulerLogEntries_st extends CStruct {
   get timeRunTotal(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `timeRunTotal` into the struct's bytes. */
   set timeRunTotal(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlVgpuSchedulerLogEntries_st.timeRunTotal');
   }
@@ -3660,6 +4266,7 @@ export class nvmlVgpuSchedulerLogEntries_st extends CStruct {
   get timeRun(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `timeRun` into the struct's bytes. */
   set timeRun(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'nvmlVgpuSchedulerLogEntries_st.timeRun');
   }
@@ -3667,6 +4274,7 @@ export class nvmlVgpuSchedulerLogEntries_st extends CStruct {
   get swRunlistId(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `swRunlistId` into the struct's bytes. */
   set swRunlistId(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlVgpuSchedulerLogEntries_st.swRunlistId');
   }
@@ -3674,6 +4282,7 @@ export class nvmlVgpuSchedulerLogEntries_st extends CStruct {
   get targetTimeSlice(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
+  /** Writes `targetTimeSlice` into the struct's bytes. */
   set targetTimeSlice(v: bigint | number) {
     W.u64(this._dv, this._o + 32, v, 'nvmlVgpuSchedulerLogEntries_st.targetTimeSlice');
   }
@@ -3681,23 +4290,31 @@ export class nvmlVgpuSchedulerLogEntries_st extends CStruct {
   get cumulativePreemptionTime(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `cumulativePreemptionTime` into the struct's bytes. */
   set cumulativePreemptionTime(v: bigint | number) {
     W.u64(this._dv, this._o + 40, v, 'nvmlVgpuSchedulerLogEntries_st.cumulativePreemptionTime');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerLogEntries_st({...})`. */
 export interface nvmlVgpuSchedulerLogEntries_stInit {
+  /** Timestamp in ns when this software runlist was preeempted */
   timestamp?: bigint | number;
+  /** Total time in ns this software runlist has run */
   timeRunTotal?: bigint | number;
+  /** Time in ns this software runlist ran before preemption */
   timeRun?: bigint | number;
+  /** Software runlist Id */
   swRunlistId?: number;
+  /** The actual timeslice after deduction */
   targetTimeSlice?: bigint | number;
+  /** Preemption time in ns for this SW runlist */
   cumulativePreemptionTime?: bigint | number;
 }
 
 /** Structure to store a vGPU software scheduler log */
 // struct nvmlVgpuSchedulerLog_st — nvml.h:1996
 export class nvmlVgpuSchedulerLog_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuSchedulerLog_st","path":"","size":9624,"align":8,"union":false,"fields":{"engineId":{"offset":0,"size":4},"schedulerPolicy":{"offset":4,"size":4},"arrMode":{"offset":8,"size":4},"schedulerParams":{"offset":12,"size":8},"entriesCount":{"offset":20,"size":4},"logEntries":{"offset":24,"size":9600}}});
   }
@@ -3718,6 +4335,7 @@ export class nvmlVgpuSchedulerLog_st extends CStruct {
   get engineId(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `engineId` into the struct's bytes. */
   set engineId(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerLog_st.engineId');
   }
@@ -3725,6 +4343,7 @@ export class nvmlVgpuSchedulerLog_st extends CStruct {
   get schedulerPolicy(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `schedulerPolicy` into the struct's bytes. */
   set schedulerPolicy(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuSchedulerLog_st.schedulerPolicy');
   }
@@ -3732,13 +4351,16 @@ export class nvmlVgpuSchedulerLog_st extends CStruct {
   get arrMode(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `arrMode` into the struct's bytes. */
   set arrMode(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuSchedulerLog_st.arrMode');
   }
   private _n_schedulerParams?: nvmlVgpuSchedulerParams_t;
+  /** `nvmlVgpuSchedulerParams_t schedulerParams`, of `struct nvmlVgpuSchedulerLog_st` (no description in the header). */
   get schedulerParams(): nvmlVgpuSchedulerParams_t {
     return (this._n_schedulerParams ??= nestedView(this, nvmlVgpuSchedulerParams_t, 12, 8, 'schedulerParams'));
   }
+  /** Writes `schedulerParams` into the struct's bytes. */
   set schedulerParams(v: nvmlVgpuSchedulerParams_t | nvmlVgpuSchedulerParams_tInit) {
     setNested(this.schedulerParams, v, nvmlVgpuSchedulerParams_t, 'nvmlVgpuSchedulerLog_st.schedulerParams');
   }
@@ -3746,29 +4368,39 @@ export class nvmlVgpuSchedulerLog_st extends CStruct {
   get entriesCount(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `entriesCount` into the struct's bytes. */
   set entriesCount(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlVgpuSchedulerLog_st.entriesCount');
   }
+  /** `nvmlVgpuSchedulerLogEntry_t logEntries[200]`, of `struct nvmlVgpuSchedulerLog_st` (no description in the header). */
   get logEntries(): nvmlVgpuSchedulerLogEntries_st[] {
     return Array.from({ length: 200 }, (_, i) => new nvmlVgpuSchedulerLogEntries_st(nvmlVgpuSchedulerLogEntries_st.view(this._u8.subarray(24 + i * 48, 24 + (i + 1) * 48), this._dv)));
   }
+  /** Writes `logEntries` into the struct's bytes. */
   set logEntries(v: (nvmlVgpuSchedulerLogEntries_st | nvmlVgpuSchedulerLogEntries_stInit)[]) {
     setArray(this, 200, v, 'nvmlVgpuSchedulerLog_st.logEntries', (i, x, n) => setNested(nvmlVgpuSchedulerLogEntries_st.view(this._u8.subarray(24 + i * 48, 24 + (i + 1) * 48), this._dv), x === 0 ? {} : x, nvmlVgpuSchedulerLogEntries_st, n));
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerLog_st({...})`. */
 export interface nvmlVgpuSchedulerLog_stInit {
+  /** Engine whose software runlist log entries are fetched */
   engineId?: number;
+  /** Scheduler policy */
   schedulerPolicy?: number;
+  /** Adaptive Round Robin scheduler mode. One of the NVML_VGPU_SCHEDULER_ARR_*. */
   arrMode?: number;
+  /** `nvmlVgpuSchedulerParams_t schedulerParams`, of `struct nvmlVgpuSchedulerLog_st` (no description in the header). */
   schedulerParams?: nvmlVgpuSchedulerParams_t | nvmlVgpuSchedulerParams_tInit;
+  /** Count of log entries fetched */
   entriesCount?: number;
+  /** `nvmlVgpuSchedulerLogEntry_t logEntries[200]`, of `struct nvmlVgpuSchedulerLog_st` (no description in the header). */
   logEntries?: (nvmlVgpuSchedulerLogEntries_st | nvmlVgpuSchedulerLogEntries_stInit)[];
 }
 
 /** Structure to store the vGPU scheduler state */
 // struct nvmlVgpuSchedulerGetState_st — nvml.h:2009
 export class nvmlVgpuSchedulerGetState_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuSchedulerGetState_st","path":"","size":16,"align":4,"union":false,"fields":{"schedulerPolicy":{"offset":0,"size":4},"arrMode":{"offset":4,"size":4},"schedulerParams":{"offset":8,"size":8}}});
   }
@@ -3789,6 +4421,7 @@ export class nvmlVgpuSchedulerGetState_st extends CStruct {
   get schedulerPolicy(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `schedulerPolicy` into the struct's bytes. */
   set schedulerPolicy(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerGetState_st.schedulerPolicy');
   }
@@ -3796,27 +4429,34 @@ export class nvmlVgpuSchedulerGetState_st extends CStruct {
   get arrMode(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `arrMode` into the struct's bytes. */
   set arrMode(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuSchedulerGetState_st.arrMode');
   }
   private _n_schedulerParams?: nvmlVgpuSchedulerParams_t;
+  /** `nvmlVgpuSchedulerParams_t schedulerParams`, of `struct nvmlVgpuSchedulerGetState_st` (no description in the header). */
   get schedulerParams(): nvmlVgpuSchedulerParams_t {
     return (this._n_schedulerParams ??= nestedView(this, nvmlVgpuSchedulerParams_t, 8, 8, 'schedulerParams'));
   }
+  /** Writes `schedulerParams` into the struct's bytes. */
   set schedulerParams(v: nvmlVgpuSchedulerParams_t | nvmlVgpuSchedulerParams_tInit) {
     setNested(this.schedulerParams, v, nvmlVgpuSchedulerParams_t, 'nvmlVgpuSchedulerGetState_st.schedulerParams');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerGetState_st({...})`. */
 export interface nvmlVgpuSchedulerGetState_stInit {
+  /** Scheduler policy */
   schedulerPolicy?: number;
+  /** Adaptive Round Robin scheduler mode. One of the NVML_VGPU_SCHEDULER_ARR_*. */
   arrMode?: number;
+  /** `nvmlVgpuSchedulerParams_t schedulerParams`, of `struct nvmlVgpuSchedulerGetState_st` (no description in the header). */
   schedulerParams?: nvmlVgpuSchedulerParams_t | nvmlVgpuSchedulerParams_tInit;
 }
 
 /** Union to represent the vGPU Scheduler set Parameters */
 // nvmlVgpuSchedulerSetParams_t — nvml.h:2019
 export class nvmlVgpuSchedulerSetParams_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuSchedulerSetParams_t","path":"","size":8,"align":4,"union":true,"fields":{"vgpuSchedDataWithARR":{"offset":0,"size":8},"vgpuSchedData":{"offset":0,"size":4}}});
   }
@@ -3834,29 +4474,36 @@ export class nvmlVgpuSchedulerSetParams_t extends CStruct {
     this._init(init, nvmlVgpuSchedulerSetParams_t.keys);
   }
   private _n_vgpuSchedDataWithARR?: nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR;
+  /** `struct nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR vgpuSchedDataWithARR`, of `union nvmlVgpuSchedulerSetParams_t` (no description in the header). */
   get vgpuSchedDataWithARR(): nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR {
     return (this._n_vgpuSchedDataWithARR ??= nestedView(this, nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR, 0, 8, 'vgpuSchedDataWithARR'));
   }
+  /** Writes `vgpuSchedDataWithARR` into the struct's bytes. */
   set vgpuSchedDataWithARR(v: nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR | nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARRInit) {
     setNested(this.vgpuSchedDataWithARR, v, nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR, 'nvmlVgpuSchedulerSetParams_t.vgpuSchedDataWithARR');
   }
   private _n_vgpuSchedData?: nvmlVgpuSchedulerSetParams_t_vgpuSchedData;
+  /** `struct nvmlVgpuSchedulerSetParams_t_vgpuSchedData vgpuSchedData`, of `union nvmlVgpuSchedulerSetParams_t` (no description in the header). */
   get vgpuSchedData(): nvmlVgpuSchedulerSetParams_t_vgpuSchedData {
     return (this._n_vgpuSchedData ??= nestedView(this, nvmlVgpuSchedulerSetParams_t_vgpuSchedData, 0, 4, 'vgpuSchedData'));
   }
+  /** Writes `vgpuSchedData` into the struct's bytes. */
   set vgpuSchedData(v: nvmlVgpuSchedulerSetParams_t_vgpuSchedData | nvmlVgpuSchedulerSetParams_t_vgpuSchedDataInit) {
     setNested(this.vgpuSchedData, v, nvmlVgpuSchedulerSetParams_t_vgpuSchedData, 'nvmlVgpuSchedulerSetParams_t.vgpuSchedData');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerSetParams_t({...})`. */
 export interface nvmlVgpuSchedulerSetParams_tInit {
+  /** `struct nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR vgpuSchedDataWithARR`, of `union nvmlVgpuSchedulerSetParams_t` (no description in the header). */
   vgpuSchedDataWithARR?: nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR | nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARRInit;
+  /** `struct nvmlVgpuSchedulerSetParams_t_vgpuSchedData vgpuSchedData`, of `union nvmlVgpuSchedulerSetParams_t` (no description in the header). */
   vgpuSchedData?: nvmlVgpuSchedulerSetParams_t_vgpuSchedData | nvmlVgpuSchedulerSetParams_t_vgpuSchedDataInit;
 }
 
 /** struct vgpuSchedDataWithARR in nvmlVgpuSchedulerSetParams_t */
 // member vgpuSchedDataWithARR of nvmlVgpuSchedulerSetParams_t — nvml.h:2021
 export class nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuSchedulerSetParams_t","path":"vgpuSchedDataWithARR","size":8,"align":4,"union":false,"fields":{"avgFactor":{"offset":0,"size":4},"frequency":{"offset":4,"size":4}}});
   }
@@ -3877,6 +4524,7 @@ export class nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR extends CStruct {
   get avgFactor(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `avgFactor` into the struct's bytes. */
   set avgFactor(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR.avgFactor');
   }
@@ -3884,19 +4532,23 @@ export class nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR extends CStruct {
   get frequency(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `frequency` into the struct's bytes. */
   set frequency(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR.frequency');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR({...})`. */
 export interface nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARRInit {
+  /** Average factor in compensating the timeslice for Adaptive Round Robin mode */
   avgFactor?: number;
+  /** Frequency for Adaptive Round Robin mode */
   frequency?: number;
 }
 
 /** struct vgpuSchedData in nvmlVgpuSchedulerSetParams_t */
 // member vgpuSchedData of nvmlVgpuSchedulerSetParams_t — nvml.h:2027
 export class nvmlVgpuSchedulerSetParams_t_vgpuSchedData extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuSchedulerSetParams_t","path":"vgpuSchedData","size":4,"align":4,"union":false,"fields":{"timeslice":{"offset":0,"size":4}}});
   }
@@ -3917,18 +4569,21 @@ export class nvmlVgpuSchedulerSetParams_t_vgpuSchedData extends CStruct {
   get timeslice(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `timeslice` into the struct's bytes. */
   set timeslice(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerSetParams_t_vgpuSchedData.timeslice');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerSetParams_t_vgpuSchedData({...})`. */
 export interface nvmlVgpuSchedulerSetParams_t_vgpuSchedDataInit {
+  /** The timeslice in ns(Nanoseconds) for each software run list as configured, or the default value otherwise */
   timeslice?: number;
 }
 
 /** Structure to set the vGPU scheduler state */
 // struct nvmlVgpuSchedulerSetState_st — nvml.h:2037
 export class nvmlVgpuSchedulerSetState_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuSchedulerSetState_st","path":"","size":16,"align":4,"union":false,"fields":{"schedulerPolicy":{"offset":0,"size":4},"enableARRMode":{"offset":4,"size":4},"schedulerParams":{"offset":8,"size":8}}});
   }
@@ -3949,6 +4604,7 @@ export class nvmlVgpuSchedulerSetState_st extends CStruct {
   get schedulerPolicy(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `schedulerPolicy` into the struct's bytes. */
   set schedulerPolicy(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerSetState_st.schedulerPolicy');
   }
@@ -3956,27 +4612,34 @@ export class nvmlVgpuSchedulerSetState_st extends CStruct {
   get enableARRMode(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `enableARRMode` into the struct's bytes. */
   set enableARRMode(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuSchedulerSetState_st.enableARRMode');
   }
   private _n_schedulerParams?: nvmlVgpuSchedulerSetParams_t;
+  /** `nvmlVgpuSchedulerSetParams_t schedulerParams`, of `struct nvmlVgpuSchedulerSetState_st` (no description in the header). */
   get schedulerParams(): nvmlVgpuSchedulerSetParams_t {
     return (this._n_schedulerParams ??= nestedView(this, nvmlVgpuSchedulerSetParams_t, 8, 8, 'schedulerParams'));
   }
+  /** Writes `schedulerParams` into the struct's bytes. */
   set schedulerParams(v: nvmlVgpuSchedulerSetParams_t | nvmlVgpuSchedulerSetParams_tInit) {
     setNested(this.schedulerParams, v, nvmlVgpuSchedulerSetParams_t, 'nvmlVgpuSchedulerSetState_st.schedulerParams');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerSetState_st({...})`. */
 export interface nvmlVgpuSchedulerSetState_stInit {
+  /** Scheduler policy */
   schedulerPolicy?: number;
+  /** Adaptive Round Robin scheduler */
   enableARRMode?: number;
+  /** `nvmlVgpuSchedulerSetParams_t schedulerParams`, of `struct nvmlVgpuSchedulerSetState_st` (no description in the header). */
   schedulerParams?: nvmlVgpuSchedulerSetParams_t | nvmlVgpuSchedulerSetParams_tInit;
 }
 
 /** Structure to store the vGPU scheduler capabilities */
 // struct nvmlVgpuSchedulerCapabilities_st — nvml.h:2047
 export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuSchedulerCapabilities_st","path":"","size":40,"align":4,"union":false,"fields":{"supportedSchedulers":{"offset":0,"size":12},"maxTimeslice":{"offset":12,"size":4},"minTimeslice":{"offset":16,"size":4},"isArrModeSupported":{"offset":20,"size":4},"maxFrequencyForARR":{"offset":24,"size":4},"minFrequencyForARR":{"offset":28,"size":4},"maxAvgFactorForARR":{"offset":32,"size":4},"minAvgFactorForARR":{"offset":36,"size":4}}});
   }
@@ -3997,6 +4660,7 @@ export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
   get supportedSchedulers(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getUint32(this._o + 0 + i * 4, true));
   }
+  /** Writes `supportedSchedulers` into the struct's bytes. */
   set supportedSchedulers(v: (number)[]) {
     setArray(this, 3, v, 'nvmlVgpuSchedulerCapabilities_st.supportedSchedulers', (i, x, n) => W.u32(this._dv, this._o + 0 + i * 4, x, n));
   }
@@ -4004,6 +4668,7 @@ export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
   get maxTimeslice(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `maxTimeslice` into the struct's bytes. */
   set maxTimeslice(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlVgpuSchedulerCapabilities_st.maxTimeslice');
   }
@@ -4011,6 +4676,7 @@ export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
   get minTimeslice(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `minTimeslice` into the struct's bytes. */
   set minTimeslice(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlVgpuSchedulerCapabilities_st.minTimeslice');
   }
@@ -4018,6 +4684,7 @@ export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
   get isArrModeSupported(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `isArrModeSupported` into the struct's bytes. */
   set isArrModeSupported(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlVgpuSchedulerCapabilities_st.isArrModeSupported');
   }
@@ -4025,6 +4692,7 @@ export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
   get maxFrequencyForARR(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `maxFrequencyForARR` into the struct's bytes. */
   set maxFrequencyForARR(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlVgpuSchedulerCapabilities_st.maxFrequencyForARR');
   }
@@ -4032,6 +4700,7 @@ export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
   get minFrequencyForARR(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `minFrequencyForARR` into the struct's bytes. */
   set minFrequencyForARR(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlVgpuSchedulerCapabilities_st.minFrequencyForARR');
   }
@@ -4039,6 +4708,7 @@ export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
   get maxAvgFactorForARR(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `maxAvgFactorForARR` into the struct's bytes. */
   set maxAvgFactorForARR(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlVgpuSchedulerCapabilities_st.maxAvgFactorForARR');
   }
@@ -4046,25 +4716,35 @@ export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
   get minAvgFactorForARR(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `minAvgFactorForARR` into the struct's bytes. */
   set minAvgFactorForARR(v: number) {
     W.u32(this._dv, this._o + 36, v, 'nvmlVgpuSchedulerCapabilities_st.minAvgFactorForARR');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerCapabilities_st({...})`. */
 export interface nvmlVgpuSchedulerCapabilities_stInit {
+  /** List the supported vGPU schedulers on the device */
   supportedSchedulers?: (number)[];
+  /** Maximum timeslice value in ns */
   maxTimeslice?: number;
+  /** Minimum timeslice value in ns */
   minTimeslice?: number;
+  /** Flag to check Adaptive Round Robin mode enabled/disabled. */
   isArrModeSupported?: number;
+  /** Maximum frequency for Adaptive Round Robin mode */
   maxFrequencyForARR?: number;
+  /** Minimum frequency for Adaptive Round Robin mode */
   minFrequencyForARR?: number;
+  /** Maximum averaging factor for Adaptive Round Robin mode */
   maxAvgFactorForARR?: number;
+  /** Minimum averaging factor for Adaptive Round Robin mode */
   minAvgFactorForARR?: number;
 }
 
 /** Structure to store the vGPU license expiry details */
 // struct nvmlVgpuLicenseExpiry_st — nvml.h:2062
 export class nvmlVgpuLicenseExpiry_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuLicenseExpiry_st","path":"","size":16,"align":4,"union":false,"fields":{"year":{"offset":0,"size":4},"month":{"offset":4,"size":2},"day":{"offset":6,"size":2},"hour":{"offset":8,"size":2},"min":{"offset":10,"size":2},"sec":{"offset":12,"size":2},"status":{"offset":14,"size":1}}});
   }
@@ -4085,6 +4765,7 @@ export class nvmlVgpuLicenseExpiry_st extends CStruct {
   get year(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `year` into the struct's bytes. */
   set year(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuLicenseExpiry_st.year');
   }
@@ -4092,6 +4773,7 @@ export class nvmlVgpuLicenseExpiry_st extends CStruct {
   get month(): number {
     return this._dv.getUint16(this._o + 4, true);
   }
+  /** Writes `month` into the struct's bytes. */
   set month(v: number) {
     W.u16(this._dv, this._o + 4, v, 'nvmlVgpuLicenseExpiry_st.month');
   }
@@ -4099,6 +4781,7 @@ export class nvmlVgpuLicenseExpiry_st extends CStruct {
   get day(): number {
     return this._dv.getUint16(this._o + 6, true);
   }
+  /** Writes `day` into the struct's bytes. */
   set day(v: number) {
     W.u16(this._dv, this._o + 6, v, 'nvmlVgpuLicenseExpiry_st.day');
   }
@@ -4106,6 +4789,7 @@ export class nvmlVgpuLicenseExpiry_st extends CStruct {
   get hour(): number {
     return this._dv.getUint16(this._o + 8, true);
   }
+  /** Writes `hour` into the struct's bytes. */
   set hour(v: number) {
     W.u16(this._dv, this._o + 8, v, 'nvmlVgpuLicenseExpiry_st.hour');
   }
@@ -4113,6 +4797,7 @@ export class nvmlVgpuLicenseExpiry_st extends CStruct {
   get min(): number {
     return this._dv.getUint16(this._o + 10, true);
   }
+  /** Writes `min` into the struct's bytes. */
   set min(v: number) {
     W.u16(this._dv, this._o + 10, v, 'nvmlVgpuLicenseExpiry_st.min');
   }
@@ -4120,6 +4805,7 @@ export class nvmlVgpuLicenseExpiry_st extends CStruct {
   get sec(): number {
     return this._dv.getUint16(this._o + 12, true);
   }
+  /** Writes `sec` into the struct's bytes. */
   set sec(v: number) {
     W.u16(this._dv, this._o + 12, v, 'nvmlVgpuLicenseExpiry_st.sec');
   }
@@ -4127,24 +4813,33 @@ export class nvmlVgpuLicenseExpiry_st extends CStruct {
   get status(): number {
     return this._dv.getUint8(this._o + 14);
   }
+  /** Writes `status` into the struct's bytes. */
   set status(v: number) {
     W.u8(this._dv, this._o + 14, v, 'nvmlVgpuLicenseExpiry_st.status');
   }
 }
 /** Fields accepted by `new nvmlVgpuLicenseExpiry_st({...})`. */
 export interface nvmlVgpuLicenseExpiry_stInit {
+  /** Year of license expiry */
   year?: number;
+  /** Month of license expiry */
   month?: number;
+  /** Day of license expiry */
   day?: number;
+  /** Hour of license expiry */
   hour?: number;
+  /** Minutes of license expiry */
   min?: number;
+  /** Seconds of license expiry */
   sec?: number;
+  /** License expiry status */
   status?: number;
 }
 
 /** struct nvmlVgpuLicenseInfo_st */
 // struct nvmlVgpuLicenseInfo_st — nvml.h:2083
 export class nvmlVgpuLicenseInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuLicenseInfo_st","path":"","size":24,"align":4,"union":false,"fields":{"isLicensed":{"offset":0,"size":1},"licenseExpiry":{"offset":4,"size":16},"currentState":{"offset":20,"size":4}}});
   }
@@ -4165,6 +4860,7 @@ export class nvmlVgpuLicenseInfo_st extends CStruct {
   get isLicensed(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `isLicensed` into the struct's bytes. */
   set isLicensed(v: number) {
     W.u8(this._dv, this._o + 0, v, 'nvmlVgpuLicenseInfo_st.isLicensed');
   }
@@ -4173,6 +4869,7 @@ export class nvmlVgpuLicenseInfo_st extends CStruct {
   get licenseExpiry(): nvmlVgpuLicenseExpiry_st {
     return (this._n_licenseExpiry ??= nestedView(this, nvmlVgpuLicenseExpiry_st, 4, 16, 'licenseExpiry'));
   }
+  /** Writes `licenseExpiry` into the struct's bytes. */
   set licenseExpiry(v: nvmlVgpuLicenseExpiry_st | nvmlVgpuLicenseExpiry_stInit) {
     setNested(this.licenseExpiry, v, nvmlVgpuLicenseExpiry_st, 'nvmlVgpuLicenseInfo_st.licenseExpiry');
   }
@@ -4180,20 +4877,25 @@ export class nvmlVgpuLicenseInfo_st extends CStruct {
   get currentState(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `currentState` into the struct's bytes. */
   set currentState(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlVgpuLicenseInfo_st.currentState');
   }
 }
 /** Fields accepted by `new nvmlVgpuLicenseInfo_st({...})`. */
 export interface nvmlVgpuLicenseInfo_stInit {
+  /** License status */
   isLicensed?: number;
+  /** License expiry information */
   licenseExpiry?: nvmlVgpuLicenseExpiry_st | nvmlVgpuLicenseExpiry_stInit;
+  /** Current license state */
   currentState?: number;
 }
 
 /** Structure to store license expiry date and time values */
 // struct nvmlGridLicenseExpiry_st — nvml.h:2093
 export class nvmlGridLicenseExpiry_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGridLicenseExpiry_st","path":"","size":16,"align":4,"union":false,"fields":{"year":{"offset":0,"size":4},"month":{"offset":4,"size":2},"day":{"offset":6,"size":2},"hour":{"offset":8,"size":2},"min":{"offset":10,"size":2},"sec":{"offset":12,"size":2},"status":{"offset":14,"size":1}}});
   }
@@ -4214,6 +4916,7 @@ export class nvmlGridLicenseExpiry_st extends CStruct {
   get year(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `year` into the struct's bytes. */
   set year(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGridLicenseExpiry_st.year');
   }
@@ -4221,6 +4924,7 @@ export class nvmlGridLicenseExpiry_st extends CStruct {
   get month(): number {
     return this._dv.getUint16(this._o + 4, true);
   }
+  /** Writes `month` into the struct's bytes. */
   set month(v: number) {
     W.u16(this._dv, this._o + 4, v, 'nvmlGridLicenseExpiry_st.month');
   }
@@ -4228,6 +4932,7 @@ export class nvmlGridLicenseExpiry_st extends CStruct {
   get day(): number {
     return this._dv.getUint16(this._o + 6, true);
   }
+  /** Writes `day` into the struct's bytes. */
   set day(v: number) {
     W.u16(this._dv, this._o + 6, v, 'nvmlGridLicenseExpiry_st.day');
   }
@@ -4235,6 +4940,7 @@ export class nvmlGridLicenseExpiry_st extends CStruct {
   get hour(): number {
     return this._dv.getUint16(this._o + 8, true);
   }
+  /** Writes `hour` into the struct's bytes. */
   set hour(v: number) {
     W.u16(this._dv, this._o + 8, v, 'nvmlGridLicenseExpiry_st.hour');
   }
@@ -4242,6 +4948,7 @@ export class nvmlGridLicenseExpiry_st extends CStruct {
   get min(): number {
     return this._dv.getUint16(this._o + 10, true);
   }
+  /** Writes `min` into the struct's bytes. */
   set min(v: number) {
     W.u16(this._dv, this._o + 10, v, 'nvmlGridLicenseExpiry_st.min');
   }
@@ -4249,6 +4956,7 @@ export class nvmlGridLicenseExpiry_st extends CStruct {
   get sec(): number {
     return this._dv.getUint16(this._o + 12, true);
   }
+  /** Writes `sec` into the struct's bytes. */
   set sec(v: number) {
     W.u16(this._dv, this._o + 12, v, 'nvmlGridLicenseExpiry_st.sec');
   }
@@ -4256,24 +4964,33 @@ export class nvmlGridLicenseExpiry_st extends CStruct {
   get status(): number {
     return this._dv.getUint8(this._o + 14);
   }
+  /** Writes `status` into the struct's bytes. */
   set status(v: number) {
     W.u8(this._dv, this._o + 14, v, 'nvmlGridLicenseExpiry_st.status');
   }
 }
 /** Fields accepted by `new nvmlGridLicenseExpiry_st({...})`. */
 export interface nvmlGridLicenseExpiry_stInit {
+  /** Year value of license expiry */
   year?: number;
+  /** Month value of license expiry */
   month?: number;
+  /** Day value of license expiry */
   day?: number;
+  /** Hour value of license expiry */
   hour?: number;
+  /** Minutes value of license expiry */
   min?: number;
+  /** Seconds value of license expiry */
   sec?: number;
+  /** License expiry status */
   status?: number;
 }
 
 /** Structure containing vGPU software licensable feature information */
 // struct nvmlGridLicensableFeature_st — nvml.h:2107
 export class nvmlGridLicensableFeature_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGridLicensableFeature_st","path":"","size":284,"align":4,"union":false,"fields":{"featureCode":{"offset":0,"size":4},"featureState":{"offset":4,"size":4},"licenseInfo":{"offset":8,"size":128},"productName":{"offset":136,"size":128},"featureEnabled":{"offset":264,"size":4},"licenseExpiry":{"offset":268,"size":16}}});
   }
@@ -4294,6 +5011,7 @@ export class nvmlGridLicensableFeature_st extends CStruct {
   get featureCode(): E.nvmlGridLicenseFeatureCode_t {
     return this._dv.getInt32(this._o + 0, true) as E.nvmlGridLicenseFeatureCode_t;
   }
+  /** Writes `featureCode` into the struct's bytes. */
   set featureCode(v: E.nvmlGridLicenseFeatureCode_t) {
     W.i32(this._dv, this._o + 0, v, 'nvmlGridLicensableFeature_st.featureCode');
   }
@@ -4301,6 +5019,7 @@ export class nvmlGridLicensableFeature_st extends CStruct {
   get featureState(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `featureState` into the struct's bytes. */
   set featureState(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlGridLicensableFeature_st.featureState');
   }
@@ -4308,6 +5027,7 @@ export class nvmlGridLicensableFeature_st extends CStruct {
   get licenseInfo(): string {
     return getString(this, 8, 128);
   }
+  /** Writes `licenseInfo` into the struct's bytes. */
   set licenseInfo(v: string) {
     setString(this, 8, 128, v, 'nvmlGridLicensableFeature_st.licenseInfo');
   }
@@ -4315,6 +5035,7 @@ export class nvmlGridLicensableFeature_st extends CStruct {
   get productName(): string {
     return getString(this, 136, 128);
   }
+  /** Writes `productName` into the struct's bytes. */
   set productName(v: string) {
     setString(this, 136, 128, v, 'nvmlGridLicensableFeature_st.productName');
   }
@@ -4322,6 +5043,7 @@ export class nvmlGridLicensableFeature_st extends CStruct {
   get featureEnabled(): number {
     return this._dv.getUint32(this._o + 264, true);
   }
+  /** Writes `featureEnabled` into the struct's bytes. */
   set featureEnabled(v: number) {
     W.u32(this._dv, this._o + 264, v, 'nvmlGridLicensableFeature_st.featureEnabled');
   }
@@ -4330,23 +5052,31 @@ export class nvmlGridLicensableFeature_st extends CStruct {
   get licenseExpiry(): nvmlGridLicenseExpiry_st {
     return (this._n_licenseExpiry ??= nestedView(this, nvmlGridLicenseExpiry_st, 268, 16, 'licenseExpiry'));
   }
+  /** Writes `licenseExpiry` into the struct's bytes. */
   set licenseExpiry(v: nvmlGridLicenseExpiry_st | nvmlGridLicenseExpiry_stInit) {
     setNested(this.licenseExpiry, v, nvmlGridLicenseExpiry_st, 'nvmlGridLicensableFeature_st.licenseExpiry');
   }
 }
 /** Fields accepted by `new nvmlGridLicensableFeature_st({...})`. */
 export interface nvmlGridLicensableFeature_stInit {
+  /** Licensed feature code */
   featureCode?: E.nvmlGridLicenseFeatureCode_t;
+  /** Non-zero if feature is currently licensed, otherwise zero */
   featureState?: number;
+  /** Deprecated. */
   licenseInfo?: string;
+  /** Product name of feature */
   productName?: string;
+  /** Non-zero if feature is enabled, otherwise zero */
   featureEnabled?: number;
+  /** License expiry structure containing date and time */
   licenseExpiry?: nvmlGridLicenseExpiry_st | nvmlGridLicenseExpiry_stInit;
 }
 
 /** Structure to store vGPU software licensable features */
 // struct nvmlGridLicensableFeatures_st — nvml.h:2120
 export class nvmlGridLicensableFeatures_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGridLicensableFeatures_st","path":"","size":860,"align":4,"union":false,"fields":{"isGridLicenseSupported":{"offset":0,"size":4},"licensableFeaturesCount":{"offset":4,"size":4},"gridLicensableFeatures":{"offset":8,"size":852}}});
   }
@@ -4367,6 +5097,7 @@ export class nvmlGridLicensableFeatures_st extends CStruct {
   get isGridLicenseSupported(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `isGridLicenseSupported` into the struct's bytes. */
   set isGridLicenseSupported(v: number) {
     W.i32(this._dv, this._o + 0, v, 'nvmlGridLicensableFeatures_st.isGridLicenseSupported');
   }
@@ -4374,6 +5105,7 @@ export class nvmlGridLicensableFeatures_st extends CStruct {
   get licensableFeaturesCount(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `licensableFeaturesCount` into the struct's bytes. */
   set licensableFeaturesCount(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlGridLicensableFeatures_st.licensableFeaturesCount');
   }
@@ -4381,20 +5113,25 @@ export class nvmlGridLicensableFeatures_st extends CStruct {
   get gridLicensableFeatures(): nvmlGridLicensableFeature_st[] {
     return Array.from({ length: 3 }, (_, i) => new nvmlGridLicensableFeature_st(nvmlGridLicensableFeature_st.view(this._u8.subarray(8 + i * 284, 8 + (i + 1) * 284), this._dv)));
   }
+  /** Writes `gridLicensableFeatures` into the struct's bytes. */
   set gridLicensableFeatures(v: (nvmlGridLicensableFeature_st | nvmlGridLicensableFeature_stInit)[]) {
     setArray(this, 3, v, 'nvmlGridLicensableFeatures_st.gridLicensableFeatures', (i, x, n) => setNested(nvmlGridLicensableFeature_st.view(this._u8.subarray(8 + i * 284, 8 + (i + 1) * 284), this._dv), x === 0 ? {} : x, nvmlGridLicensableFeature_st, n));
   }
 }
 /** Fields accepted by `new nvmlGridLicensableFeatures_st({...})`. */
 export interface nvmlGridLicensableFeatures_stInit {
+  /** Non-zero if vGPU Software Licensing is supported on the system, otherwise zero */
   isGridLicenseSupported?: number;
+  /** Entries returned in gridLicensableFeatures array */
   licensableFeaturesCount?: number;
+  /** Array of vGPU software licensable features. */
   gridLicensableFeatures?: (nvmlGridLicensableFeature_st | nvmlGridLicensableFeature_stInit)[];
 }
 
 /** Structure to store the vGPU type IDs -- version 1 */
 // nvmlVgpuTypeIdInfo_v1_t — nvml.h:2141
 export class nvmlVgpuTypeIdInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuTypeIdInfo_v1_t","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"vgpuCount":{"offset":4,"size":4},"vgpuTypeIds":{"offset":8,"size":8}}});
   }
@@ -4416,6 +5153,7 @@ export class nvmlVgpuTypeIdInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuTypeIdInfo_v1_t.version');
   }
@@ -4423,6 +5161,7 @@ export class nvmlVgpuTypeIdInfo_v1_t extends CStruct {
   get vgpuCount(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `vgpuCount` into the struct's bytes. */
   set vgpuCount(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuTypeIdInfo_v1_t.vgpuCount');
   }
@@ -4430,20 +5169,25 @@ export class nvmlVgpuTypeIdInfo_v1_t extends CStruct {
   get vgpuTypeIds(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `vgpuTypeIds` into the struct's bytes. */
   set vgpuTypeIds(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 8, v, 'nvmlVgpuTypeIdInfo_v1_t.vgpuTypeIds', 'vgpuTypeIds', 4, (dv, at, x, n) => W.u32(dv, at, x, n));
   }
 }
 /** Fields accepted by `new nvmlVgpuTypeIdInfo_v1_t({...})`. */
 export interface nvmlVgpuTypeIdInfo_v1_tInit {
+  /** IN: The version number of this struct */
   version?: number;
+  /** IN/OUT: Number of vGPU types */
   vgpuCount?: number;
+  /** OUT: List of vGPU type IDs */
   vgpuTypeIds?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
 }
 
 /** Structure to store the maximum number of possible vGPU type IDs -- version 1 */
 // nvmlVgpuTypeMaxInstance_v1_t — nvml.h:2153
 export class nvmlVgpuTypeMaxInstance_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuTypeMaxInstance_v1_t","path":"","size":12,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"vgpuTypeId":{"offset":4,"size":4},"maxInstancePerGI":{"offset":8,"size":4}}});
   }
@@ -4465,6 +5209,7 @@ export class nvmlVgpuTypeMaxInstance_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuTypeMaxInstance_v1_t.version');
   }
@@ -4472,6 +5217,7 @@ export class nvmlVgpuTypeMaxInstance_v1_t extends CStruct {
   get vgpuTypeId(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `vgpuTypeId` into the struct's bytes. */
   set vgpuTypeId(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuTypeMaxInstance_v1_t.vgpuTypeId');
   }
@@ -4479,20 +5225,25 @@ export class nvmlVgpuTypeMaxInstance_v1_t extends CStruct {
   get maxInstancePerGI(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `maxInstancePerGI` into the struct's bytes. */
   set maxInstancePerGI(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuTypeMaxInstance_v1_t.maxInstancePerGI');
   }
 }
 /** Fields accepted by `new nvmlVgpuTypeMaxInstance_v1_t({...})`. */
 export interface nvmlVgpuTypeMaxInstance_v1_tInit {
+  /** IN: The version number of this struct */
   version?: number;
+  /** IN: Handle to vGPU type */
   vgpuTypeId?: number;
+  /** OUT: Maximum number of vGPU instances per GPU instance */
   maxInstancePerGI?: number;
 }
 
 /** Structure to store active vGPU instance information -- Version 1 */
 // nvmlActiveVgpuInstanceInfo_v1_t — nvml.h:2165
 export class nvmlActiveVgpuInstanceInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlActiveVgpuInstanceInfo_v1_t","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"vgpuCount":{"offset":4,"size":4},"vgpuInstances":{"offset":8,"size":8}}});
   }
@@ -4514,6 +5265,7 @@ export class nvmlActiveVgpuInstanceInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlActiveVgpuInstanceInfo_v1_t.version');
   }
@@ -4521,6 +5273,7 @@ export class nvmlActiveVgpuInstanceInfo_v1_t extends CStruct {
   get vgpuCount(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `vgpuCount` into the struct's bytes. */
   set vgpuCount(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlActiveVgpuInstanceInfo_v1_t.vgpuCount');
   }
@@ -4528,20 +5281,25 @@ export class nvmlActiveVgpuInstanceInfo_v1_t extends CStruct {
   get vgpuInstances(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `vgpuInstances` into the struct's bytes. */
   set vgpuInstances(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 8, v, 'nvmlActiveVgpuInstanceInfo_v1_t.vgpuInstances', 'vgpuInstances', 4, (dv, at, x, n) => W.u32(dv, at, x, n));
   }
 }
 /** Fields accepted by `new nvmlActiveVgpuInstanceInfo_v1_t({...})`. */
 export interface nvmlActiveVgpuInstanceInfo_v1_tInit {
+  /** IN: The version number of this struct */
   version?: number;
+  /** IN/OUT: Count of the active vGPU instances */
   vgpuCount?: number;
+  /** IN/OUT: list of active vGPU instances */
   vgpuInstances?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
 }
 
 /** Structure to set vGPU scheduler state information -- version 1 */
 // nvmlVgpuSchedulerState_v1_t — nvml.h:2177
 export class nvmlVgpuSchedulerState_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuSchedulerState_v1_t","path":"","size":24,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"engineId":{"offset":4,"size":4},"schedulerPolicy":{"offset":8,"size":4},"enableARRMode":{"offset":12,"size":4},"schedulerParams":{"offset":16,"size":8}}});
   }
@@ -4563,6 +5321,7 @@ export class nvmlVgpuSchedulerState_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerState_v1_t.version');
   }
@@ -4570,6 +5329,7 @@ export class nvmlVgpuSchedulerState_v1_t extends CStruct {
   get engineId(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `engineId` into the struct's bytes. */
   set engineId(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuSchedulerState_v1_t.engineId');
   }
@@ -4577,6 +5337,7 @@ export class nvmlVgpuSchedulerState_v1_t extends CStruct {
   get schedulerPolicy(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `schedulerPolicy` into the struct's bytes. */
   set schedulerPolicy(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuSchedulerState_v1_t.schedulerPolicy');
   }
@@ -4584,6 +5345,7 @@ export class nvmlVgpuSchedulerState_v1_t extends CStruct {
   get enableARRMode(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `enableARRMode` into the struct's bytes. */
   set enableARRMode(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlVgpuSchedulerState_v1_t.enableARRMode');
   }
@@ -4592,22 +5354,29 @@ export class nvmlVgpuSchedulerState_v1_t extends CStruct {
   get schedulerParams(): nvmlVgpuSchedulerSetParams_t {
     return (this._n_schedulerParams ??= nestedView(this, nvmlVgpuSchedulerSetParams_t, 16, 8, 'schedulerParams'));
   }
+  /** Writes `schedulerParams` into the struct's bytes. */
   set schedulerParams(v: nvmlVgpuSchedulerSetParams_t | nvmlVgpuSchedulerSetParams_tInit) {
     setNested(this.schedulerParams, v, nvmlVgpuSchedulerSetParams_t, 'nvmlVgpuSchedulerState_v1_t.schedulerParams');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerState_v1_t({...})`. */
 export interface nvmlVgpuSchedulerState_v1_tInit {
+  /** IN: The version number of this struct */
   version?: number;
+  /** IN: One of NVML_VGPU_SCHEDULER_ENGINE_TYPE_*. */
   engineId?: number;
+  /** IN: Scheduler policy */
   schedulerPolicy?: number;
+  /** IN: Adaptive Round Robin scheduler */
   enableARRMode?: number;
+  /** IN: vGPU Scheduler Parameters */
   schedulerParams?: nvmlVgpuSchedulerSetParams_t | nvmlVgpuSchedulerSetParams_tInit;
 }
 
 /** Structure to store vGPU scheduler state information -- Version 1 */
 // nvmlVgpuSchedulerStateInfo_v1_t — nvml.h:2191
 export class nvmlVgpuSchedulerStateInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuSchedulerStateInfo_v1_t","path":"","size":24,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"engineId":{"offset":4,"size":4},"schedulerPolicy":{"offset":8,"size":4},"arrMode":{"offset":12,"size":4},"schedulerParams":{"offset":16,"size":8}}});
   }
@@ -4629,6 +5398,7 @@ export class nvmlVgpuSchedulerStateInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerStateInfo_v1_t.version');
   }
@@ -4636,6 +5406,7 @@ export class nvmlVgpuSchedulerStateInfo_v1_t extends CStruct {
   get engineId(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `engineId` into the struct's bytes. */
   set engineId(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuSchedulerStateInfo_v1_t.engineId');
   }
@@ -4643,6 +5414,7 @@ export class nvmlVgpuSchedulerStateInfo_v1_t extends CStruct {
   get schedulerPolicy(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `schedulerPolicy` into the struct's bytes. */
   set schedulerPolicy(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuSchedulerStateInfo_v1_t.schedulerPolicy');
   }
@@ -4650,6 +5422,7 @@ export class nvmlVgpuSchedulerStateInfo_v1_t extends CStruct {
   get arrMode(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `arrMode` into the struct's bytes. */
   set arrMode(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlVgpuSchedulerStateInfo_v1_t.arrMode');
   }
@@ -4658,22 +5431,29 @@ export class nvmlVgpuSchedulerStateInfo_v1_t extends CStruct {
   get schedulerParams(): nvmlVgpuSchedulerParams_t {
     return (this._n_schedulerParams ??= nestedView(this, nvmlVgpuSchedulerParams_t, 16, 8, 'schedulerParams'));
   }
+  /** Writes `schedulerParams` into the struct's bytes. */
   set schedulerParams(v: nvmlVgpuSchedulerParams_t | nvmlVgpuSchedulerParams_tInit) {
     setNested(this.schedulerParams, v, nvmlVgpuSchedulerParams_t, 'nvmlVgpuSchedulerStateInfo_v1_t.schedulerParams');
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerStateInfo_v1_t({...})`. */
 export interface nvmlVgpuSchedulerStateInfo_v1_tInit {
+  /** IN: The version number of this struct */
   version?: number;
+  /** IN: Engine whose software scheduler state info is fetched. One of NVML_VGPU_SCHEDULER_ENGINE_TYPE_*. */
   engineId?: number;
+  /** OUT: Scheduler policy */
   schedulerPolicy?: number;
+  /** OUT: Adaptive Round Robin scheduler mode. One of the NVML_VGPU_SCHEDULER_ARR_*. */
   arrMode?: number;
+  /** OUT: vGPU Scheduler Parameters */
   schedulerParams?: nvmlVgpuSchedulerParams_t | nvmlVgpuSchedulerParams_tInit;
 }
 
 /** Structure to store vGPU scheduler log information -- Version 1 */
 // nvmlVgpuSchedulerLogInfo_v1_t — nvml.h:2205
 export class nvmlVgpuSchedulerLogInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuSchedulerLogInfo_v1_t","path":"","size":9632,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"engineId":{"offset":4,"size":4},"schedulerPolicy":{"offset":8,"size":4},"arrMode":{"offset":12,"size":4},"schedulerParams":{"offset":16,"size":8},"entriesCount":{"offset":24,"size":4},"logEntries":{"offset":32,"size":9600}}});
   }
@@ -4695,6 +5475,7 @@ export class nvmlVgpuSchedulerLogInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuSchedulerLogInfo_v1_t.version');
   }
@@ -4702,6 +5483,7 @@ export class nvmlVgpuSchedulerLogInfo_v1_t extends CStruct {
   get engineId(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `engineId` into the struct's bytes. */
   set engineId(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuSchedulerLogInfo_v1_t.engineId');
   }
@@ -4709,6 +5491,7 @@ export class nvmlVgpuSchedulerLogInfo_v1_t extends CStruct {
   get schedulerPolicy(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `schedulerPolicy` into the struct's bytes. */
   set schedulerPolicy(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuSchedulerLogInfo_v1_t.schedulerPolicy');
   }
@@ -4716,6 +5499,7 @@ export class nvmlVgpuSchedulerLogInfo_v1_t extends CStruct {
   get arrMode(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `arrMode` into the struct's bytes. */
   set arrMode(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlVgpuSchedulerLogInfo_v1_t.arrMode');
   }
@@ -4724,6 +5508,7 @@ export class nvmlVgpuSchedulerLogInfo_v1_t extends CStruct {
   get schedulerParams(): nvmlVgpuSchedulerParams_t {
     return (this._n_schedulerParams ??= nestedView(this, nvmlVgpuSchedulerParams_t, 16, 8, 'schedulerParams'));
   }
+  /** Writes `schedulerParams` into the struct's bytes. */
   set schedulerParams(v: nvmlVgpuSchedulerParams_t | nvmlVgpuSchedulerParams_tInit) {
     setNested(this.schedulerParams, v, nvmlVgpuSchedulerParams_t, 'nvmlVgpuSchedulerLogInfo_v1_t.schedulerParams');
   }
@@ -4731,6 +5516,7 @@ export class nvmlVgpuSchedulerLogInfo_v1_t extends CStruct {
   get entriesCount(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `entriesCount` into the struct's bytes. */
   set entriesCount(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlVgpuSchedulerLogInfo_v1_t.entriesCount');
   }
@@ -4738,24 +5524,33 @@ export class nvmlVgpuSchedulerLogInfo_v1_t extends CStruct {
   get logEntries(): nvmlVgpuSchedulerLogEntries_st[] {
     return Array.from({ length: 200 }, (_, i) => new nvmlVgpuSchedulerLogEntries_st(nvmlVgpuSchedulerLogEntries_st.view(this._u8.subarray(32 + i * 48, 32 + (i + 1) * 48), this._dv)));
   }
+  /** Writes `logEntries` into the struct's bytes. */
   set logEntries(v: (nvmlVgpuSchedulerLogEntries_st | nvmlVgpuSchedulerLogEntries_stInit)[]) {
     setArray(this, 200, v, 'nvmlVgpuSchedulerLogInfo_v1_t.logEntries', (i, x, n) => setNested(nvmlVgpuSchedulerLogEntries_st.view(this._u8.subarray(32 + i * 48, 32 + (i + 1) * 48), this._dv), x === 0 ? {} : x, nvmlVgpuSchedulerLogEntries_st, n));
   }
 }
 /** Fields accepted by `new nvmlVgpuSchedulerLogInfo_v1_t({...})`. */
 export interface nvmlVgpuSchedulerLogInfo_v1_tInit {
+  /** IN: The version number of this struct */
   version?: number;
+  /** IN: Engine whose software runlist log entries are fetched. One of One of NVML_VGPU_SCHEDULER_ENGINE_TYPE_*. */
   engineId?: number;
+  /** OUT: Scheduler policy */
   schedulerPolicy?: number;
+  /** OUT: Adaptive Round Robin scheduler mode. One of the NVML_VGPU_SCHEDULER_ARR_*. */
   arrMode?: number;
+  /** OUT: vGPU Scheduler Parameters */
   schedulerParams?: nvmlVgpuSchedulerParams_t | nvmlVgpuSchedulerParams_tInit;
+  /** OUT: Count of log entries fetched */
   entriesCount?: number;
+  /** OUT: Structure to store the state and logs of a software runlist */
   logEntries?: (nvmlVgpuSchedulerLogEntries_st | nvmlVgpuSchedulerLogEntries_stInit)[];
 }
 
 /** Structure to store creatable vGPU placement information -- version 1 */
 // nvmlVgpuCreatablePlacementInfo_v1_t — nvml.h:2221
 export class nvmlVgpuCreatablePlacementInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlVgpuCreatablePlacementInfo_v1_t","path":"","size":32,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"vgpuTypeId":{"offset":4,"size":4},"count":{"offset":8,"size":4},"placementIds":{"offset":16,"size":8},"placementSize":{"offset":24,"size":4}}});
   }
@@ -4777,6 +5572,7 @@ export class nvmlVgpuCreatablePlacementInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuCreatablePlacementInfo_v1_t.version');
   }
@@ -4784,6 +5580,7 @@ export class nvmlVgpuCreatablePlacementInfo_v1_t extends CStruct {
   get vgpuTypeId(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `vgpuTypeId` into the struct's bytes. */
   set vgpuTypeId(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuCreatablePlacementInfo_v1_t.vgpuTypeId');
   }
@@ -4791,6 +5588,7 @@ export class nvmlVgpuCreatablePlacementInfo_v1_t extends CStruct {
   get count(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `count` into the struct's bytes. */
   set count(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlVgpuCreatablePlacementInfo_v1_t.count');
   }
@@ -4798,6 +5596,7 @@ export class nvmlVgpuCreatablePlacementInfo_v1_t extends CStruct {
   get placementIds(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `placementIds` into the struct's bytes. */
   set placementIds(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 16, v, 'nvmlVgpuCreatablePlacementInfo_v1_t.placementIds', 'placementIds', 4, (dv, at, x, n) => W.u32(dv, at, x, n));
   }
@@ -4805,22 +5604,29 @@ export class nvmlVgpuCreatablePlacementInfo_v1_t extends CStruct {
   get placementSize(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `placementSize` into the struct's bytes. */
   set placementSize(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlVgpuCreatablePlacementInfo_v1_t.placementSize');
   }
 }
 /** Fields accepted by `new nvmlVgpuCreatablePlacementInfo_v1_t({...})`. */
 export interface nvmlVgpuCreatablePlacementInfo_v1_tInit {
+  /** IN: The version number of this struct */
   version?: number;
+  /** IN: Handle to vGPU type */
   vgpuTypeId?: number;
+  /** IN/OUT: Count of the placement IDs */
   count?: number;
+  /** IN/OUT: Placement IDs for the vGPU type */
   placementIds?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
+  /** OUT: The number of slots occupied by the vGPU type */
   placementSize?: number;
 }
 
 /** struct nvmlNvLinkPowerThres_st */
 // struct nvmlNvLinkPowerThres_st — nvml.h:2766
 export class nvmlNvLinkPowerThres_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlNvLinkPowerThres_st","path":"","size":4,"align":4,"union":false,"fields":{"lowPwrThreshold":{"offset":0,"size":4}}});
   }
@@ -4841,18 +5647,21 @@ export class nvmlNvLinkPowerThres_st extends CStruct {
   get lowPwrThreshold(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `lowPwrThreshold` into the struct's bytes. */
   set lowPwrThreshold(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlNvLinkPowerThres_st.lowPwrThreshold');
   }
 }
 /** Fields accepted by `new nvmlNvLinkPowerThres_st({...})`. */
 export interface nvmlNvLinkPowerThres_stInit {
+  /** Low power threshold */
   lowPwrThreshold?: number;
 }
 
 /** Information for a Field Value Sample */
 // struct nvmlFieldValue_st — nvml.h:2782
 export class nvmlFieldValue_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlFieldValue_st","path":"","size":40,"align":8,"union":false,"fields":{"fieldId":{"offset":0,"size":4},"scopeId":{"offset":4,"size":4},"timestamp":{"offset":8,"size":8},"latencyUsec":{"offset":16,"size":8},"valueType":{"offset":24,"size":4},"nvmlReturn":{"offset":28,"size":4},"value":{"offset":32,"size":8}}});
   }
@@ -4873,6 +5682,7 @@ export class nvmlFieldValue_st extends CStruct {
   get fieldId(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `fieldId` into the struct's bytes. */
   set fieldId(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlFieldValue_st.fieldId');
   }
@@ -4880,6 +5690,7 @@ export class nvmlFieldValue_st extends CStruct {
   get scopeId(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `scopeId` into the struct's bytes. */
   set scopeId(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlFieldValue_st.scopeId');
   }
@@ -4887,6 +5698,7 @@ export class nvmlFieldValue_st extends CStruct {
   get timestamp(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `timestamp` into the struct's bytes. */
   set timestamp(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'nvmlFieldValue_st.timestamp');
   }
@@ -4894,6 +5706,7 @@ export class nvmlFieldValue_st extends CStruct {
   get latencyUsec(): bigint {
     return this._dv.getBigInt64(this._o + 16, true);
   }
+  /** Writes `latencyUsec` into the struct's bytes. */
   set latencyUsec(v: bigint | number) {
     W.i64(this._dv, this._o + 16, v, 'nvmlFieldValue_st.latencyUsec');
   }
@@ -4901,6 +5714,7 @@ export class nvmlFieldValue_st extends CStruct {
   get valueType(): E.nvmlValueType_t {
     return this._dv.getInt32(this._o + 24, true) as E.nvmlValueType_t;
   }
+  /** Writes `valueType` into the struct's bytes. */
   set valueType(v: E.nvmlValueType_t) {
     W.i32(this._dv, this._o + 24, v, 'nvmlFieldValue_st.valueType');
   }
@@ -4908,6 +5722,7 @@ export class nvmlFieldValue_st extends CStruct {
   get nvmlReturn(): E.nvmlReturn_t {
     return this._dv.getInt32(this._o + 28, true) as E.nvmlReturn_t;
   }
+  /** Writes `nvmlReturn` into the struct's bytes. */
   set nvmlReturn(v: E.nvmlReturn_t) {
     W.i32(this._dv, this._o + 28, v, 'nvmlFieldValue_st.nvmlReturn');
   }
@@ -4916,24 +5731,33 @@ export class nvmlFieldValue_st extends CStruct {
   get value(): nvmlValue_st {
     return (this._n_value ??= nestedView(this, nvmlValue_st, 32, 8, 'value'));
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: nvmlValue_st | nvmlValue_stInit) {
     setNested(this.value, v, nvmlValue_st, 'nvmlFieldValue_st.value');
   }
 }
 /** Fields accepted by `new nvmlFieldValue_st({...})`. */
 export interface nvmlFieldValue_stInit {
+  /** ID of the NVML field to retrieve. This must be set before any call that uses this struct. See the constants starting with NVML_FI_ above. */
   fieldId?: number;
+  /** Scope ID can represent data used by NVML depending on fieldId's context. For example, for NVLink throughput counter data, scopeId can represent linkId. */
   scopeId?: number;
+  /** CPU Timestamp of this value in microseconds since 1970 */
   timestamp?: bigint | number;
+  /** How long this field value took to update (in usec) within NVML. This may be averaged across several fields that are serviced by the same driver call. */
   latencyUsec?: bigint | number;
+  /** Type of the value stored in value */
   valueType?: E.nvmlValueType_t;
+  /** Return code for retrieving this value. This must be checked before looking at value, as value is undefined if nvmlReturn != NVML_SUCCESS */
   nvmlReturn?: E.nvmlReturn_t;
+  /** Value for this field. This is only valid if nvmlReturn == NVML_SUCCESS */
   value?: nvmlValue_st | nvmlValue_stInit;
 }
 
 /** Description of HWBC entry */
 // struct nvmlHwbcEntry_st — nvml.h:2807
 export class nvmlHwbcEntry_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlHwbcEntry_st","path":"","size":36,"align":4,"union":false,"fields":{"hwbcId":{"offset":0,"size":4},"firmwareVersion":{"offset":4,"size":32}}});
   }
@@ -4950,28 +5774,35 @@ export class nvmlHwbcEntry_st extends CStruct {
     super(36, mem, dv);
     this._init(init, nvmlHwbcEntry_st.keys);
   }
+  /** `unsigned int hwbcId`, of `struct nvmlHwbcEntry_st` (no description in the header). */
   get hwbcId(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `hwbcId` into the struct's bytes. */
   set hwbcId(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlHwbcEntry_st.hwbcId');
   }
+  /** `char firmwareVersion[32]`, of `struct nvmlHwbcEntry_st` (no description in the header). */
   get firmwareVersion(): string {
     return getString(this, 4, 32);
   }
+  /** Writes `firmwareVersion` into the struct's bytes. */
   set firmwareVersion(v: string) {
     setString(this, 4, 32, v, 'nvmlHwbcEntry_st.firmwareVersion');
   }
 }
 /** Fields accepted by `new nvmlHwbcEntry_st({...})`. */
 export interface nvmlHwbcEntry_stInit {
+  /** `unsigned int hwbcId`, of `struct nvmlHwbcEntry_st` (no description in the header). */
   hwbcId?: number;
+  /** `char firmwareVersion[32]`, of `struct nvmlHwbcEntry_st` (no description in the header). */
   firmwareVersion?: string;
 }
 
 /** LED states for an S-class unit. */
 // struct nvmlLedState_st — nvml.h:2835
 export class nvmlLedState_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlLedState_st","path":"","size":260,"align":4,"union":false,"fields":{"cause":{"offset":0,"size":256},"color":{"offset":256,"size":4}}});
   }
@@ -4992,6 +5823,7 @@ export class nvmlLedState_st extends CStruct {
   get cause(): string {
     return getString(this, 0, 256);
   }
+  /** Writes `cause` into the struct's bytes. */
   set cause(v: string) {
     setString(this, 0, 256, v, 'nvmlLedState_st.cause');
   }
@@ -4999,19 +5831,23 @@ export class nvmlLedState_st extends CStruct {
   get color(): E.nvmlLedColor_t {
     return this._dv.getInt32(this._o + 256, true) as E.nvmlLedColor_t;
   }
+  /** Writes `color` into the struct's bytes. */
   set color(v: E.nvmlLedColor_t) {
     W.i32(this._dv, this._o + 256, v, 'nvmlLedState_st.color');
   }
 }
 /** Fields accepted by `new nvmlLedState_st({...})`. */
 export interface nvmlLedState_stInit {
+  /** If amber, a text description of the cause */
   cause?: string;
+  /** GREEN or AMBER */
   color?: E.nvmlLedColor_t;
 }
 
 /** Static S-class unit info. */
 // struct nvmlUnitInfo_st — nvml.h:2844
 export class nvmlUnitInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlUnitInfo_st","path":"","size":384,"align":1,"union":false,"fields":{"name":{"offset":0,"size":96},"id":{"offset":96,"size":96},"serial":{"offset":192,"size":96},"firmwareVersion":{"offset":288,"size":96}}});
   }
@@ -5032,6 +5868,7 @@ export class nvmlUnitInfo_st extends CStruct {
   get name(): string {
     return getString(this, 0, 96);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: string) {
     setString(this, 0, 96, v, 'nvmlUnitInfo_st.name');
   }
@@ -5039,6 +5876,7 @@ export class nvmlUnitInfo_st extends CStruct {
   get id(): string {
     return getString(this, 96, 96);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: string) {
     setString(this, 96, 96, v, 'nvmlUnitInfo_st.id');
   }
@@ -5046,6 +5884,7 @@ export class nvmlUnitInfo_st extends CStruct {
   get serial(): string {
     return getString(this, 192, 96);
   }
+  /** Writes `serial` into the struct's bytes. */
   set serial(v: string) {
     setString(this, 192, 96, v, 'nvmlUnitInfo_st.serial');
   }
@@ -5053,21 +5892,27 @@ export class nvmlUnitInfo_st extends CStruct {
   get firmwareVersion(): string {
     return getString(this, 288, 96);
   }
+  /** Writes `firmwareVersion` into the struct's bytes. */
   set firmwareVersion(v: string) {
     setString(this, 288, 96, v, 'nvmlUnitInfo_st.firmwareVersion');
   }
 }
 /** Fields accepted by `new nvmlUnitInfo_st({...})`. */
 export interface nvmlUnitInfo_stInit {
+  /** Product name */
   name?: string;
+  /** Product identifier */
   id?: string;
+  /** Product serial number */
   serial?: string;
+  /** Firmware version */
   firmwareVersion?: string;
 }
 
 /** Power usage information for an S-class unit. The power supply state is a human readable string that equals "Normal" or contains a combination of "Abnormal" plus one or more of the following: - High voltage - Fan failure - Heatsink temperature - Current limit - Voltage below UV alarm threshold - Low-voltage - SI2C remote off command - MOD_DISABLE input - Short pin transition */
 // struct nvmlPSUInfo_st — nvml.h:2867
 export class nvmlPSUInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlPSUInfo_st","path":"","size":268,"align":4,"union":false,"fields":{"state":{"offset":0,"size":256},"current":{"offset":256,"size":4},"voltage":{"offset":260,"size":4},"power":{"offset":264,"size":4}}});
   }
@@ -5088,6 +5933,7 @@ export class nvmlPSUInfo_st extends CStruct {
   get state(): string {
     return getString(this, 0, 256);
   }
+  /** Writes `state` into the struct's bytes. */
   set state(v: string) {
     setString(this, 0, 256, v, 'nvmlPSUInfo_st.state');
   }
@@ -5095,6 +5941,7 @@ export class nvmlPSUInfo_st extends CStruct {
   get current(): number {
     return this._dv.getUint32(this._o + 256, true);
   }
+  /** Writes `current` into the struct's bytes. */
   set current(v: number) {
     W.u32(this._dv, this._o + 256, v, 'nvmlPSUInfo_st.current');
   }
@@ -5102,6 +5949,7 @@ export class nvmlPSUInfo_st extends CStruct {
   get voltage(): number {
     return this._dv.getUint32(this._o + 260, true);
   }
+  /** Writes `voltage` into the struct's bytes. */
   set voltage(v: number) {
     W.u32(this._dv, this._o + 260, v, 'nvmlPSUInfo_st.voltage');
   }
@@ -5109,21 +5957,27 @@ export class nvmlPSUInfo_st extends CStruct {
   get power(): number {
     return this._dv.getUint32(this._o + 264, true);
   }
+  /** Writes `power` into the struct's bytes. */
   set power(v: number) {
     W.u32(this._dv, this._o + 264, v, 'nvmlPSUInfo_st.power');
   }
 }
 /** Fields accepted by `new nvmlPSUInfo_st({...})`. */
 export interface nvmlPSUInfo_stInit {
+  /** The power supply state */
   state?: string;
+  /** PSU current (A) */
   current?: number;
+  /** PSU voltage (V) */
   voltage?: number;
+  /** PSU power draw (W) */
   power?: number;
 }
 
 /** Fan speed reading for a single fan in an S-class unit. */
 // struct nvmlUnitFanInfo_st — nvml.h:2878
 export class nvmlUnitFanInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlUnitFanInfo_st","path":"","size":8,"align":4,"union":false,"fields":{"speed":{"offset":0,"size":4},"state":{"offset":4,"size":4}}});
   }
@@ -5144,6 +5998,7 @@ export class nvmlUnitFanInfo_st extends CStruct {
   get speed(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `speed` into the struct's bytes. */
   set speed(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlUnitFanInfo_st.speed');
   }
@@ -5151,19 +6006,23 @@ export class nvmlUnitFanInfo_st extends CStruct {
   get state(): E.nvmlFanState_t {
     return this._dv.getInt32(this._o + 4, true) as E.nvmlFanState_t;
   }
+  /** Writes `state` into the struct's bytes. */
   set state(v: E.nvmlFanState_t) {
     W.i32(this._dv, this._o + 4, v, 'nvmlUnitFanInfo_st.state');
   }
 }
 /** Fields accepted by `new nvmlUnitFanInfo_st({...})`. */
 export interface nvmlUnitFanInfo_stInit {
+  /** Fan speed (RPM) */
   speed?: number;
+  /** Flag that indicates whether fan is working properly */
   state?: E.nvmlFanState_t;
 }
 
 /** Fan speed readings for an entire S-class unit. */
 // struct nvmlUnitFanSpeeds_st — nvml.h:2887
 export class nvmlUnitFanSpeeds_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlUnitFanSpeeds_st","path":"","size":196,"align":4,"union":false,"fields":{"fans":{"offset":0,"size":192},"count":{"offset":192,"size":4}}});
   }
@@ -5184,6 +6043,7 @@ export class nvmlUnitFanSpeeds_st extends CStruct {
   get fans(): nvmlUnitFanInfo_st[] {
     return Array.from({ length: 24 }, (_, i) => new nvmlUnitFanInfo_st(nvmlUnitFanInfo_st.view(this._u8.subarray(0 + i * 8, 0 + (i + 1) * 8), this._dv)));
   }
+  /** Writes `fans` into the struct's bytes. */
   set fans(v: (nvmlUnitFanInfo_st | nvmlUnitFanInfo_stInit)[]) {
     setArray(this, 24, v, 'nvmlUnitFanSpeeds_st.fans', (i, x, n) => setNested(nvmlUnitFanInfo_st.view(this._u8.subarray(0 + i * 8, 0 + (i + 1) * 8), this._dv), x === 0 ? {} : x, nvmlUnitFanInfo_st, n));
   }
@@ -5191,19 +6051,23 @@ export class nvmlUnitFanSpeeds_st extends CStruct {
   get count(): number {
     return this._dv.getUint32(this._o + 192, true);
   }
+  /** Writes `count` into the struct's bytes. */
   set count(v: number) {
     W.u32(this._dv, this._o + 192, v, 'nvmlUnitFanSpeeds_st.count');
   }
 }
 /** Fields accepted by `new nvmlUnitFanSpeeds_st({...})`. */
 export interface nvmlUnitFanSpeeds_stInit {
+  /** Fan speed data for each fan */
   fans?: (nvmlUnitFanInfo_st | nvmlUnitFanInfo_stInit)[];
+  /** Number of fans in unit */
   count?: number;
 }
 
 /** Information about occurred event */
 // struct nvmlEventData_st — nvml.h:2997
 export class nvmlEventData_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlEventData_st","path":"","size":32,"align":8,"union":false,"fields":{"device":{"offset":0,"size":8},"eventType":{"offset":8,"size":8},"eventData":{"offset":16,"size":8},"gpuInstanceId":{"offset":24,"size":4},"computeInstanceId":{"offset":28,"size":4}}});
   }
@@ -5224,6 +6088,7 @@ export class nvmlEventData_st extends CStruct {
   get device(): H.nvmlDevice_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.nvmlDevice_t;
   }
+  /** Writes `device` into the struct's bytes. */
   set device(v: H.nvmlDevice_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'nvmlEventData_st.device');
   }
@@ -5231,6 +6096,7 @@ export class nvmlEventData_st extends CStruct {
   get eventType(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `eventType` into the struct's bytes. */
   set eventType(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlEventData_st.eventType');
   }
@@ -5238,6 +6104,7 @@ export class nvmlEventData_st extends CStruct {
   get eventData(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `eventData` into the struct's bytes. */
   set eventData(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'nvmlEventData_st.eventData');
   }
@@ -5245,6 +6112,7 @@ export class nvmlEventData_st extends CStruct {
   get gpuInstanceId(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `gpuInstanceId` into the struct's bytes. */
   set gpuInstanceId(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlEventData_st.gpuInstanceId');
   }
@@ -5252,22 +6120,29 @@ export class nvmlEventData_st extends CStruct {
   get computeInstanceId(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `computeInstanceId` into the struct's bytes. */
   set computeInstanceId(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlEventData_st.computeInstanceId');
   }
 }
 /** Fields accepted by `new nvmlEventData_st({...})`. */
 export interface nvmlEventData_stInit {
+  /** Specific device where the event occurred */
   device?: H.nvmlDevice_t | null;
+  /** Information about what specific event occurred */
   eventType?: bigint | number;
+  /** Stores Xid error for the device in the event of nvmlEventTypeXidCriticalError, */
   eventData?: bigint | number;
+  /** If MIG is enabled and nvmlEventTypeXidCriticalError event is attributable to a GPU */
   gpuInstanceId?: number;
+  /** If MIG is enabled and nvmlEventTypeXidCriticalError event is attributable to a */
   computeInstanceId?: number;
 }
 
 /** nvmlSystemEventSetCreateRequest */
 // nvmlSystemEventSetCreateRequest_v1_t — nvml.h:3025
 export class nvmlSystemEventSetCreateRequest_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlSystemEventSetCreateRequest_v1_t","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"set":{"offset":8,"size":8}}});
   }
@@ -5289,6 +6164,7 @@ export class nvmlSystemEventSetCreateRequest_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlSystemEventSetCreateRequest_v1_t.version');
   }
@@ -5296,19 +6172,23 @@ export class nvmlSystemEventSetCreateRequest_v1_t extends CStruct {
   get set(): H.nvmlSystemEventSet_t {
     return this._dv.getBigUint64(this._o + 8, true) as H.nvmlSystemEventSet_t;
   }
+  /** Writes `set` into the struct's bytes. */
   set set(v: H.nvmlSystemEventSet_t | null) {
     W.ptr(this._dv, this._o + 8, v, 'nvmlSystemEventSetCreateRequest_v1_t.set');
   }
 }
 /** Fields accepted by `new nvmlSystemEventSetCreateRequest_v1_t({...})`. */
 export interface nvmlSystemEventSetCreateRequest_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** system event set */
   set?: H.nvmlSystemEventSet_t | null;
 }
 
 /** nvmlSystemEventSetFreeRequest */
 // nvmlSystemEventSetFreeRequest_v1_t — nvml.h:3036
 export class nvmlSystemEventSetFreeRequest_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlSystemEventSetFreeRequest_v1_t","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"set":{"offset":8,"size":8}}});
   }
@@ -5330,6 +6210,7 @@ export class nvmlSystemEventSetFreeRequest_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlSystemEventSetFreeRequest_v1_t.version');
   }
@@ -5337,19 +6218,23 @@ export class nvmlSystemEventSetFreeRequest_v1_t extends CStruct {
   get set(): H.nvmlSystemEventSet_t {
     return this._dv.getBigUint64(this._o + 8, true) as H.nvmlSystemEventSet_t;
   }
+  /** Writes `set` into the struct's bytes. */
   set set(v: H.nvmlSystemEventSet_t | null) {
     W.ptr(this._dv, this._o + 8, v, 'nvmlSystemEventSetFreeRequest_v1_t.set');
   }
 }
 /** Fields accepted by `new nvmlSystemEventSetFreeRequest_v1_t({...})`. */
 export interface nvmlSystemEventSetFreeRequest_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** system event set */
   set?: H.nvmlSystemEventSet_t | null;
 }
 
 /** nvmlSystemRegisterEventRequest */
 // nvmlSystemRegisterEventRequest_v1_t — nvml.h:3047
 export class nvmlSystemRegisterEventRequest_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlSystemRegisterEventRequest_v1_t","path":"","size":24,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"eventTypes":{"offset":8,"size":8},"set":{"offset":16,"size":8}}});
   }
@@ -5371,6 +6256,7 @@ export class nvmlSystemRegisterEventRequest_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlSystemRegisterEventRequest_v1_t.version');
   }
@@ -5378,6 +6264,7 @@ export class nvmlSystemRegisterEventRequest_v1_t extends CStruct {
   get eventTypes(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `eventTypes` into the struct's bytes. */
   set eventTypes(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlSystemRegisterEventRequest_v1_t.eventTypes');
   }
@@ -5385,20 +6272,25 @@ export class nvmlSystemRegisterEventRequest_v1_t extends CStruct {
   get set(): H.nvmlSystemEventSet_t {
     return this._dv.getBigUint64(this._o + 16, true) as H.nvmlSystemEventSet_t;
   }
+  /** Writes `set` into the struct's bytes. */
   set set(v: H.nvmlSystemEventSet_t | null) {
     W.ptr(this._dv, this._o + 16, v, 'nvmlSystemRegisterEventRequest_v1_t.set');
   }
 }
 /** Fields accepted by `new nvmlSystemRegisterEventRequest_v1_t({...})`. */
 export interface nvmlSystemRegisterEventRequest_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** Bitmask of nvmlEventType to record For example eventTypes = (nvmlEventTypeBind | nvmlEventTypeUnbind) to listen to both Bind and Unbind events. */
   eventTypes?: bigint | number;
+  /** Set to which add new event types */
   set?: H.nvmlSystemEventSet_t | null;
 }
 
 /** nvmlSystemEventData_v1_t */
 // nvmlSystemEventData_v1_t — nvml.h:3061
 export class nvmlSystemEventData_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlSystemEventData_v1_t","path":"","size":16,"align":8,"union":false,"fields":{"eventType":{"offset":0,"size":8},"gpuId":{"offset":8,"size":4}}});
   }
@@ -5419,6 +6311,7 @@ export class nvmlSystemEventData_v1_t extends CStruct {
   get eventType(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `eventType` into the struct's bytes. */
   set eventType(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlSystemEventData_v1_t.eventType');
   }
@@ -5426,19 +6319,23 @@ export class nvmlSystemEventData_v1_t extends CStruct {
   get gpuId(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `gpuId` into the struct's bytes. */
   set gpuId(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlSystemEventData_v1_t.gpuId');
   }
 }
 /** Fields accepted by `new nvmlSystemEventData_v1_t({...})`. */
 export interface nvmlSystemEventData_v1_tInit {
+  /** Information about what specific system event occurred */
   eventType?: bigint | number;
+  /** gpuId in PCI format */
   gpuId?: number;
 }
 
 /** nvmlSystemEventSetWait */
 // nvmlSystemEventSetWaitRequest_v1_t — nvml.h:3070
 export class nvmlSystemEventSetWaitRequest_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlSystemEventSetWaitRequest_v1_t","path":"","size":32,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"timeoutms":{"offset":4,"size":4},"set":{"offset":8,"size":8},"data":{"offset":16,"size":8},"dataSize":{"offset":24,"size":4},"numEvent":{"offset":28,"size":4}}});
   }
@@ -5460,6 +6357,7 @@ export class nvmlSystemEventSetWaitRequest_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlSystemEventSetWaitRequest_v1_t.version');
   }
@@ -5467,6 +6365,7 @@ export class nvmlSystemEventSetWaitRequest_v1_t extends CStruct {
   get timeoutms(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `timeoutms` into the struct's bytes. */
   set timeoutms(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlSystemEventSetWaitRequest_v1_t.timeoutms');
   }
@@ -5474,6 +6373,7 @@ export class nvmlSystemEventSetWaitRequest_v1_t extends CStruct {
   get set(): H.nvmlSystemEventSet_t {
     return this._dv.getBigUint64(this._o + 8, true) as H.nvmlSystemEventSet_t;
   }
+  /** Writes `set` into the struct's bytes. */
   set set(v: H.nvmlSystemEventSet_t | null) {
     W.ptr(this._dv, this._o + 8, v, 'nvmlSystemEventSetWaitRequest_v1_t.set');
   }
@@ -5481,6 +6381,7 @@ export class nvmlSystemEventSetWaitRequest_v1_t extends CStruct {
   get data(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `data` into the struct's bytes. */
   set data(v: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlSystemEventData_v1_t | nvmlSystemEventData_v1_tInit)[] | null) {
     setPointerArray(this, 16, v, 'nvmlSystemEventSetWaitRequest_v1_t.data', 'data', 16, (dv, at, x, n) => packStruct(dv, at, x, nvmlSystemEventData_v1_t, n));
   }
@@ -5488,6 +6389,7 @@ export class nvmlSystemEventSetWaitRequest_v1_t extends CStruct {
   get dataSize(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `dataSize` into the struct's bytes. */
   set dataSize(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlSystemEventSetWaitRequest_v1_t.dataSize');
   }
@@ -5495,23 +6397,31 @@ export class nvmlSystemEventSetWaitRequest_v1_t extends CStruct {
   get numEvent(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `numEvent` into the struct's bytes. */
   set numEvent(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlSystemEventSetWaitRequest_v1_t.numEvent');
   }
 }
 /** Fields accepted by `new nvmlSystemEventSetWaitRequest_v1_t({...})`. */
 export interface nvmlSystemEventSetWaitRequest_v1_tInit {
+  /** input/output: the API version number */
   version?: number;
+  /** input: time to sleep waiting for event. If timeoutms is zero, skip waiting for event. */
   timeoutms?: number;
+  /** input: system event set */
   set?: H.nvmlSystemEventSet_t | null;
+  /** input/output: array of event data, owned by caller */
   data?: bigint | Uint8Array | ArrayBufferView | CStruct | (nvmlSystemEventData_v1_t | nvmlSystemEventData_v1_tInit)[] | null;
+  /** input: the size of data array */
   dataSize?: number;
+  /** output: number of event collected. */
   numEvent?: number;
 }
 
 /** Describes accounting statistics of a process. */
 // struct nvmlAccountingStats_st — nvml.h:3250
 export class nvmlAccountingStats_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlAccountingStats_st","path":"","size":56,"align":8,"union":false,"fields":{"gpuUtilization":{"offset":0,"size":4},"memoryUtilization":{"offset":4,"size":4},"maxMemoryUsage":{"offset":8,"size":8},"time":{"offset":16,"size":8},"startTime":{"offset":24,"size":8},"isRunning":{"offset":32,"size":4},"reserved":{"offset":36,"size":20}}});
   }
@@ -5532,6 +6442,7 @@ export class nvmlAccountingStats_st extends CStruct {
   get gpuUtilization(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `gpuUtilization` into the struct's bytes. */
   set gpuUtilization(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlAccountingStats_st.gpuUtilization');
   }
@@ -5539,6 +6450,7 @@ export class nvmlAccountingStats_st extends CStruct {
   get memoryUtilization(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `memoryUtilization` into the struct's bytes. */
   set memoryUtilization(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlAccountingStats_st.memoryUtilization');
   }
@@ -5546,6 +6458,7 @@ export class nvmlAccountingStats_st extends CStruct {
   get maxMemoryUsage(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `maxMemoryUsage` into the struct's bytes. */
   set maxMemoryUsage(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlAccountingStats_st.maxMemoryUsage');
   }
@@ -5553,6 +6466,7 @@ export class nvmlAccountingStats_st extends CStruct {
   get time(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `time` into the struct's bytes. */
   set time(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'nvmlAccountingStats_st.time');
   }
@@ -5560,6 +6474,7 @@ export class nvmlAccountingStats_st extends CStruct {
   get startTime(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `startTime` into the struct's bytes. */
   set startTime(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'nvmlAccountingStats_st.startTime');
   }
@@ -5567,6 +6482,7 @@ export class nvmlAccountingStats_st extends CStruct {
   get isRunning(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `isRunning` into the struct's bytes. */
   set isRunning(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlAccountingStats_st.isRunning');
   }
@@ -5574,24 +6490,33 @@ export class nvmlAccountingStats_st extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 5 }, (_, i) => this._dv.getUint32(this._o + 36 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 5, v, 'nvmlAccountingStats_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 36 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new nvmlAccountingStats_st({...})`. */
 export interface nvmlAccountingStats_stInit {
+  /** Percent of time over the process's lifetime during which one or more kernels was executing on the GPU. */
   gpuUtilization?: number;
+  /** Percent of time over the process's lifetime during which global (device) memory was being read or written. */
   memoryUtilization?: number;
+  /** Maximum total memory in bytes that was ever allocated by the process. */
   maxMemoryUsage?: bigint | number;
+  /** Amount of time in ms during which the compute context was active. The time is reported as 0 if the process is not terminated */
   time?: bigint | number;
+  /** CPU Timestamp in usec representing start time for the process */
   startTime?: bigint | number;
+  /** Flag to represent if the process is running (1 for running, 0 for terminated) */
   isRunning?: number;
+  /** Reserved for future use */
   reserved?: (number)[];
 }
 
 /** Structure to hold encoder session data */
 // struct nvmlEncoderSessionInfo_st — nvml.h:3295
 export class nvmlEncoderSessionInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlEncoderSessionInfo_st","path":"","size":32,"align":4,"union":false,"fields":{"sessionId":{"offset":0,"size":4},"pid":{"offset":4,"size":4},"vgpuInstance":{"offset":8,"size":4},"codecType":{"offset":12,"size":4},"hResolution":{"offset":16,"size":4},"vResolution":{"offset":20,"size":4},"averageFps":{"offset":24,"size":4},"averageLatency":{"offset":28,"size":4}}});
   }
@@ -5612,6 +6537,7 @@ export class nvmlEncoderSessionInfo_st extends CStruct {
   get sessionId(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `sessionId` into the struct's bytes. */
   set sessionId(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlEncoderSessionInfo_st.sessionId');
   }
@@ -5619,6 +6545,7 @@ export class nvmlEncoderSessionInfo_st extends CStruct {
   get pid(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `pid` into the struct's bytes. */
   set pid(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlEncoderSessionInfo_st.pid');
   }
@@ -5626,6 +6553,7 @@ export class nvmlEncoderSessionInfo_st extends CStruct {
   get vgpuInstance(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `vgpuInstance` into the struct's bytes. */
   set vgpuInstance(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlEncoderSessionInfo_st.vgpuInstance');
   }
@@ -5633,6 +6561,7 @@ export class nvmlEncoderSessionInfo_st extends CStruct {
   get codecType(): E.nvmlEncoderType_t {
     return this._dv.getInt32(this._o + 12, true) as E.nvmlEncoderType_t;
   }
+  /** Writes `codecType` into the struct's bytes. */
   set codecType(v: E.nvmlEncoderType_t) {
     W.i32(this._dv, this._o + 12, v, 'nvmlEncoderSessionInfo_st.codecType');
   }
@@ -5640,6 +6569,7 @@ export class nvmlEncoderSessionInfo_st extends CStruct {
   get hResolution(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `hResolution` into the struct's bytes. */
   set hResolution(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlEncoderSessionInfo_st.hResolution');
   }
@@ -5647,6 +6577,7 @@ export class nvmlEncoderSessionInfo_st extends CStruct {
   get vResolution(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `vResolution` into the struct's bytes. */
   set vResolution(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlEncoderSessionInfo_st.vResolution');
   }
@@ -5654,6 +6585,7 @@ export class nvmlEncoderSessionInfo_st extends CStruct {
   get averageFps(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `averageFps` into the struct's bytes. */
   set averageFps(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlEncoderSessionInfo_st.averageFps');
   }
@@ -5661,25 +6593,35 @@ export class nvmlEncoderSessionInfo_st extends CStruct {
   get averageLatency(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `averageLatency` into the struct's bytes. */
   set averageLatency(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlEncoderSessionInfo_st.averageLatency');
   }
 }
 /** Fields accepted by `new nvmlEncoderSessionInfo_st({...})`. */
 export interface nvmlEncoderSessionInfo_stInit {
+  /** Unique session ID */
   sessionId?: number;
+  /** Owning process ID */
   pid?: number;
+  /** Owning vGPU instance ID (only valid on vGPU hosts, otherwise zero) */
   vgpuInstance?: number;
+  /** Video encoder type */
   codecType?: E.nvmlEncoderType_t;
+  /** Current encode horizontal resolution */
   hResolution?: number;
+  /** Current encode vertical resolution */
   vResolution?: number;
+  /** Moving average encode frames per second */
   averageFps?: number;
+  /** Moving average encode latency in microseconds */
   averageLatency?: number;
 }
 
 /** Structure to hold frame buffer capture sessions stats */
 // struct nvmlFBCStats_st — nvml.h:3330
 export class nvmlFBCStats_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlFBCStats_st","path":"","size":12,"align":4,"union":false,"fields":{"sessionsCount":{"offset":0,"size":4},"averageFPS":{"offset":4,"size":4},"averageLatency":{"offset":8,"size":4}}});
   }
@@ -5700,6 +6642,7 @@ export class nvmlFBCStats_st extends CStruct {
   get sessionsCount(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `sessionsCount` into the struct's bytes. */
   set sessionsCount(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlFBCStats_st.sessionsCount');
   }
@@ -5707,6 +6650,7 @@ export class nvmlFBCStats_st extends CStruct {
   get averageFPS(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `averageFPS` into the struct's bytes. */
   set averageFPS(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlFBCStats_st.averageFPS');
   }
@@ -5714,20 +6658,25 @@ export class nvmlFBCStats_st extends CStruct {
   get averageLatency(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `averageLatency` into the struct's bytes. */
   set averageLatency(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlFBCStats_st.averageLatency');
   }
 }
 /** Fields accepted by `new nvmlFBCStats_st({...})`. */
 export interface nvmlFBCStats_stInit {
+  /** Total no of sessions */
   sessionsCount?: number;
+  /** Moving average new frames captured per second */
   averageFPS?: number;
+  /** Moving average new frame capture latency in microseconds */
   averageLatency?: number;
 }
 
 /** Structure to hold FBC session data */
 // struct nvmlFBCSessionInfo_st — nvml.h:3346
 export class nvmlFBCSessionInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlFBCSessionInfo_st","path":"","size":48,"align":4,"union":false,"fields":{"sessionId":{"offset":0,"size":4},"pid":{"offset":4,"size":4},"vgpuInstance":{"offset":8,"size":4},"displayOrdinal":{"offset":12,"size":4},"sessionType":{"offset":16,"size":4},"sessionFlags":{"offset":20,"size":4},"hMaxResolution":{"offset":24,"size":4},"vMaxResolution":{"offset":28,"size":4},"hResolution":{"offset":32,"size":4},"vResolution":{"offset":36,"size":4},"averageFPS":{"offset":40,"size":4},"averageLatency":{"offset":44,"size":4}}});
   }
@@ -5748,6 +6697,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get sessionId(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `sessionId` into the struct's bytes. */
   set sessionId(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlFBCSessionInfo_st.sessionId');
   }
@@ -5755,6 +6705,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get pid(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `pid` into the struct's bytes. */
   set pid(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlFBCSessionInfo_st.pid');
   }
@@ -5762,6 +6713,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get vgpuInstance(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `vgpuInstance` into the struct's bytes. */
   set vgpuInstance(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlFBCSessionInfo_st.vgpuInstance');
   }
@@ -5769,6 +6721,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get displayOrdinal(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `displayOrdinal` into the struct's bytes. */
   set displayOrdinal(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlFBCSessionInfo_st.displayOrdinal');
   }
@@ -5776,6 +6729,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get sessionType(): E.nvmlFBCSessionType_t {
     return this._dv.getInt32(this._o + 16, true) as E.nvmlFBCSessionType_t;
   }
+  /** Writes `sessionType` into the struct's bytes. */
   set sessionType(v: E.nvmlFBCSessionType_t) {
     W.i32(this._dv, this._o + 16, v, 'nvmlFBCSessionInfo_st.sessionType');
   }
@@ -5783,6 +6737,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get sessionFlags(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `sessionFlags` into the struct's bytes. */
   set sessionFlags(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlFBCSessionInfo_st.sessionFlags');
   }
@@ -5790,6 +6745,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get hMaxResolution(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `hMaxResolution` into the struct's bytes. */
   set hMaxResolution(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlFBCSessionInfo_st.hMaxResolution');
   }
@@ -5797,6 +6753,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get vMaxResolution(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `vMaxResolution` into the struct's bytes. */
   set vMaxResolution(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlFBCSessionInfo_st.vMaxResolution');
   }
@@ -5804,6 +6761,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get hResolution(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `hResolution` into the struct's bytes. */
   set hResolution(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlFBCSessionInfo_st.hResolution');
   }
@@ -5811,6 +6769,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get vResolution(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `vResolution` into the struct's bytes. */
   set vResolution(v: number) {
     W.u32(this._dv, this._o + 36, v, 'nvmlFBCSessionInfo_st.vResolution');
   }
@@ -5818,6 +6777,7 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get averageFPS(): number {
     return this._dv.getUint32(this._o + 40, true);
   }
+  /** Writes `averageFPS` into the struct's bytes. */
   set averageFPS(v: number) {
     W.u32(this._dv, this._o + 40, v, 'nvmlFBCSessionInfo_st.averageFPS');
   }
@@ -5825,29 +6785,43 @@ export class nvmlFBCSessionInfo_st extends CStruct {
   get averageLatency(): number {
     return this._dv.getUint32(this._o + 44, true);
   }
+  /** Writes `averageLatency` into the struct's bytes. */
   set averageLatency(v: number) {
     W.u32(this._dv, this._o + 44, v, 'nvmlFBCSessionInfo_st.averageLatency');
   }
 }
 /** Fields accepted by `new nvmlFBCSessionInfo_st({...})`. */
 export interface nvmlFBCSessionInfo_stInit {
+  /** Unique session ID */
   sessionId?: number;
+  /** Owning process ID */
   pid?: number;
+  /** Owning vGPU instance ID (only valid on vGPU hosts, otherwise zero) */
   vgpuInstance?: number;
+  /** Display identifier */
   displayOrdinal?: number;
+  /** Type of frame buffer capture session */
   sessionType?: E.nvmlFBCSessionType_t;
+  /** Session flags (one or more of NVML_NVFBC_SESSION_FLAG_XXX). */
   sessionFlags?: number;
+  /** Max horizontal resolution supported by the capture session */
   hMaxResolution?: number;
+  /** Max vertical resolution supported by the capture session */
   vMaxResolution?: number;
+  /** Horizontal resolution requested by caller in capture call */
   hResolution?: number;
+  /** Vertical resolution requested by caller in capture call */
   vResolution?: number;
+  /** Moving average new frames captured per second */
   averageFPS?: number;
+  /** Moving average new frame capture latency in microseconds */
   averageLatency?: number;
 }
 
 /** struct nvmlConfComputeSystemCaps_st */
 // struct nvmlConfComputeSystemCaps_st — nvml.h:3410
 export class nvmlConfComputeSystemCaps_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlConfComputeSystemCaps_st","path":"","size":8,"align":4,"union":false,"fields":{"cpuCaps":{"offset":0,"size":4},"gpusCaps":{"offset":4,"size":4}}});
   }
@@ -5864,28 +6838,35 @@ export class nvmlConfComputeSystemCaps_st extends CStruct {
     super(8, mem, dv);
     this._init(init, nvmlConfComputeSystemCaps_st.keys);
   }
+  /** `unsigned int cpuCaps`, of `struct nvmlConfComputeSystemCaps_st` (no description in the header). */
   get cpuCaps(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `cpuCaps` into the struct's bytes. */
   set cpuCaps(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlConfComputeSystemCaps_st.cpuCaps');
   }
+  /** `unsigned int gpusCaps`, of `struct nvmlConfComputeSystemCaps_st` (no description in the header). */
   get gpusCaps(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `gpusCaps` into the struct's bytes. */
   set gpusCaps(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlConfComputeSystemCaps_st.gpusCaps');
   }
 }
 /** Fields accepted by `new nvmlConfComputeSystemCaps_st({...})`. */
 export interface nvmlConfComputeSystemCaps_stInit {
+  /** `unsigned int cpuCaps`, of `struct nvmlConfComputeSystemCaps_st` (no description in the header). */
   cpuCaps?: number;
+  /** `unsigned int gpusCaps`, of `struct nvmlConfComputeSystemCaps_st` (no description in the header). */
   gpusCaps?: number;
 }
 
 /** struct nvmlConfComputeSystemState_st */
 // struct nvmlConfComputeSystemState_st — nvml.h:3434
 export class nvmlConfComputeSystemState_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlConfComputeSystemState_st","path":"","size":12,"align":4,"union":false,"fields":{"environment":{"offset":0,"size":4},"ccFeature":{"offset":4,"size":4},"devToolsMode":{"offset":8,"size":4}}});
   }
@@ -5902,35 +6883,45 @@ export class nvmlConfComputeSystemState_st extends CStruct {
     super(12, mem, dv);
     this._init(init, nvmlConfComputeSystemState_st.keys);
   }
+  /** `unsigned int environment`, of `struct nvmlConfComputeSystemState_st` (no description in the header). */
   get environment(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `environment` into the struct's bytes. */
   set environment(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlConfComputeSystemState_st.environment');
   }
+  /** `unsigned int ccFeature`, of `struct nvmlConfComputeSystemState_st` (no description in the header). */
   get ccFeature(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `ccFeature` into the struct's bytes. */
   set ccFeature(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlConfComputeSystemState_st.ccFeature');
   }
+  /** `unsigned int devToolsMode`, of `struct nvmlConfComputeSystemState_st` (no description in the header). */
   get devToolsMode(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `devToolsMode` into the struct's bytes. */
   set devToolsMode(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlConfComputeSystemState_st.devToolsMode');
   }
 }
 /** Fields accepted by `new nvmlConfComputeSystemState_st({...})`. */
 export interface nvmlConfComputeSystemState_stInit {
+  /** `unsigned int environment`, of `struct nvmlConfComputeSystemState_st` (no description in the header). */
   environment?: number;
+  /** `unsigned int ccFeature`, of `struct nvmlConfComputeSystemState_st` (no description in the header). */
   ccFeature?: number;
+  /** `unsigned int devToolsMode`, of `struct nvmlConfComputeSystemState_st` (no description in the header). */
   devToolsMode?: number;
 }
 
 /** Confidential Compute System settings */
 // nvmlSystemConfComputeSettings_v1_t — nvml.h:3450
 export class nvmlSystemConfComputeSettings_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlSystemConfComputeSettings_v1_t","path":"","size":20,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"environment":{"offset":4,"size":4},"ccFeature":{"offset":8,"size":4},"devToolsMode":{"offset":12,"size":4},"multiGpuMode":{"offset":16,"size":4}}});
   }
@@ -5948,49 +6939,65 @@ export class nvmlSystemConfComputeSettings_v1_t extends CStruct {
     if (!mem) this._dv.setUint32(this._o + 0, 16777236, true); // version
     this._init(init, nvmlSystemConfComputeSettings_v1_t.keys);
   }
+  /** `unsigned int version`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlSystemConfComputeSettings_v1_t.version');
   }
+  /** `unsigned int environment`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   get environment(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `environment` into the struct's bytes. */
   set environment(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlSystemConfComputeSettings_v1_t.environment');
   }
+  /** `unsigned int ccFeature`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   get ccFeature(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `ccFeature` into the struct's bytes. */
   set ccFeature(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlSystemConfComputeSettings_v1_t.ccFeature');
   }
+  /** `unsigned int devToolsMode`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   get devToolsMode(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `devToolsMode` into the struct's bytes. */
   set devToolsMode(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlSystemConfComputeSettings_v1_t.devToolsMode');
   }
+  /** `unsigned int multiGpuMode`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   get multiGpuMode(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `multiGpuMode` into the struct's bytes. */
   set multiGpuMode(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlSystemConfComputeSettings_v1_t.multiGpuMode');
   }
 }
 /** Fields accepted by `new nvmlSystemConfComputeSettings_v1_t({...})`. */
 export interface nvmlSystemConfComputeSettings_v1_tInit {
+  /** `unsigned int version`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   version?: number;
+  /** `unsigned int environment`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   environment?: number;
+  /** `unsigned int ccFeature`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   ccFeature?: number;
+  /** `unsigned int devToolsMode`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   devToolsMode?: number;
+  /** `unsigned int multiGpuMode`, of `struct nvmlSystemConfComputeSettings_v1_t` (no description in the header). */
   multiGpuMode?: number;
 }
 
 /** Protected memory size */
 // struct nvmlConfComputeMemSizeInfo_st — nvml.h:3465
 export class nvmlConfComputeMemSizeInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlConfComputeMemSizeInfo_st","path":"","size":16,"align":8,"union":false,"fields":{"protectedMemSizeKib":{"offset":0,"size":8},"unprotectedMemSizeKib":{"offset":8,"size":8}}});
   }
@@ -6007,28 +7014,35 @@ export class nvmlConfComputeMemSizeInfo_st extends CStruct {
     super(16, mem, dv);
     this._init(init, nvmlConfComputeMemSizeInfo_st.keys);
   }
+  /** `unsigned long long protectedMemSizeKib`, of `struct nvmlConfComputeMemSizeInfo_st` (no description in the header). */
   get protectedMemSizeKib(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `protectedMemSizeKib` into the struct's bytes. */
   set protectedMemSizeKib(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'nvmlConfComputeMemSizeInfo_st.protectedMemSizeKib');
   }
+  /** `unsigned long long unprotectedMemSizeKib`, of `struct nvmlConfComputeMemSizeInfo_st` (no description in the header). */
   get unprotectedMemSizeKib(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `unprotectedMemSizeKib` into the struct's bytes. */
   set unprotectedMemSizeKib(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlConfComputeMemSizeInfo_st.unprotectedMemSizeKib');
   }
 }
 /** Fields accepted by `new nvmlConfComputeMemSizeInfo_st({...})`. */
 export interface nvmlConfComputeMemSizeInfo_stInit {
+  /** `unsigned long long protectedMemSizeKib`, of `struct nvmlConfComputeMemSizeInfo_st` (no description in the header). */
   protectedMemSizeKib?: bigint | number;
+  /** `unsigned long long unprotectedMemSizeKib`, of `struct nvmlConfComputeMemSizeInfo_st` (no description in the header). */
   unprotectedMemSizeKib?: bigint | number;
 }
 
 /** struct nvmlConfComputeGpuCertificate_st */
 // struct nvmlConfComputeGpuCertificate_st — nvml.h:3483
 export class nvmlConfComputeGpuCertificate_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlConfComputeGpuCertificate_st","path":"","size":9224,"align":4,"union":false,"fields":{"certChainSize":{"offset":0,"size":4},"attestationCertChainSize":{"offset":4,"size":4},"certChain":{"offset":8,"size":4096},"attestationCertChain":{"offset":4104,"size":5120}}});
   }
@@ -6045,42 +7059,55 @@ export class nvmlConfComputeGpuCertificate_st extends CStruct {
     super(9224, mem, dv);
     this._init(init, nvmlConfComputeGpuCertificate_st.keys);
   }
+  /** `unsigned int certChainSize`, of `struct nvmlConfComputeGpuCertificate_st` (no description in the header). */
   get certChainSize(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `certChainSize` into the struct's bytes. */
   set certChainSize(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlConfComputeGpuCertificate_st.certChainSize');
   }
+  /** `unsigned int attestationCertChainSize`, of `struct nvmlConfComputeGpuCertificate_st` (no description in the header). */
   get attestationCertChainSize(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `attestationCertChainSize` into the struct's bytes. */
   set attestationCertChainSize(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlConfComputeGpuCertificate_st.attestationCertChainSize');
   }
+  /** `unsigned char certChain[4096]`, of `struct nvmlConfComputeGpuCertificate_st` (no description in the header). */
   get certChain(): Uint8Array {
     return this._u8.slice(8, 4104);
   }
+  /** Writes `certChain` into the struct's bytes. */
   set certChain(v: Uint8Array | number[]) {
     setBytes(this, 8, 4096, v, 'nvmlConfComputeGpuCertificate_st.certChain');
   }
+  /** `unsigned char attestationCertChain[5120]`, of `struct nvmlConfComputeGpuCertificate_st` (no description in the header). */
   get attestationCertChain(): Uint8Array {
     return this._u8.slice(4104, 9224);
   }
+  /** Writes `attestationCertChain` into the struct's bytes. */
   set attestationCertChain(v: Uint8Array | number[]) {
     setBytes(this, 4104, 5120, v, 'nvmlConfComputeGpuCertificate_st.attestationCertChain');
   }
 }
 /** Fields accepted by `new nvmlConfComputeGpuCertificate_st({...})`. */
 export interface nvmlConfComputeGpuCertificate_stInit {
+  /** `unsigned int certChainSize`, of `struct nvmlConfComputeGpuCertificate_st` (no description in the header). */
   certChainSize?: number;
+  /** `unsigned int attestationCertChainSize`, of `struct nvmlConfComputeGpuCertificate_st` (no description in the header). */
   attestationCertChainSize?: number;
+  /** `unsigned char certChain[4096]`, of `struct nvmlConfComputeGpuCertificate_st` (no description in the header). */
   certChain?: Uint8Array | number[];
+  /** `unsigned char attestationCertChain[5120]`, of `struct nvmlConfComputeGpuCertificate_st` (no description in the header). */
   attestationCertChain?: Uint8Array | number[];
 }
 
 /** struct nvmlConfComputeGpuAttestationReport_st */
 // struct nvmlConfComputeGpuAttestationReport_st — nvml.h:3501
 export class nvmlConfComputeGpuAttestationReport_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlConfComputeGpuAttestationReport_st","path":"","size":12332,"align":4,"union":false,"fields":{"isCecAttestationReportPresent":{"offset":0,"size":4},"attestationReportSize":{"offset":4,"size":4},"cecAttestationReportSize":{"offset":8,"size":4},"nonce":{"offset":12,"size":32},"attestationReport":{"offset":44,"size":8192},"cecAttestationReport":{"offset":8236,"size":4096}}});
   }
@@ -6101,6 +7128,7 @@ export class nvmlConfComputeGpuAttestationReport_st extends CStruct {
   get isCecAttestationReportPresent(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `isCecAttestationReportPresent` into the struct's bytes. */
   set isCecAttestationReportPresent(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlConfComputeGpuAttestationReport_st.isCecAttestationReportPresent');
   }
@@ -6108,6 +7136,7 @@ export class nvmlConfComputeGpuAttestationReport_st extends CStruct {
   get attestationReportSize(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `attestationReportSize` into the struct's bytes. */
   set attestationReportSize(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlConfComputeGpuAttestationReport_st.attestationReportSize');
   }
@@ -6115,6 +7144,7 @@ export class nvmlConfComputeGpuAttestationReport_st extends CStruct {
   get cecAttestationReportSize(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `cecAttestationReportSize` into the struct's bytes. */
   set cecAttestationReportSize(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlConfComputeGpuAttestationReport_st.cecAttestationReportSize');
   }
@@ -6122,6 +7152,7 @@ export class nvmlConfComputeGpuAttestationReport_st extends CStruct {
   get nonce(): Uint8Array {
     return this._u8.slice(12, 44);
   }
+  /** Writes `nonce` into the struct's bytes. */
   set nonce(v: Uint8Array | number[]) {
     setBytes(this, 12, 32, v, 'nvmlConfComputeGpuAttestationReport_st.nonce');
   }
@@ -6129,6 +7160,7 @@ export class nvmlConfComputeGpuAttestationReport_st extends CStruct {
   get attestationReport(): Uint8Array {
     return this._u8.slice(44, 8236);
   }
+  /** Writes `attestationReport` into the struct's bytes. */
   set attestationReport(v: Uint8Array | number[]) {
     setBytes(this, 44, 8192, v, 'nvmlConfComputeGpuAttestationReport_st.attestationReport');
   }
@@ -6136,23 +7168,31 @@ export class nvmlConfComputeGpuAttestationReport_st extends CStruct {
   get cecAttestationReport(): Uint8Array {
     return this._u8.slice(8236, 12332);
   }
+  /** Writes `cecAttestationReport` into the struct's bytes. */
   set cecAttestationReport(v: Uint8Array | number[]) {
     setBytes(this, 8236, 4096, v, 'nvmlConfComputeGpuAttestationReport_st.cecAttestationReport');
   }
 }
 /** Fields accepted by `new nvmlConfComputeGpuAttestationReport_st({...})`. */
 export interface nvmlConfComputeGpuAttestationReport_stInit {
+  /** output */
   isCecAttestationReportPresent?: number;
+  /** output */
   attestationReportSize?: number;
+  /** output */
   cecAttestationReportSize?: number;
+  /** input: spdm supports 32 bytes on nonce */
   nonce?: Uint8Array | number[];
+  /** output */
   attestationReport?: Uint8Array | number[];
+  /** output */
   cecAttestationReport?: Uint8Array | number[];
 }
 
 /** struct nvmlConfComputeSetKeyRotationThresholdInfo_st */
 // struct nvmlConfComputeSetKeyRotationThresholdInfo_st — nvml.h:3510
 export class nvmlConfComputeSetKeyRotationThresholdInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlConfComputeSetKeyRotationThresholdInfo_st","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"maxAttackerAdvantage":{"offset":8,"size":8}}});
   }
@@ -6170,28 +7210,35 @@ export class nvmlConfComputeSetKeyRotationThresholdInfo_st extends CStruct {
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
     this._init(init, nvmlConfComputeSetKeyRotationThresholdInfo_st.keys);
   }
+  /** `unsigned int version`, of `struct nvmlConfComputeSetKeyRotationThresholdInfo_st` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlConfComputeSetKeyRotationThresholdInfo_st.version');
   }
+  /** `unsigned long long maxAttackerAdvantage`, of `struct nvmlConfComputeSetKeyRotationThresholdInfo_st` (no description in the header). */
   get maxAttackerAdvantage(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `maxAttackerAdvantage` into the struct's bytes. */
   set maxAttackerAdvantage(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlConfComputeSetKeyRotationThresholdInfo_st.maxAttackerAdvantage');
   }
 }
 /** Fields accepted by `new nvmlConfComputeSetKeyRotationThresholdInfo_st({...})`. */
 export interface nvmlConfComputeSetKeyRotationThresholdInfo_stInit {
+  /** `unsigned int version`, of `struct nvmlConfComputeSetKeyRotationThresholdInfo_st` (no description in the header). */
   version?: number;
+  /** `unsigned long long maxAttackerAdvantage`, of `struct nvmlConfComputeSetKeyRotationThresholdInfo_st` (no description in the header). */
   maxAttackerAdvantage?: bigint | number;
 }
 
 /** struct nvmlConfComputeGetKeyRotationThresholdInfo_st */
 // struct nvmlConfComputeGetKeyRotationThresholdInfo_st — nvml.h:3519
 export class nvmlConfComputeGetKeyRotationThresholdInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlConfComputeGetKeyRotationThresholdInfo_st","path":"","size":16,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"attackerAdvantage":{"offset":8,"size":8}}});
   }
@@ -6209,28 +7256,35 @@ export class nvmlConfComputeGetKeyRotationThresholdInfo_st extends CStruct {
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
     this._init(init, nvmlConfComputeGetKeyRotationThresholdInfo_st.keys);
   }
+  /** `unsigned int version`, of `struct nvmlConfComputeGetKeyRotationThresholdInfo_st` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlConfComputeGetKeyRotationThresholdInfo_st.version');
   }
+  /** `unsigned long long attackerAdvantage`, of `struct nvmlConfComputeGetKeyRotationThresholdInfo_st` (no description in the header). */
   get attackerAdvantage(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `attackerAdvantage` into the struct's bytes. */
   set attackerAdvantage(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'nvmlConfComputeGetKeyRotationThresholdInfo_st.attackerAdvantage');
   }
 }
 /** Fields accepted by `new nvmlConfComputeGetKeyRotationThresholdInfo_st({...})`. */
 export interface nvmlConfComputeGetKeyRotationThresholdInfo_stInit {
+  /** `unsigned int version`, of `struct nvmlConfComputeGetKeyRotationThresholdInfo_st` (no description in the header). */
   version?: number;
+  /** `unsigned long long attackerAdvantage`, of `struct nvmlConfComputeGetKeyRotationThresholdInfo_st` (no description in the header). */
   attackerAdvantage?: bigint | number;
 }
 
 /** Contains the device fabric information */
 // nvmlGpuFabricInfo_t — nvml.h:3554
 export class nvmlGpuFabricInfo_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlGpuFabricInfo_t","path":"","size":28,"align":4,"union":false,"fields":{"clusterUuid":{"offset":0,"size":16},"status":{"offset":16,"size":4},"cliqueId":{"offset":20,"size":4},"state":{"offset":24,"size":1}}});
   }
@@ -6251,6 +7305,7 @@ export class nvmlGpuFabricInfo_t extends CStruct {
   get clusterUuid(): Uint8Array {
     return this._u8.slice(0, 16);
   }
+  /** Writes `clusterUuid` into the struct's bytes. */
   set clusterUuid(v: Uint8Array | number[]) {
     setBytes(this, 0, 16, v, 'nvmlGpuFabricInfo_t.clusterUuid');
   }
@@ -6258,6 +7313,7 @@ export class nvmlGpuFabricInfo_t extends CStruct {
   get status(): E.nvmlReturn_t {
     return this._dv.getInt32(this._o + 16, true) as E.nvmlReturn_t;
   }
+  /** Writes `status` into the struct's bytes. */
   set status(v: E.nvmlReturn_t) {
     W.i32(this._dv, this._o + 16, v, 'nvmlGpuFabricInfo_t.status');
   }
@@ -6265,6 +7321,7 @@ export class nvmlGpuFabricInfo_t extends CStruct {
   get cliqueId(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `cliqueId` into the struct's bytes. */
   set cliqueId(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlGpuFabricInfo_t.cliqueId');
   }
@@ -6272,21 +7329,27 @@ export class nvmlGpuFabricInfo_t extends CStruct {
   get state(): number {
     return this._dv.getUint8(this._o + 24);
   }
+  /** Writes `state` into the struct's bytes. */
   set state(v: number) {
     W.u8(this._dv, this._o + 24, v, 'nvmlGpuFabricInfo_t.state');
   }
 }
 /** Fields accepted by `new nvmlGpuFabricInfo_t({...})`. */
 export interface nvmlGpuFabricInfo_tInit {
+  /** Uuid of the cluster to which this GPU belongs */
   clusterUuid?: Uint8Array | number[];
+  /** Error status, if any. Must be checked only if state returns "complete". */
   status?: E.nvmlReturn_t;
+  /** ID of the fabric clique to which this GPU belongs */
   cliqueId?: number;
+  /** Current state of GPU registration process. See NVML_GPU_FABRIC_STATE_* */
   state?: number;
 }
 
 /** GPU Fabric information (v2). Version 2 adds the nvmlGpuFabricInfo_v2_t.version field to the start of the structure, and the nvmlGpuFabricInfo_v2_t.healthMask field to the end. This structure is not backwards-compatible with nvmlGpuFabricInfo_t. */
 // nvmlGpuFabricInfo_v2_t — nvml.h:3654
 export class nvmlGpuFabricInfo_v2_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlGpuFabricInfo_v2_t","path":"","size":36,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"clusterUuid":{"offset":4,"size":16},"status":{"offset":20,"size":4},"cliqueId":{"offset":24,"size":4},"state":{"offset":28,"size":1},"healthMask":{"offset":32,"size":4}}});
   }
@@ -6308,6 +7371,7 @@ export class nvmlGpuFabricInfo_v2_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpuFabricInfo_v2_t.version');
   }
@@ -6315,6 +7379,7 @@ export class nvmlGpuFabricInfo_v2_t extends CStruct {
   get clusterUuid(): Uint8Array {
     return this._u8.slice(4, 20);
   }
+  /** Writes `clusterUuid` into the struct's bytes. */
   set clusterUuid(v: Uint8Array | number[]) {
     setBytes(this, 4, 16, v, 'nvmlGpuFabricInfo_v2_t.clusterUuid');
   }
@@ -6322,6 +7387,7 @@ export class nvmlGpuFabricInfo_v2_t extends CStruct {
   get status(): E.nvmlReturn_t {
     return this._dv.getInt32(this._o + 20, true) as E.nvmlReturn_t;
   }
+  /** Writes `status` into the struct's bytes. */
   set status(v: E.nvmlReturn_t) {
     W.i32(this._dv, this._o + 20, v, 'nvmlGpuFabricInfo_v2_t.status');
   }
@@ -6329,6 +7395,7 @@ export class nvmlGpuFabricInfo_v2_t extends CStruct {
   get cliqueId(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `cliqueId` into the struct's bytes. */
   set cliqueId(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlGpuFabricInfo_v2_t.cliqueId');
   }
@@ -6336,6 +7403,7 @@ export class nvmlGpuFabricInfo_v2_t extends CStruct {
   get state(): number {
     return this._dv.getUint8(this._o + 28);
   }
+  /** Writes `state` into the struct's bytes. */
   set state(v: number) {
     W.u8(this._dv, this._o + 28, v, 'nvmlGpuFabricInfo_v2_t.state');
   }
@@ -6343,23 +7411,31 @@ export class nvmlGpuFabricInfo_v2_t extends CStruct {
   get healthMask(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `healthMask` into the struct's bytes. */
   set healthMask(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlGpuFabricInfo_v2_t.healthMask');
   }
 }
 /** Fields accepted by `new nvmlGpuFabricInfo_v2_t({...})`. */
 export interface nvmlGpuFabricInfo_v2_tInit {
+  /** Structure version identifier (set to nvmlGpuFabricInfo_v2) */
   version?: number;
+  /** Uuid of the cluster to which this GPU belongs */
   clusterUuid?: Uint8Array | number[];
+  /** Probe Error status, if any. Must be checked only if Probe state returns "complete". */
   status?: E.nvmlReturn_t;
+  /** ID of the fabric clique to which this GPU belongs */
   cliqueId?: number;
+  /** Current Probe State of GPU registration process. See NVML_GPU_FABRIC_STATE_* */
   state?: number;
+  /** GPU Fabric health Status Mask. See NVML_GPU_FABRIC_HEALTH_MASK_* */
   healthMask?: number;
 }
 
 /** GPU Fabric information (v3). */
 // nvmlGpuFabricInfo_v3_t — nvml.h:3672
 export class nvmlGpuFabricInfo_v3_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlGpuFabricInfo_v3_t","path":"","size":40,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"clusterUuid":{"offset":4,"size":16},"status":{"offset":20,"size":4},"cliqueId":{"offset":24,"size":4},"state":{"offset":28,"size":1},"healthMask":{"offset":32,"size":4},"healthSummary":{"offset":36,"size":1}}});
   }
@@ -6381,6 +7457,7 @@ export class nvmlGpuFabricInfo_v3_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpuFabricInfo_v3_t.version');
   }
@@ -6388,6 +7465,7 @@ export class nvmlGpuFabricInfo_v3_t extends CStruct {
   get clusterUuid(): Uint8Array {
     return this._u8.slice(4, 20);
   }
+  /** Writes `clusterUuid` into the struct's bytes. */
   set clusterUuid(v: Uint8Array | number[]) {
     setBytes(this, 4, 16, v, 'nvmlGpuFabricInfo_v3_t.clusterUuid');
   }
@@ -6395,6 +7473,7 @@ export class nvmlGpuFabricInfo_v3_t extends CStruct {
   get status(): E.nvmlReturn_t {
     return this._dv.getInt32(this._o + 20, true) as E.nvmlReturn_t;
   }
+  /** Writes `status` into the struct's bytes. */
   set status(v: E.nvmlReturn_t) {
     W.i32(this._dv, this._o + 20, v, 'nvmlGpuFabricInfo_v3_t.status');
   }
@@ -6402,6 +7481,7 @@ export class nvmlGpuFabricInfo_v3_t extends CStruct {
   get cliqueId(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `cliqueId` into the struct's bytes. */
   set cliqueId(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlGpuFabricInfo_v3_t.cliqueId');
   }
@@ -6409,6 +7489,7 @@ export class nvmlGpuFabricInfo_v3_t extends CStruct {
   get state(): number {
     return this._dv.getUint8(this._o + 28);
   }
+  /** Writes `state` into the struct's bytes. */
   set state(v: number) {
     W.u8(this._dv, this._o + 28, v, 'nvmlGpuFabricInfo_v3_t.state');
   }
@@ -6416,6 +7497,7 @@ export class nvmlGpuFabricInfo_v3_t extends CStruct {
   get healthMask(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `healthMask` into the struct's bytes. */
   set healthMask(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlGpuFabricInfo_v3_t.healthMask');
   }
@@ -6423,24 +7505,33 @@ export class nvmlGpuFabricInfo_v3_t extends CStruct {
   get healthSummary(): number {
     return this._dv.getUint8(this._o + 36);
   }
+  /** Writes `healthSummary` into the struct's bytes. */
   set healthSummary(v: number) {
     W.u8(this._dv, this._o + 36, v, 'nvmlGpuFabricInfo_v3_t.healthSummary');
   }
 }
 /** Fields accepted by `new nvmlGpuFabricInfo_v3_t({...})`. */
 export interface nvmlGpuFabricInfo_v3_tInit {
+  /** Structure version identifier (set to nvmlGpuFabricInfo_v2) */
   version?: number;
+  /** Uuid of the cluster to which this GPU belongs */
   clusterUuid?: Uint8Array | number[];
+  /** Probe Error status, if any. Must be checked only if Probe state returns "complete". */
   status?: E.nvmlReturn_t;
+  /** ID of the fabric clique to which this GPU belongs */
   cliqueId?: number;
+  /** Current Probe State of GPU registration process. See NVML_GPU_FABRIC_STATE_* */
   state?: number;
+  /** GPU Fabric health Status Mask. See NVML_GPU_FABRIC_HEALTH_MASK_* */
   healthMask?: number;
+  /** GPU Fabric health summary. See NVML_GPU_FABRIC_HEALTH_SUMMARY_* */
   healthSummary?: number;
 }
 
 /** Structure to store Driver branch information */
 // nvmlSystemDriverBranchInfo_v1_t — nvml.h:3995
 export class nvmlSystemDriverBranchInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlSystemDriverBranchInfo_v1_t","path":"","size":84,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"branch":{"offset":4,"size":80}}});
   }
@@ -6462,6 +7553,7 @@ export class nvmlSystemDriverBranchInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlSystemDriverBranchInfo_v1_t.version');
   }
@@ -6469,19 +7561,23 @@ export class nvmlSystemDriverBranchInfo_v1_t extends CStruct {
   get branch(): string {
     return getString(this, 4, 80);
   }
+  /** Writes `branch` into the struct's bytes. */
   set branch(v: string) {
     setString(this, 4, 80, v, 'nvmlSystemDriverBranchInfo_v1_t.branch');
   }
 }
 /** Fields accepted by `new nvmlSystemDriverBranchInfo_v1_t({...})`. */
 export interface nvmlSystemDriverBranchInfo_v1_tInit {
+  /** The version number of this struct */
   version?: number;
+  /** driver branch */
   branch?: string;
 }
 
 /** Structure used to encapsulate temperature info */
 // nvmlTemperature_v1_t — nvml.h:5600
 export class nvmlTemperature_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlTemperature_v1_t","path":"","size":12,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"sensorType":{"offset":4,"size":4},"temperature":{"offset":8,"size":4}}});
   }
@@ -6499,35 +7595,45 @@ export class nvmlTemperature_v1_t extends CStruct {
     if (!mem) this._dv.setUint32(this._o + 0, 16777228, true); // version
     this._init(init, nvmlTemperature_v1_t.keys);
   }
+  /** `unsigned int version`, of `struct nvmlTemperature_v1_t` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlTemperature_v1_t.version');
   }
+  /** `nvmlTemperatureSensors_t sensorType`, of `struct nvmlTemperature_v1_t` (no description in the header). */
   get sensorType(): E.nvmlTemperatureSensors_t {
     return this._dv.getInt32(this._o + 4, true) as E.nvmlTemperatureSensors_t;
   }
+  /** Writes `sensorType` into the struct's bytes. */
   set sensorType(v: E.nvmlTemperatureSensors_t) {
     W.i32(this._dv, this._o + 4, v, 'nvmlTemperature_v1_t.sensorType');
   }
+  /** `int temperature`, of `struct nvmlTemperature_v1_t` (no description in the header). */
   get temperature(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `temperature` into the struct's bytes. */
   set temperature(v: number) {
     W.i32(this._dv, this._o + 8, v, 'nvmlTemperature_v1_t.temperature');
   }
 }
 /** Fields accepted by `new nvmlTemperature_v1_t({...})`. */
 export interface nvmlTemperature_v1_tInit {
+  /** `unsigned int version`, of `struct nvmlTemperature_v1_t` (no description in the header). */
   version?: number;
+  /** `nvmlTemperatureSensors_t sensorType`, of `struct nvmlTemperature_v1_t` (no description in the header). */
   sensorType?: E.nvmlTemperatureSensors_t;
+  /** `int temperature`, of `struct nvmlTemperature_v1_t` (no description in the header). */
   temperature?: number;
 }
 
 /** struct nvmlNvlinkSupportedBwModes_v1_t */
 // nvmlNvlinkSupportedBwModes_v1_t — nvml.h:8942
 export class nvmlNvlinkSupportedBwModes_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlNvlinkSupportedBwModes_v1_t","path":"","size":28,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"bwModes":{"offset":4,"size":23},"totalBwModes":{"offset":27,"size":1}}});
   }
@@ -6545,35 +7651,45 @@ export class nvmlNvlinkSupportedBwModes_v1_t extends CStruct {
     if (!mem) this._dv.setUint32(this._o + 0, 16777244, true); // version
     this._init(init, nvmlNvlinkSupportedBwModes_v1_t.keys);
   }
+  /** `unsigned int version`, of `struct nvmlNvlinkSupportedBwModes_v1_t` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlNvlinkSupportedBwModes_v1_t.version');
   }
+  /** `unsigned char bwModes[23]`, of `struct nvmlNvlinkSupportedBwModes_v1_t` (no description in the header). */
   get bwModes(): Uint8Array {
     return this._u8.slice(4, 27);
   }
+  /** Writes `bwModes` into the struct's bytes. */
   set bwModes(v: Uint8Array | number[]) {
     setBytes(this, 4, 23, v, 'nvmlNvlinkSupportedBwModes_v1_t.bwModes');
   }
+  /** `unsigned char totalBwModes`, of `struct nvmlNvlinkSupportedBwModes_v1_t` (no description in the header). */
   get totalBwModes(): number {
     return this._dv.getUint8(this._o + 27);
   }
+  /** Writes `totalBwModes` into the struct's bytes. */
   set totalBwModes(v: number) {
     W.u8(this._dv, this._o + 27, v, 'nvmlNvlinkSupportedBwModes_v1_t.totalBwModes');
   }
 }
 /** Fields accepted by `new nvmlNvlinkSupportedBwModes_v1_t({...})`. */
 export interface nvmlNvlinkSupportedBwModes_v1_tInit {
+  /** `unsigned int version`, of `struct nvmlNvlinkSupportedBwModes_v1_t` (no description in the header). */
   version?: number;
+  /** `unsigned char bwModes[23]`, of `struct nvmlNvlinkSupportedBwModes_v1_t` (no description in the header). */
   bwModes?: Uint8Array | number[];
+  /** `unsigned char totalBwModes`, of `struct nvmlNvlinkSupportedBwModes_v1_t` (no description in the header). */
   totalBwModes?: number;
 }
 
 /** struct nvmlNvlinkGetBwMode_v1_t */
 // nvmlNvlinkGetBwMode_v1_t — nvml.h:8951
 export class nvmlNvlinkGetBwMode_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlNvlinkGetBwMode_v1_t","path":"","size":12,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"bIsBest":{"offset":4,"size":4},"bwMode":{"offset":8,"size":1}}});
   }
@@ -6591,35 +7707,45 @@ export class nvmlNvlinkGetBwMode_v1_t extends CStruct {
     if (!mem) this._dv.setUint32(this._o + 0, 16777228, true); // version
     this._init(init, nvmlNvlinkGetBwMode_v1_t.keys);
   }
+  /** `unsigned int version`, of `struct nvmlNvlinkGetBwMode_v1_t` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlNvlinkGetBwMode_v1_t.version');
   }
+  /** `unsigned int bIsBest`, of `struct nvmlNvlinkGetBwMode_v1_t` (no description in the header). */
   get bIsBest(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `bIsBest` into the struct's bytes. */
   set bIsBest(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlNvlinkGetBwMode_v1_t.bIsBest');
   }
+  /** `unsigned char bwMode`, of `struct nvmlNvlinkGetBwMode_v1_t` (no description in the header). */
   get bwMode(): number {
     return this._dv.getUint8(this._o + 8);
   }
+  /** Writes `bwMode` into the struct's bytes. */
   set bwMode(v: number) {
     W.u8(this._dv, this._o + 8, v, 'nvmlNvlinkGetBwMode_v1_t.bwMode');
   }
 }
 /** Fields accepted by `new nvmlNvlinkGetBwMode_v1_t({...})`. */
 export interface nvmlNvlinkGetBwMode_v1_tInit {
+  /** `unsigned int version`, of `struct nvmlNvlinkGetBwMode_v1_t` (no description in the header). */
   version?: number;
+  /** `unsigned int bIsBest`, of `struct nvmlNvlinkGetBwMode_v1_t` (no description in the header). */
   bIsBest?: number;
+  /** `unsigned char bwMode`, of `struct nvmlNvlinkGetBwMode_v1_t` (no description in the header). */
   bwMode?: number;
 }
 
 /** struct nvmlNvlinkSetBwMode_v1_t */
 // nvmlNvlinkSetBwMode_v1_t — nvml.h:8960
 export class nvmlNvlinkSetBwMode_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlNvlinkSetBwMode_v1_t","path":"","size":12,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"bSetBest":{"offset":4,"size":4},"bwMode":{"offset":8,"size":1}}});
   }
@@ -6637,35 +7763,45 @@ export class nvmlNvlinkSetBwMode_v1_t extends CStruct {
     if (!mem) this._dv.setUint32(this._o + 0, 16777228, true); // version
     this._init(init, nvmlNvlinkSetBwMode_v1_t.keys);
   }
+  /** `unsigned int version`, of `struct nvmlNvlinkSetBwMode_v1_t` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlNvlinkSetBwMode_v1_t.version');
   }
+  /** `unsigned int bSetBest`, of `struct nvmlNvlinkSetBwMode_v1_t` (no description in the header). */
   get bSetBest(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `bSetBest` into the struct's bytes. */
   set bSetBest(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlNvlinkSetBwMode_v1_t.bSetBest');
   }
+  /** `unsigned char bwMode`, of `struct nvmlNvlinkSetBwMode_v1_t` (no description in the header). */
   get bwMode(): number {
     return this._dv.getUint8(this._o + 8);
   }
+  /** Writes `bwMode` into the struct's bytes. */
   set bwMode(v: number) {
     W.u8(this._dv, this._o + 8, v, 'nvmlNvlinkSetBwMode_v1_t.bwMode');
   }
 }
 /** Fields accepted by `new nvmlNvlinkSetBwMode_v1_t({...})`. */
 export interface nvmlNvlinkSetBwMode_v1_tInit {
+  /** `unsigned int version`, of `struct nvmlNvlinkSetBwMode_v1_t` (no description in the header). */
   version?: number;
+  /** `unsigned int bSetBest`, of `struct nvmlNvlinkSetBwMode_v1_t` (no description in the header). */
   bSetBest?: number;
+  /** `unsigned char bwMode`, of `struct nvmlNvlinkSetBwMode_v1_t` (no description in the header). */
   bwMode?: number;
 }
 
 /** Struct to represent per device NVLINK information v1 */
 // nvmlNvLinkInfo_v1_t — nvml.h:8972
 export class nvmlNvLinkInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlNvLinkInfo_v1_t","path":"","size":8,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"isNvleEnabled":{"offset":4,"size":4}}});
   }
@@ -6687,6 +7823,7 @@ export class nvmlNvLinkInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlNvLinkInfo_v1_t.version');
   }
@@ -6694,19 +7831,23 @@ export class nvmlNvLinkInfo_v1_t extends CStruct {
   get isNvleEnabled(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `isNvleEnabled` into the struct's bytes. */
   set isNvleEnabled(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlNvLinkInfo_v1_t.isNvleEnabled');
   }
 }
 /** Fields accepted by `new nvmlNvLinkInfo_v1_t({...})`. */
 export interface nvmlNvLinkInfo_v1_tInit {
+  /** IN - the API version number */
   version?: number;
+  /** OUT - NVLINK encryption enablement */
   isNvleEnabled?: number;
 }
 
 /** Struct to represent NVLINK firmware Semantic versioning and ucode type */
 // nvmlNvlinkFirmwareVersion_t — nvml.h:8989
 export class nvmlNvlinkFirmwareVersion_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlNvlinkFirmwareVersion_t","path":"","size":16,"align":4,"union":false,"fields":{"ucodeType":{"offset":0,"size":1},"major":{"offset":4,"size":4},"minor":{"offset":8,"size":4},"subMinor":{"offset":12,"size":4}}});
   }
@@ -6723,42 +7864,55 @@ export class nvmlNvlinkFirmwareVersion_t extends CStruct {
     super(16, mem, dv);
     this._init(init, nvmlNvlinkFirmwareVersion_t.keys);
   }
+  /** `unsigned char ucodeType`, of `struct nvmlNvlinkFirmwareVersion_t` (no description in the header). */
   get ucodeType(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `ucodeType` into the struct's bytes. */
   set ucodeType(v: number) {
     W.u8(this._dv, this._o + 0, v, 'nvmlNvlinkFirmwareVersion_t.ucodeType');
   }
+  /** `unsigned int major`, of `struct nvmlNvlinkFirmwareVersion_t` (no description in the header). */
   get major(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `major` into the struct's bytes. */
   set major(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlNvlinkFirmwareVersion_t.major');
   }
+  /** `unsigned int minor`, of `struct nvmlNvlinkFirmwareVersion_t` (no description in the header). */
   get minor(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `minor` into the struct's bytes. */
   set minor(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlNvlinkFirmwareVersion_t.minor');
   }
+  /** `unsigned int subMinor`, of `struct nvmlNvlinkFirmwareVersion_t` (no description in the header). */
   get subMinor(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `subMinor` into the struct's bytes. */
   set subMinor(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlNvlinkFirmwareVersion_t.subMinor');
   }
 }
 /** Fields accepted by `new nvmlNvlinkFirmwareVersion_t({...})`. */
 export interface nvmlNvlinkFirmwareVersion_tInit {
+  /** `unsigned char ucodeType`, of `struct nvmlNvlinkFirmwareVersion_t` (no description in the header). */
   ucodeType?: number;
+  /** `unsigned int major`, of `struct nvmlNvlinkFirmwareVersion_t` (no description in the header). */
   major?: number;
+  /** `unsigned int minor`, of `struct nvmlNvlinkFirmwareVersion_t` (no description in the header). */
   minor?: number;
+  /** `unsigned int subMinor`, of `struct nvmlNvlinkFirmwareVersion_t` (no description in the header). */
   subMinor?: number;
 }
 
 /** Struct to represent NVLINK firmware information */
 // nvmlNvlinkFirmwareInfo_t — nvml.h:9000
 export class nvmlNvlinkFirmwareInfo_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlNvlinkFirmwareInfo_t","path":"","size":1604,"align":4,"union":false,"fields":{"firmwareVersion":{"offset":0,"size":1600},"numValidEntries":{"offset":1600,"size":4}}});
   }
@@ -6779,6 +7933,7 @@ export class nvmlNvlinkFirmwareInfo_t extends CStruct {
   get firmwareVersion(): nvmlNvlinkFirmwareVersion_t[] {
     return Array.from({ length: 100 }, (_, i) => new nvmlNvlinkFirmwareVersion_t(nvmlNvlinkFirmwareVersion_t.view(this._u8.subarray(0 + i * 16, 0 + (i + 1) * 16), this._dv)));
   }
+  /** Writes `firmwareVersion` into the struct's bytes. */
   set firmwareVersion(v: (nvmlNvlinkFirmwareVersion_t | nvmlNvlinkFirmwareVersion_tInit)[]) {
     setArray(this, 100, v, 'nvmlNvlinkFirmwareInfo_t.firmwareVersion', (i, x, n) => setNested(nvmlNvlinkFirmwareVersion_t.view(this._u8.subarray(0 + i * 16, 0 + (i + 1) * 16), this._dv), x === 0 ? {} : x, nvmlNvlinkFirmwareVersion_t, n));
   }
@@ -6786,19 +7941,23 @@ export class nvmlNvlinkFirmwareInfo_t extends CStruct {
   get numValidEntries(): number {
     return this._dv.getUint32(this._o + 1600, true);
   }
+  /** Writes `numValidEntries` into the struct's bytes. */
   set numValidEntries(v: number) {
     W.u32(this._dv, this._o + 1600, v, 'nvmlNvlinkFirmwareInfo_t.numValidEntries');
   }
 }
 /** Fields accepted by `new nvmlNvlinkFirmwareInfo_t({...})`. */
 export interface nvmlNvlinkFirmwareInfo_tInit {
+  /** OUT - NVLINK firmware version */
   firmwareVersion?: (nvmlNvlinkFirmwareVersion_t | nvmlNvlinkFirmwareVersion_tInit)[];
+  /** OUT - Number of valid firmware entries */
   numValidEntries?: number;
 }
 
 /** Struct to represent per device NVLINK information v2 */
 // nvmlNvLinkInfo_v2_t — nvml.h:9009
 export class nvmlNvLinkInfo_v2_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlNvLinkInfo_v2_t","path":"","size":1612,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"isNvleEnabled":{"offset":4,"size":4},"firmwareInfo":{"offset":8,"size":1604}}});
   }
@@ -6820,6 +7979,7 @@ export class nvmlNvLinkInfo_v2_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlNvLinkInfo_v2_t.version');
   }
@@ -6827,6 +7987,7 @@ export class nvmlNvLinkInfo_v2_t extends CStruct {
   get isNvleEnabled(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `isNvleEnabled` into the struct's bytes. */
   set isNvleEnabled(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlNvLinkInfo_v2_t.isNvleEnabled');
   }
@@ -6835,20 +7996,25 @@ export class nvmlNvLinkInfo_v2_t extends CStruct {
   get firmwareInfo(): nvmlNvlinkFirmwareInfo_t {
     return (this._n_firmwareInfo ??= nestedView(this, nvmlNvlinkFirmwareInfo_t, 8, 1604, 'firmwareInfo'));
   }
+  /** Writes `firmwareInfo` into the struct's bytes. */
   set firmwareInfo(v: nvmlNvlinkFirmwareInfo_t | nvmlNvlinkFirmwareInfo_tInit) {
     setNested(this.firmwareInfo, v, nvmlNvlinkFirmwareInfo_t, 'nvmlNvLinkInfo_v2_t.firmwareInfo');
   }
 }
 /** Fields accepted by `new nvmlNvLinkInfo_v2_t({...})`. */
 export interface nvmlNvLinkInfo_v2_tInit {
+  /** IN - the API version number */
   version?: number;
+  /** OUT - NVLINK encryption enablement */
   isNvleEnabled?: number;
+  /** OUT - NVLINK Firmware info */
   firmwareInfo?: nvmlNvlinkFirmwareInfo_t | nvmlNvlinkFirmwareInfo_tInit;
 }
 
 /** Structure representing range of vGPU versions. */
 // struct nvmlVgpuVersion_st — nvml.h:11030
 export class nvmlVgpuVersion_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuVersion_st","path":"","size":8,"align":4,"union":false,"fields":{"minVersion":{"offset":0,"size":4},"maxVersion":{"offset":4,"size":4}}});
   }
@@ -6869,6 +8035,7 @@ export class nvmlVgpuVersion_st extends CStruct {
   get minVersion(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `minVersion` into the struct's bytes. */
   set minVersion(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuVersion_st.minVersion');
   }
@@ -6876,19 +8043,23 @@ export class nvmlVgpuVersion_st extends CStruct {
   get maxVersion(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `maxVersion` into the struct's bytes. */
   set maxVersion(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuVersion_st.maxVersion');
   }
 }
 /** Fields accepted by `new nvmlVgpuVersion_st({...})`. */
 export interface nvmlVgpuVersion_stInit {
+  /** Minimum vGPU version. */
   minVersion?: number;
+  /** Maximum vGPU version. */
   maxVersion?: number;
 }
 
 /** vGPU metadata structure. */
 // struct nvmlVgpuMetadata_st — nvml.h:11039
 export class nvmlVgpuMetadata_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuMetadata_st","path":"","size":212,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"revision":{"offset":4,"size":4},"guestInfoState":{"offset":8,"size":4},"guestDriverVersion":{"offset":12,"size":80},"hostDriverVersion":{"offset":92,"size":80},"reserved":{"offset":172,"size":24},"vgpuVirtualizationCaps":{"offset":196,"size":4},"guestVgpuVersion":{"offset":200,"size":4},"opaqueDataSize":{"offset":204,"size":4},"opaqueData":{"offset":208,"size":4}}});
   }
@@ -6909,6 +8080,7 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuMetadata_st.version');
   }
@@ -6916,6 +8088,7 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get revision(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `revision` into the struct's bytes. */
   set revision(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuMetadata_st.revision');
   }
@@ -6923,6 +8096,7 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get guestInfoState(): E.nvmlVgpuGuestInfoState_t {
     return this._dv.getInt32(this._o + 8, true) as E.nvmlVgpuGuestInfoState_t;
   }
+  /** Writes `guestInfoState` into the struct's bytes. */
   set guestInfoState(v: E.nvmlVgpuGuestInfoState_t) {
     W.i32(this._dv, this._o + 8, v, 'nvmlVgpuMetadata_st.guestInfoState');
   }
@@ -6930,6 +8104,7 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get guestDriverVersion(): string {
     return getString(this, 12, 80);
   }
+  /** Writes `guestDriverVersion` into the struct's bytes. */
   set guestDriverVersion(v: string) {
     setString(this, 12, 80, v, 'nvmlVgpuMetadata_st.guestDriverVersion');
   }
@@ -6937,6 +8112,7 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get hostDriverVersion(): string {
     return getString(this, 92, 80);
   }
+  /** Writes `hostDriverVersion` into the struct's bytes. */
   set hostDriverVersion(v: string) {
     setString(this, 92, 80, v, 'nvmlVgpuMetadata_st.hostDriverVersion');
   }
@@ -6944,6 +8120,7 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 6 }, (_, i) => this._dv.getUint32(this._o + 172 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 6, v, 'nvmlVgpuMetadata_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 172 + i * 4, x, n));
   }
@@ -6951,6 +8128,7 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get vgpuVirtualizationCaps(): number {
     return this._dv.getUint32(this._o + 196, true);
   }
+  /** Writes `vgpuVirtualizationCaps` into the struct's bytes. */
   set vgpuVirtualizationCaps(v: number) {
     W.u32(this._dv, this._o + 196, v, 'nvmlVgpuMetadata_st.vgpuVirtualizationCaps');
   }
@@ -6958,6 +8136,7 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get guestVgpuVersion(): number {
     return this._dv.getUint32(this._o + 200, true);
   }
+  /** Writes `guestVgpuVersion` into the struct's bytes. */
   set guestVgpuVersion(v: number) {
     W.u32(this._dv, this._o + 200, v, 'nvmlVgpuMetadata_st.guestVgpuVersion');
   }
@@ -6965,6 +8144,7 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get opaqueDataSize(): number {
     return this._dv.getUint32(this._o + 204, true);
   }
+  /** Writes `opaqueDataSize` into the struct's bytes. */
   set opaqueDataSize(v: number) {
     W.u32(this._dv, this._o + 204, v, 'nvmlVgpuMetadata_st.opaqueDataSize');
   }
@@ -6972,27 +8152,39 @@ export class nvmlVgpuMetadata_st extends CStruct {
   get opaqueData(): Uint8Array {
     return this._u8.slice(208, 212);
   }
+  /** Writes `opaqueData` into the struct's bytes. */
   set opaqueData(v: Uint8Array | number[]) {
     setBytes(this, 208, 4, v, 'nvmlVgpuMetadata_st.opaqueData');
   }
 }
 /** Fields accepted by `new nvmlVgpuMetadata_st({...})`. */
 export interface nvmlVgpuMetadata_stInit {
+  /** Current version of the structure */
   version?: number;
+  /** Current revision of the structure */
   revision?: number;
+  /** Current state of Guest-dependent fields */
   guestInfoState?: E.nvmlVgpuGuestInfoState_t;
+  /** Version of driver installed in guest */
   guestDriverVersion?: string;
+  /** Version of driver installed in host */
   hostDriverVersion?: string;
+  /** Reserved for internal use */
   reserved?: (number)[];
+  /** vGPU virtualization capabilities bitfield */
   vgpuVirtualizationCaps?: number;
+  /** vGPU version of guest driver */
   guestVgpuVersion?: number;
+  /** Size of opaque data field in bytes */
   opaqueDataSize?: number;
+  /** Opaque data */
   opaqueData?: Uint8Array | number[];
 }
 
 /** Physical GPU metadata structure */
 // struct nvmlVgpuPgpuMetadata_st — nvml.h:11056
 export class nvmlVgpuPgpuMetadata_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuPgpuMetadata_st","path":"","size":128,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"revision":{"offset":4,"size":4},"hostDriverVersion":{"offset":8,"size":80},"pgpuVirtualizationCaps":{"offset":88,"size":4},"reserved":{"offset":92,"size":20},"hostSupportedVgpuRange":{"offset":112,"size":8},"opaqueDataSize":{"offset":120,"size":4},"opaqueData":{"offset":124,"size":4}}});
   }
@@ -7013,6 +8205,7 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlVgpuPgpuMetadata_st.version');
   }
@@ -7020,6 +8213,7 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
   get revision(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `revision` into the struct's bytes. */
   set revision(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuPgpuMetadata_st.revision');
   }
@@ -7027,6 +8221,7 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
   get hostDriverVersion(): string {
     return getString(this, 8, 80);
   }
+  /** Writes `hostDriverVersion` into the struct's bytes. */
   set hostDriverVersion(v: string) {
     setString(this, 8, 80, v, 'nvmlVgpuPgpuMetadata_st.hostDriverVersion');
   }
@@ -7034,6 +8229,7 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
   get pgpuVirtualizationCaps(): number {
     return this._dv.getUint32(this._o + 88, true);
   }
+  /** Writes `pgpuVirtualizationCaps` into the struct's bytes. */
   set pgpuVirtualizationCaps(v: number) {
     W.u32(this._dv, this._o + 88, v, 'nvmlVgpuPgpuMetadata_st.pgpuVirtualizationCaps');
   }
@@ -7041,6 +8237,7 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 5 }, (_, i) => this._dv.getUint32(this._o + 92 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 5, v, 'nvmlVgpuPgpuMetadata_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 92 + i * 4, x, n));
   }
@@ -7049,6 +8246,7 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
   get hostSupportedVgpuRange(): nvmlVgpuVersion_st {
     return (this._n_hostSupportedVgpuRange ??= nestedView(this, nvmlVgpuVersion_st, 112, 8, 'hostSupportedVgpuRange'));
   }
+  /** Writes `hostSupportedVgpuRange` into the struct's bytes. */
   set hostSupportedVgpuRange(v: nvmlVgpuVersion_st | nvmlVgpuVersion_stInit) {
     setNested(this.hostSupportedVgpuRange, v, nvmlVgpuVersion_st, 'nvmlVgpuPgpuMetadata_st.hostSupportedVgpuRange');
   }
@@ -7056,6 +8254,7 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
   get opaqueDataSize(): number {
     return this._dv.getUint32(this._o + 120, true);
   }
+  /** Writes `opaqueDataSize` into the struct's bytes. */
   set opaqueDataSize(v: number) {
     W.u32(this._dv, this._o + 120, v, 'nvmlVgpuPgpuMetadata_st.opaqueDataSize');
   }
@@ -7063,25 +8262,35 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
   get opaqueData(): Uint8Array {
     return this._u8.slice(124, 128);
   }
+  /** Writes `opaqueData` into the struct's bytes. */
   set opaqueData(v: Uint8Array | number[]) {
     setBytes(this, 124, 4, v, 'nvmlVgpuPgpuMetadata_st.opaqueData');
   }
 }
 /** Fields accepted by `new nvmlVgpuPgpuMetadata_st({...})`. */
 export interface nvmlVgpuPgpuMetadata_stInit {
+  /** Current version of the structure */
   version?: number;
+  /** Current revision of the structure */
   revision?: number;
+  /** Host driver version */
   hostDriverVersion?: string;
+  /** Pgpu virtualization capabilities bitfield */
   pgpuVirtualizationCaps?: number;
+  /** Reserved for internal use */
   reserved?: (number)[];
+  /** vGPU version range supported by host driver */
   hostSupportedVgpuRange?: nvmlVgpuVersion_st | nvmlVgpuVersion_stInit;
+  /** Size of opaque data field in bytes */
   opaqueDataSize?: number;
+  /** Opaque data */
   opaqueData?: Uint8Array | number[];
 }
 
 /** vGPU-pGPU compatibility structure */
 // struct nvmlVgpuPgpuCompatibility_st — nvml.h:11095
 export class nvmlVgpuPgpuCompatibility_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlVgpuPgpuCompatibility_st","path":"","size":8,"align":4,"union":false,"fields":{"vgpuVmCompatibility":{"offset":0,"size":4},"compatibilityLimitCode":{"offset":4,"size":4}}});
   }
@@ -7102,6 +8311,7 @@ export class nvmlVgpuPgpuCompatibility_st extends CStruct {
   get vgpuVmCompatibility(): E.nvmlVgpuVmCompatibility_t {
     return this._dv.getInt32(this._o + 0, true) as E.nvmlVgpuVmCompatibility_t;
   }
+  /** Writes `vgpuVmCompatibility` into the struct's bytes. */
   set vgpuVmCompatibility(v: E.nvmlVgpuVmCompatibility_t) {
     W.i32(this._dv, this._o + 0, v, 'nvmlVgpuPgpuCompatibility_st.vgpuVmCompatibility');
   }
@@ -7109,19 +8319,23 @@ export class nvmlVgpuPgpuCompatibility_st extends CStruct {
   get compatibilityLimitCode(): E.nvmlVgpuPgpuCompatibilityLimitCode_t {
     return this._dv.getUint32(this._o + 4, true) as E.nvmlVgpuPgpuCompatibilityLimitCode_t;
   }
+  /** Writes `compatibilityLimitCode` into the struct's bytes. */
   set compatibilityLimitCode(v: E.nvmlVgpuPgpuCompatibilityLimitCode_t) {
     W.u32(this._dv, this._o + 4, v, 'nvmlVgpuPgpuCompatibility_st.compatibilityLimitCode');
   }
 }
 /** Fields accepted by `new nvmlVgpuPgpuCompatibility_st({...})`. */
 export interface nvmlVgpuPgpuCompatibility_stInit {
+  /** Compatibility of vGPU VM. See nvmlVgpuVmCompatibility_t */
   vgpuVmCompatibility?: E.nvmlVgpuVmCompatibility_t;
+  /** Limiting factor for vGPU-pGPU compatibility. See nvmlVgpuPgpuCompatibilityLimitCode_t */
   compatibilityLimitCode?: E.nvmlVgpuPgpuCompatibilityLimitCode_t;
 }
 
 /** Excluded GPU device information */
 // struct nvmlExcludedDeviceInfo_st — nvml.h:11671
 export class nvmlExcludedDeviceInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlExcludedDeviceInfo_st","path":"","size":148,"align":4,"union":false,"fields":{"pciInfo":{"offset":0,"size":68},"uuid":{"offset":68,"size":80}}});
   }
@@ -7143,6 +8357,7 @@ export class nvmlExcludedDeviceInfo_st extends CStruct {
   get pciInfo(): nvmlPciInfo_st {
     return (this._n_pciInfo ??= nestedView(this, nvmlPciInfo_st, 0, 68, 'pciInfo'));
   }
+  /** Writes `pciInfo` into the struct's bytes. */
   set pciInfo(v: nvmlPciInfo_st | nvmlPciInfo_stInit) {
     setNested(this.pciInfo, v, nvmlPciInfo_st, 'nvmlExcludedDeviceInfo_st.pciInfo');
   }
@@ -7150,19 +8365,23 @@ export class nvmlExcludedDeviceInfo_st extends CStruct {
   get uuid(): string {
     return getString(this, 68, 80);
   }
+  /** Writes `uuid` into the struct's bytes. */
   set uuid(v: string) {
     setString(this, 68, 80, v, 'nvmlExcludedDeviceInfo_st.uuid');
   }
 }
 /** Fields accepted by `new nvmlExcludedDeviceInfo_st({...})`. */
 export interface nvmlExcludedDeviceInfo_stInit {
+  /** The PCI information for the excluded GPU */
   pciInfo?: nvmlPciInfo_st | nvmlPciInfo_stInit;
+  /** The ASCII string UUID for the excluded GPU */
   uuid?: string;
 }
 
 /** Main PRM input structure */
 // nvmlPRMTLV_v1_t — nvml.h:11723
 export class nvmlPRMTLV_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlPRMTLV_v1_t","path":"","size":504,"align":4,"union":false,"fields":{"dataSize":{"offset":0,"size":4},"status":{"offset":4,"size":4},"inData":{"offset":8,"size":496},"outData":{"offset":8,"size":496}}});
   }
@@ -7183,6 +8402,7 @@ export class nvmlPRMTLV_v1_t extends CStruct {
   get dataSize(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `dataSize` into the struct's bytes. */
   set dataSize(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlPRMTLV_v1_t.dataSize');
   }
@@ -7190,6 +8410,7 @@ export class nvmlPRMTLV_v1_t extends CStruct {
   get status(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `status` into the struct's bytes. */
   set status(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlPRMTLV_v1_t.status');
   }
@@ -7197,6 +8418,7 @@ export class nvmlPRMTLV_v1_t extends CStruct {
   get inData(): Uint8Array {
     return this._u8.slice(8, 504);
   }
+  /** Writes `inData` into the struct's bytes. */
   set inData(v: Uint8Array | number[]) {
     setBytes(this, 8, 496, v, 'nvmlPRMTLV_v1_t.inData');
   }
@@ -7204,21 +8426,27 @@ export class nvmlPRMTLV_v1_t extends CStruct {
   get outData(): Uint8Array {
     return this._u8.slice(8, 504);
   }
+  /** Writes `outData` into the struct's bytes. */
   set outData(v: Uint8Array | number[]) {
     setBytes(this, 8, 496, v, 'nvmlPRMTLV_v1_t.outData');
   }
 }
 /** Fields accepted by `new nvmlPRMTLV_v1_t({...})`. */
 export interface nvmlPRMTLV_v1_tInit {
+  /** Size of the input TLV data. */
   dataSize?: number;
+  /** OUT: status of the PRM command */
   status?: number;
+  /** IN: Input data in TLV format */
   inData?: Uint8Array | number[];
+  /** OUT: Output PRM data in TLV format */
   outData?: Uint8Array | number[];
 }
 
 /** struct nvmlGpuInstancePlacement_st */
 // struct nvmlGpuInstancePlacement_st — nvml.h:11835
 export class nvmlGpuInstancePlacement_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGpuInstancePlacement_st","path":"","size":8,"align":4,"union":false,"fields":{"start":{"offset":0,"size":4},"size":{"offset":4,"size":4}}});
   }
@@ -7239,6 +8467,7 @@ export class nvmlGpuInstancePlacement_st extends CStruct {
   get start(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `start` into the struct's bytes. */
   set start(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpuInstancePlacement_st.start');
   }
@@ -7246,19 +8475,23 @@ export class nvmlGpuInstancePlacement_st extends CStruct {
   get size(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlGpuInstancePlacement_st.size');
   }
 }
 /** Fields accepted by `new nvmlGpuInstancePlacement_st({...})`. */
 export interface nvmlGpuInstancePlacement_stInit {
+  /** Index of first occupied memory slice */
   start?: number;
+  /** Number of memory slices occupied */
   size?: number;
 }
 
 /** GPU instance profile information. */
 // struct nvmlGpuInstanceProfileInfo_st — nvml.h:11844
 export class nvmlGpuInstanceProfileInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGpuInstanceProfileInfo_st","path":"","size":48,"align":8,"union":false,"fields":{"id":{"offset":0,"size":4},"isP2pSupported":{"offset":4,"size":4},"sliceCount":{"offset":8,"size":4},"instanceCount":{"offset":12,"size":4},"multiprocessorCount":{"offset":16,"size":4},"copyEngineCount":{"offset":20,"size":4},"decoderCount":{"offset":24,"size":4},"encoderCount":{"offset":28,"size":4},"jpegCount":{"offset":32,"size":4},"ofaCount":{"offset":36,"size":4},"memorySizeMB":{"offset":40,"size":8}}});
   }
@@ -7279,6 +8512,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get id(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpuInstanceProfileInfo_st.id');
   }
@@ -7286,6 +8520,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get isP2pSupported(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `isP2pSupported` into the struct's bytes. */
   set isP2pSupported(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlGpuInstanceProfileInfo_st.isP2pSupported');
   }
@@ -7293,6 +8528,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get sliceCount(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `sliceCount` into the struct's bytes. */
   set sliceCount(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlGpuInstanceProfileInfo_st.sliceCount');
   }
@@ -7300,6 +8536,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get instanceCount(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `instanceCount` into the struct's bytes. */
   set instanceCount(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlGpuInstanceProfileInfo_st.instanceCount');
   }
@@ -7307,6 +8544,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get multiprocessorCount(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `multiprocessorCount` into the struct's bytes. */
   set multiprocessorCount(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlGpuInstanceProfileInfo_st.multiprocessorCount');
   }
@@ -7314,6 +8552,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get copyEngineCount(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `copyEngineCount` into the struct's bytes. */
   set copyEngineCount(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlGpuInstanceProfileInfo_st.copyEngineCount');
   }
@@ -7321,6 +8560,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get decoderCount(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `decoderCount` into the struct's bytes. */
   set decoderCount(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlGpuInstanceProfileInfo_st.decoderCount');
   }
@@ -7328,6 +8568,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get encoderCount(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `encoderCount` into the struct's bytes. */
   set encoderCount(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlGpuInstanceProfileInfo_st.encoderCount');
   }
@@ -7335,6 +8576,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get jpegCount(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `jpegCount` into the struct's bytes. */
   set jpegCount(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlGpuInstanceProfileInfo_st.jpegCount');
   }
@@ -7342,6 +8584,7 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get ofaCount(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `ofaCount` into the struct's bytes. */
   set ofaCount(v: number) {
     W.u32(this._dv, this._o + 36, v, 'nvmlGpuInstanceProfileInfo_st.ofaCount');
   }
@@ -7349,28 +8592,41 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
   get memorySizeMB(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `memorySizeMB` into the struct's bytes. */
   set memorySizeMB(v: bigint | number) {
     W.u64(this._dv, this._o + 40, v, 'nvmlGpuInstanceProfileInfo_st.memorySizeMB');
   }
 }
 /** Fields accepted by `new nvmlGpuInstanceProfileInfo_st({...})`. */
 export interface nvmlGpuInstanceProfileInfo_stInit {
+  /** Unique profile ID within the device */
   id?: number;
+  /** Peer-to-Peer support */
   isP2pSupported?: number;
+  /** GPU Slice count */
   sliceCount?: number;
+  /** GPU instance count */
   instanceCount?: number;
+  /** Streaming Multiprocessor count */
   multiprocessorCount?: number;
+  /** Copy Engine count */
   copyEngineCount?: number;
+  /** Decoder Engine count */
   decoderCount?: number;
+  /** Encoder Engine count */
   encoderCount?: number;
+  /** JPEG Engine count */
   jpegCount?: number;
+  /** OFA Engine count */
   ofaCount?: number;
+  /** Memory size in MBytes */
   memorySizeMB?: bigint | number;
 }
 
 /** GPU instance profile information (v2). Version 2 adds the nvmlGpuInstanceProfileInfo_v2_t.version field to the start of the structure, and the nvmlGpuInstanceProfileInfo_v2_t.name field to the end. This structure is not backwards-compatible with nvmlGpuInstanceProfileInfo_t. */
 // struct nvmlGpuInstanceProfileInfo_v2_st — nvml.h:11867
 export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGpuInstanceProfileInfo_v2_st","path":"","size":152,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"id":{"offset":4,"size":4},"isP2pSupported":{"offset":8,"size":4},"sliceCount":{"offset":12,"size":4},"instanceCount":{"offset":16,"size":4},"multiprocessorCount":{"offset":20,"size":4},"copyEngineCount":{"offset":24,"size":4},"decoderCount":{"offset":28,"size":4},"encoderCount":{"offset":32,"size":4},"jpegCount":{"offset":36,"size":4},"ofaCount":{"offset":40,"size":4},"memorySizeMB":{"offset":48,"size":8},"name":{"offset":56,"size":96}}});
   }
@@ -7392,6 +8648,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpuInstanceProfileInfo_v2_st.version');
   }
@@ -7399,6 +8656,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get id(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlGpuInstanceProfileInfo_v2_st.id');
   }
@@ -7406,6 +8664,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get isP2pSupported(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `isP2pSupported` into the struct's bytes. */
   set isP2pSupported(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlGpuInstanceProfileInfo_v2_st.isP2pSupported');
   }
@@ -7413,6 +8672,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get sliceCount(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `sliceCount` into the struct's bytes. */
   set sliceCount(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlGpuInstanceProfileInfo_v2_st.sliceCount');
   }
@@ -7420,6 +8680,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get instanceCount(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `instanceCount` into the struct's bytes. */
   set instanceCount(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlGpuInstanceProfileInfo_v2_st.instanceCount');
   }
@@ -7427,6 +8688,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get multiprocessorCount(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `multiprocessorCount` into the struct's bytes. */
   set multiprocessorCount(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlGpuInstanceProfileInfo_v2_st.multiprocessorCount');
   }
@@ -7434,6 +8696,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get copyEngineCount(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `copyEngineCount` into the struct's bytes. */
   set copyEngineCount(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlGpuInstanceProfileInfo_v2_st.copyEngineCount');
   }
@@ -7441,6 +8704,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get decoderCount(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `decoderCount` into the struct's bytes. */
   set decoderCount(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlGpuInstanceProfileInfo_v2_st.decoderCount');
   }
@@ -7448,6 +8712,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get encoderCount(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `encoderCount` into the struct's bytes. */
   set encoderCount(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlGpuInstanceProfileInfo_v2_st.encoderCount');
   }
@@ -7455,6 +8720,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get jpegCount(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `jpegCount` into the struct's bytes. */
   set jpegCount(v: number) {
     W.u32(this._dv, this._o + 36, v, 'nvmlGpuInstanceProfileInfo_v2_st.jpegCount');
   }
@@ -7462,6 +8728,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get ofaCount(): number {
     return this._dv.getUint32(this._o + 40, true);
   }
+  /** Writes `ofaCount` into the struct's bytes. */
   set ofaCount(v: number) {
     W.u32(this._dv, this._o + 40, v, 'nvmlGpuInstanceProfileInfo_v2_st.ofaCount');
   }
@@ -7469,6 +8736,7 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get memorySizeMB(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `memorySizeMB` into the struct's bytes. */
   set memorySizeMB(v: bigint | number) {
     W.u64(this._dv, this._o + 48, v, 'nvmlGpuInstanceProfileInfo_v2_st.memorySizeMB');
   }
@@ -7476,30 +8744,45 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
   get name(): string {
     return getString(this, 56, 96);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: string) {
     setString(this, 56, 96, v, 'nvmlGpuInstanceProfileInfo_v2_st.name');
   }
 }
 /** Fields accepted by `new nvmlGpuInstanceProfileInfo_v2_st({...})`. */
 export interface nvmlGpuInstanceProfileInfo_v2_stInit {
+  /** Structure version identifier (set to nvmlGpuInstanceProfileInfo_v2) */
   version?: number;
+  /** Unique profile ID within the device */
   id?: number;
+  /** Peer-to-Peer support */
   isP2pSupported?: number;
+  /** GPU Slice count */
   sliceCount?: number;
+  /** GPU instance count */
   instanceCount?: number;
+  /** Streaming Multiprocessor count */
   multiprocessorCount?: number;
+  /** Copy Engine count */
   copyEngineCount?: number;
+  /** Decoder Engine count */
   decoderCount?: number;
+  /** Encoder Engine count */
   encoderCount?: number;
+  /** JPEG Engine count */
   jpegCount?: number;
+  /** OFA Engine count */
   ofaCount?: number;
+  /** Memory size in MBytes */
   memorySizeMB?: bigint | number;
+  /** Profile name */
   name?: string;
 }
 
 /** GPU instance profile information (v3). Version 3 removes isP2pSupported field and adds the nvmlGpuInstanceProfileInfo_v3_t.capabilities field nvmlGpuInstanceProfileInfo_t. */
 // struct nvmlGpuInstanceProfileInfo_v3_st — nvml.h:11895
 export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGpuInstanceProfileInfo_v3_st","path":"","size":152,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"id":{"offset":4,"size":4},"sliceCount":{"offset":8,"size":4},"instanceCount":{"offset":12,"size":4},"multiprocessorCount":{"offset":16,"size":4},"copyEngineCount":{"offset":20,"size":4},"decoderCount":{"offset":24,"size":4},"encoderCount":{"offset":28,"size":4},"jpegCount":{"offset":32,"size":4},"ofaCount":{"offset":36,"size":4},"memorySizeMB":{"offset":40,"size":8},"name":{"offset":48,"size":96},"capabilities":{"offset":144,"size":4}}});
   }
@@ -7521,6 +8804,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpuInstanceProfileInfo_v3_st.version');
   }
@@ -7528,6 +8812,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get id(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlGpuInstanceProfileInfo_v3_st.id');
   }
@@ -7535,6 +8820,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get sliceCount(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `sliceCount` into the struct's bytes. */
   set sliceCount(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlGpuInstanceProfileInfo_v3_st.sliceCount');
   }
@@ -7542,6 +8828,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get instanceCount(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `instanceCount` into the struct's bytes. */
   set instanceCount(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlGpuInstanceProfileInfo_v3_st.instanceCount');
   }
@@ -7549,6 +8836,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get multiprocessorCount(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `multiprocessorCount` into the struct's bytes. */
   set multiprocessorCount(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlGpuInstanceProfileInfo_v3_st.multiprocessorCount');
   }
@@ -7556,6 +8844,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get copyEngineCount(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `copyEngineCount` into the struct's bytes. */
   set copyEngineCount(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlGpuInstanceProfileInfo_v3_st.copyEngineCount');
   }
@@ -7563,6 +8852,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get decoderCount(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `decoderCount` into the struct's bytes. */
   set decoderCount(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlGpuInstanceProfileInfo_v3_st.decoderCount');
   }
@@ -7570,6 +8860,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get encoderCount(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `encoderCount` into the struct's bytes. */
   set encoderCount(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlGpuInstanceProfileInfo_v3_st.encoderCount');
   }
@@ -7577,6 +8868,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get jpegCount(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `jpegCount` into the struct's bytes. */
   set jpegCount(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlGpuInstanceProfileInfo_v3_st.jpegCount');
   }
@@ -7584,6 +8876,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get ofaCount(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `ofaCount` into the struct's bytes. */
   set ofaCount(v: number) {
     W.u32(this._dv, this._o + 36, v, 'nvmlGpuInstanceProfileInfo_v3_st.ofaCount');
   }
@@ -7591,6 +8884,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get memorySizeMB(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `memorySizeMB` into the struct's bytes. */
   set memorySizeMB(v: bigint | number) {
     W.u64(this._dv, this._o + 40, v, 'nvmlGpuInstanceProfileInfo_v3_st.memorySizeMB');
   }
@@ -7598,6 +8892,7 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get name(): string {
     return getString(this, 48, 96);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: string) {
     setString(this, 48, 96, v, 'nvmlGpuInstanceProfileInfo_v3_st.name');
   }
@@ -7605,30 +8900,45 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
   get capabilities(): number {
     return this._dv.getUint32(this._o + 144, true);
   }
+  /** Writes `capabilities` into the struct's bytes. */
   set capabilities(v: number) {
     W.u32(this._dv, this._o + 144, v, 'nvmlGpuInstanceProfileInfo_v3_st.capabilities');
   }
 }
 /** Fields accepted by `new nvmlGpuInstanceProfileInfo_v3_st({...})`. */
 export interface nvmlGpuInstanceProfileInfo_v3_stInit {
+  /** Structure version identifier (set to nvmlGpuInstanceProfileInfo_v3) */
   version?: number;
+  /** Unique profile ID within the device */
   id?: number;
+  /** GPU Slice count */
   sliceCount?: number;
+  /** GPU instance count */
   instanceCount?: number;
+  /** Streaming Multiprocessor count */
   multiprocessorCount?: number;
+  /** Copy Engine count */
   copyEngineCount?: number;
+  /** Decoder Engine count */
   decoderCount?: number;
+  /** Encoder Engine count */
   encoderCount?: number;
+  /** JPEG Engine count */
   jpegCount?: number;
+  /** OFA Engine count */
   ofaCount?: number;
+  /** Memory size in MBytes */
   memorySizeMB?: bigint | number;
+  /** Profile name */
   name?: string;
+  /** Additional capabilities */
   capabilities?: number;
 }
 
 /** struct nvmlGpuInstanceInfo_st */
 // struct nvmlGpuInstanceInfo_st — nvml.h:11917
 export class nvmlGpuInstanceInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlGpuInstanceInfo_st","path":"","size":24,"align":8,"union":false,"fields":{"device":{"offset":0,"size":8},"id":{"offset":8,"size":4},"profileId":{"offset":12,"size":4},"placement":{"offset":16,"size":8}}});
   }
@@ -7649,6 +8959,7 @@ export class nvmlGpuInstanceInfo_st extends CStruct {
   get device(): H.nvmlDevice_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.nvmlDevice_t;
   }
+  /** Writes `device` into the struct's bytes. */
   set device(v: H.nvmlDevice_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'nvmlGpuInstanceInfo_st.device');
   }
@@ -7656,6 +8967,7 @@ export class nvmlGpuInstanceInfo_st extends CStruct {
   get id(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlGpuInstanceInfo_st.id');
   }
@@ -7663,6 +8975,7 @@ export class nvmlGpuInstanceInfo_st extends CStruct {
   get profileId(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `profileId` into the struct's bytes. */
   set profileId(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlGpuInstanceInfo_st.profileId');
   }
@@ -7671,21 +8984,27 @@ export class nvmlGpuInstanceInfo_st extends CStruct {
   get placement(): nvmlGpuInstancePlacement_st {
     return (this._n_placement ??= nestedView(this, nvmlGpuInstancePlacement_st, 16, 8, 'placement'));
   }
+  /** Writes `placement` into the struct's bytes. */
   set placement(v: nvmlGpuInstancePlacement_st | nvmlGpuInstancePlacement_stInit) {
     setNested(this.placement, v, nvmlGpuInstancePlacement_st, 'nvmlGpuInstanceInfo_st.placement');
   }
 }
 /** Fields accepted by `new nvmlGpuInstanceInfo_st({...})`. */
 export interface nvmlGpuInstanceInfo_stInit {
+  /** Parent device */
   device?: H.nvmlDevice_t | null;
+  /** Unique instance ID within the device */
   id?: number;
+  /** Unique profile ID within the device */
   profileId?: number;
+  /** Placement for this instance */
   placement?: nvmlGpuInstancePlacement_st | nvmlGpuInstancePlacement_stInit;
 }
 
 /** struct nvmlComputeInstancePlacement_st */
 // struct nvmlComputeInstancePlacement_st — nvml.h:11944
 export class nvmlComputeInstancePlacement_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlComputeInstancePlacement_st","path":"","size":8,"align":4,"union":false,"fields":{"start":{"offset":0,"size":4},"size":{"offset":4,"size":4}}});
   }
@@ -7706,6 +9025,7 @@ export class nvmlComputeInstancePlacement_st extends CStruct {
   get start(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `start` into the struct's bytes. */
   set start(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlComputeInstancePlacement_st.start');
   }
@@ -7713,19 +9033,23 @@ export class nvmlComputeInstancePlacement_st extends CStruct {
   get size(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlComputeInstancePlacement_st.size');
   }
 }
 /** Fields accepted by `new nvmlComputeInstancePlacement_st({...})`. */
 export interface nvmlComputeInstancePlacement_stInit {
+  /** Index of first occupied compute slice */
   start?: number;
+  /** Number of compute slices occupied */
   size?: number;
 }
 
 /** Compute instance profile information. */
 // struct nvmlComputeInstanceProfileInfo_st — nvml.h:11953
 export class nvmlComputeInstanceProfileInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlComputeInstanceProfileInfo_st","path":"","size":36,"align":4,"union":false,"fields":{"id":{"offset":0,"size":4},"sliceCount":{"offset":4,"size":4},"instanceCount":{"offset":8,"size":4},"multiprocessorCount":{"offset":12,"size":4},"sharedCopyEngineCount":{"offset":16,"size":4},"sharedDecoderCount":{"offset":20,"size":4},"sharedEncoderCount":{"offset":24,"size":4},"sharedJpegCount":{"offset":28,"size":4},"sharedOfaCount":{"offset":32,"size":4}}});
   }
@@ -7746,6 +9070,7 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
   get id(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlComputeInstanceProfileInfo_st.id');
   }
@@ -7753,6 +9078,7 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
   get sliceCount(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `sliceCount` into the struct's bytes. */
   set sliceCount(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlComputeInstanceProfileInfo_st.sliceCount');
   }
@@ -7760,6 +9086,7 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
   get instanceCount(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `instanceCount` into the struct's bytes. */
   set instanceCount(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlComputeInstanceProfileInfo_st.instanceCount');
   }
@@ -7767,6 +9094,7 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
   get multiprocessorCount(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `multiprocessorCount` into the struct's bytes. */
   set multiprocessorCount(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlComputeInstanceProfileInfo_st.multiprocessorCount');
   }
@@ -7774,6 +9102,7 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
   get sharedCopyEngineCount(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `sharedCopyEngineCount` into the struct's bytes. */
   set sharedCopyEngineCount(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlComputeInstanceProfileInfo_st.sharedCopyEngineCount');
   }
@@ -7781,6 +9110,7 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
   get sharedDecoderCount(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `sharedDecoderCount` into the struct's bytes. */
   set sharedDecoderCount(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlComputeInstanceProfileInfo_st.sharedDecoderCount');
   }
@@ -7788,6 +9118,7 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
   get sharedEncoderCount(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `sharedEncoderCount` into the struct's bytes. */
   set sharedEncoderCount(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlComputeInstanceProfileInfo_st.sharedEncoderCount');
   }
@@ -7795,6 +9126,7 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
   get sharedJpegCount(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `sharedJpegCount` into the struct's bytes. */
   set sharedJpegCount(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlComputeInstanceProfileInfo_st.sharedJpegCount');
   }
@@ -7802,26 +9134,37 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
   get sharedOfaCount(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `sharedOfaCount` into the struct's bytes. */
   set sharedOfaCount(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlComputeInstanceProfileInfo_st.sharedOfaCount');
   }
 }
 /** Fields accepted by `new nvmlComputeInstanceProfileInfo_st({...})`. */
 export interface nvmlComputeInstanceProfileInfo_stInit {
+  /** Unique profile ID within the GPU instance */
   id?: number;
+  /** GPU Slice count */
   sliceCount?: number;
+  /** Compute instance count */
   instanceCount?: number;
+  /** Streaming Multiprocessor count */
   multiprocessorCount?: number;
+  /** Shared Copy Engine count */
   sharedCopyEngineCount?: number;
+  /** Shared Decoder Engine count */
   sharedDecoderCount?: number;
+  /** Shared Encoder Engine count */
   sharedEncoderCount?: number;
+  /** Shared JPEG Engine count */
   sharedJpegCount?: number;
+  /** Shared OFA Engine count */
   sharedOfaCount?: number;
 }
 
 /** Compute instance profile information (v2). Version 2 adds the nvmlComputeInstanceProfileInfo_v2_t.version field to the start of the structure, and the nvmlComputeInstanceProfileInfo_v2_t.name field to the end. This structure is not backwards-compatible with nvmlComputeInstanceProfileInfo_t. */
 // struct nvmlComputeInstanceProfileInfo_v2_st — nvml.h:11974
 export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlComputeInstanceProfileInfo_v2_st","path":"","size":136,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"id":{"offset":4,"size":4},"sliceCount":{"offset":8,"size":4},"instanceCount":{"offset":12,"size":4},"multiprocessorCount":{"offset":16,"size":4},"sharedCopyEngineCount":{"offset":20,"size":4},"sharedDecoderCount":{"offset":24,"size":4},"sharedEncoderCount":{"offset":28,"size":4},"sharedJpegCount":{"offset":32,"size":4},"sharedOfaCount":{"offset":36,"size":4},"name":{"offset":40,"size":96}}});
   }
@@ -7843,6 +9186,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlComputeInstanceProfileInfo_v2_st.version');
   }
@@ -7850,6 +9194,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get id(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlComputeInstanceProfileInfo_v2_st.id');
   }
@@ -7857,6 +9202,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get sliceCount(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `sliceCount` into the struct's bytes. */
   set sliceCount(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlComputeInstanceProfileInfo_v2_st.sliceCount');
   }
@@ -7864,6 +9210,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get instanceCount(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `instanceCount` into the struct's bytes. */
   set instanceCount(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlComputeInstanceProfileInfo_v2_st.instanceCount');
   }
@@ -7871,6 +9218,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get multiprocessorCount(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `multiprocessorCount` into the struct's bytes. */
   set multiprocessorCount(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlComputeInstanceProfileInfo_v2_st.multiprocessorCount');
   }
@@ -7878,6 +9226,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get sharedCopyEngineCount(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `sharedCopyEngineCount` into the struct's bytes. */
   set sharedCopyEngineCount(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlComputeInstanceProfileInfo_v2_st.sharedCopyEngineCount');
   }
@@ -7885,6 +9234,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get sharedDecoderCount(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `sharedDecoderCount` into the struct's bytes. */
   set sharedDecoderCount(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlComputeInstanceProfileInfo_v2_st.sharedDecoderCount');
   }
@@ -7892,6 +9242,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get sharedEncoderCount(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `sharedEncoderCount` into the struct's bytes. */
   set sharedEncoderCount(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlComputeInstanceProfileInfo_v2_st.sharedEncoderCount');
   }
@@ -7899,6 +9250,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get sharedJpegCount(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `sharedJpegCount` into the struct's bytes. */
   set sharedJpegCount(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlComputeInstanceProfileInfo_v2_st.sharedJpegCount');
   }
@@ -7906,6 +9258,7 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get sharedOfaCount(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `sharedOfaCount` into the struct's bytes. */
   set sharedOfaCount(v: number) {
     W.u32(this._dv, this._o + 36, v, 'nvmlComputeInstanceProfileInfo_v2_st.sharedOfaCount');
   }
@@ -7913,28 +9266,41 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
   get name(): string {
     return getString(this, 40, 96);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: string) {
     setString(this, 40, 96, v, 'nvmlComputeInstanceProfileInfo_v2_st.name');
   }
 }
 /** Fields accepted by `new nvmlComputeInstanceProfileInfo_v2_st({...})`. */
 export interface nvmlComputeInstanceProfileInfo_v2_stInit {
+  /** Structure version identifier (set to nvmlComputeInstanceProfileInfo_v2) */
   version?: number;
+  /** Unique profile ID within the GPU instance */
   id?: number;
+  /** GPU Slice count */
   sliceCount?: number;
+  /** Compute instance count */
   instanceCount?: number;
+  /** Streaming Multiprocessor count */
   multiprocessorCount?: number;
+  /** Shared Copy Engine count */
   sharedCopyEngineCount?: number;
+  /** Shared Decoder Engine count */
   sharedDecoderCount?: number;
+  /** Shared Encoder Engine count */
   sharedEncoderCount?: number;
+  /** Shared JPEG Engine count */
   sharedJpegCount?: number;
+  /** Shared OFA Engine count */
   sharedOfaCount?: number;
+  /** Profile name */
   name?: string;
 }
 
 /** Compute instance profile information (v3). Version 3 adds the nvmlComputeInstanceProfileInfo_v3_t.capabilities field nvmlComputeInstanceProfileInfo_t. */
 // struct nvmlComputeInstanceProfileInfo_v3_st — nvml.h:12000
 export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlComputeInstanceProfileInfo_v3_st","path":"","size":140,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"id":{"offset":4,"size":4},"sliceCount":{"offset":8,"size":4},"instanceCount":{"offset":12,"size":4},"multiprocessorCount":{"offset":16,"size":4},"sharedCopyEngineCount":{"offset":20,"size":4},"sharedDecoderCount":{"offset":24,"size":4},"sharedEncoderCount":{"offset":28,"size":4},"sharedJpegCount":{"offset":32,"size":4},"sharedOfaCount":{"offset":36,"size":4},"name":{"offset":40,"size":96},"capabilities":{"offset":136,"size":4}}});
   }
@@ -7956,6 +9322,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlComputeInstanceProfileInfo_v3_st.version');
   }
@@ -7963,6 +9330,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get id(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlComputeInstanceProfileInfo_v3_st.id');
   }
@@ -7970,6 +9338,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get sliceCount(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `sliceCount` into the struct's bytes. */
   set sliceCount(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlComputeInstanceProfileInfo_v3_st.sliceCount');
   }
@@ -7977,6 +9346,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get instanceCount(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `instanceCount` into the struct's bytes. */
   set instanceCount(v: number) {
     W.u32(this._dv, this._o + 12, v, 'nvmlComputeInstanceProfileInfo_v3_st.instanceCount');
   }
@@ -7984,6 +9354,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get multiprocessorCount(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `multiprocessorCount` into the struct's bytes. */
   set multiprocessorCount(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlComputeInstanceProfileInfo_v3_st.multiprocessorCount');
   }
@@ -7991,6 +9362,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get sharedCopyEngineCount(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `sharedCopyEngineCount` into the struct's bytes. */
   set sharedCopyEngineCount(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlComputeInstanceProfileInfo_v3_st.sharedCopyEngineCount');
   }
@@ -7998,6 +9370,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get sharedDecoderCount(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `sharedDecoderCount` into the struct's bytes. */
   set sharedDecoderCount(v: number) {
     W.u32(this._dv, this._o + 24, v, 'nvmlComputeInstanceProfileInfo_v3_st.sharedDecoderCount');
   }
@@ -8005,6 +9378,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get sharedEncoderCount(): number {
     return this._dv.getUint32(this._o + 28, true);
   }
+  /** Writes `sharedEncoderCount` into the struct's bytes. */
   set sharedEncoderCount(v: number) {
     W.u32(this._dv, this._o + 28, v, 'nvmlComputeInstanceProfileInfo_v3_st.sharedEncoderCount');
   }
@@ -8012,6 +9386,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get sharedJpegCount(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `sharedJpegCount` into the struct's bytes. */
   set sharedJpegCount(v: number) {
     W.u32(this._dv, this._o + 32, v, 'nvmlComputeInstanceProfileInfo_v3_st.sharedJpegCount');
   }
@@ -8019,6 +9394,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get sharedOfaCount(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `sharedOfaCount` into the struct's bytes. */
   set sharedOfaCount(v: number) {
     W.u32(this._dv, this._o + 36, v, 'nvmlComputeInstanceProfileInfo_v3_st.sharedOfaCount');
   }
@@ -8026,6 +9402,7 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get name(): string {
     return getString(this, 40, 96);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: string) {
     setString(this, 40, 96, v, 'nvmlComputeInstanceProfileInfo_v3_st.name');
   }
@@ -8033,29 +9410,43 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
   get capabilities(): number {
     return this._dv.getUint32(this._o + 136, true);
   }
+  /** Writes `capabilities` into the struct's bytes. */
   set capabilities(v: number) {
     W.u32(this._dv, this._o + 136, v, 'nvmlComputeInstanceProfileInfo_v3_st.capabilities');
   }
 }
 /** Fields accepted by `new nvmlComputeInstanceProfileInfo_v3_st({...})`. */
 export interface nvmlComputeInstanceProfileInfo_v3_stInit {
+  /** Structure version identifier (set to nvmlComputeInstanceProfileInfo_v3) */
   version?: number;
+  /** Unique profile ID within the GPU instance */
   id?: number;
+  /** GPU Slice count */
   sliceCount?: number;
+  /** Compute instance count */
   instanceCount?: number;
+  /** Streaming Multiprocessor count */
   multiprocessorCount?: number;
+  /** Shared Copy Engine count */
   sharedCopyEngineCount?: number;
+  /** Shared Decoder Engine count */
   sharedDecoderCount?: number;
+  /** Shared Encoder Engine count */
   sharedEncoderCount?: number;
+  /** Shared JPEG Engine count */
   sharedJpegCount?: number;
+  /** Shared OFA Engine count */
   sharedOfaCount?: number;
+  /** Profile name */
   name?: string;
+  /** Additional capabilities */
   capabilities?: number;
 }
 
 /** struct nvmlComputeInstanceInfo_st */
 // struct nvmlComputeInstanceInfo_st — nvml.h:12021
 export class nvmlComputeInstanceInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct nvmlComputeInstanceInfo_st","path":"","size":32,"align":8,"union":false,"fields":{"device":{"offset":0,"size":8},"gpuInstance":{"offset":8,"size":8},"id":{"offset":16,"size":4},"profileId":{"offset":20,"size":4},"placement":{"offset":24,"size":8}}});
   }
@@ -8076,6 +9467,7 @@ export class nvmlComputeInstanceInfo_st extends CStruct {
   get device(): H.nvmlDevice_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.nvmlDevice_t;
   }
+  /** Writes `device` into the struct's bytes. */
   set device(v: H.nvmlDevice_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'nvmlComputeInstanceInfo_st.device');
   }
@@ -8083,6 +9475,7 @@ export class nvmlComputeInstanceInfo_st extends CStruct {
   get gpuInstance(): H.nvmlGpuInstance_t {
     return this._dv.getBigUint64(this._o + 8, true) as H.nvmlGpuInstance_t;
   }
+  /** Writes `gpuInstance` into the struct's bytes. */
   set gpuInstance(v: H.nvmlGpuInstance_t | null) {
     W.ptr(this._dv, this._o + 8, v, 'nvmlComputeInstanceInfo_st.gpuInstance');
   }
@@ -8090,6 +9483,7 @@ export class nvmlComputeInstanceInfo_st extends CStruct {
   get id(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.u32(this._dv, this._o + 16, v, 'nvmlComputeInstanceInfo_st.id');
   }
@@ -8097,6 +9491,7 @@ export class nvmlComputeInstanceInfo_st extends CStruct {
   get profileId(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `profileId` into the struct's bytes. */
   set profileId(v: number) {
     W.u32(this._dv, this._o + 20, v, 'nvmlComputeInstanceInfo_st.profileId');
   }
@@ -8105,22 +9500,29 @@ export class nvmlComputeInstanceInfo_st extends CStruct {
   get placement(): nvmlComputeInstancePlacement_st {
     return (this._n_placement ??= nestedView(this, nvmlComputeInstancePlacement_st, 24, 8, 'placement'));
   }
+  /** Writes `placement` into the struct's bytes. */
   set placement(v: nvmlComputeInstancePlacement_st | nvmlComputeInstancePlacement_stInit) {
     setNested(this.placement, v, nvmlComputeInstancePlacement_st, 'nvmlComputeInstanceInfo_st.placement');
   }
 }
 /** Fields accepted by `new nvmlComputeInstanceInfo_st({...})`. */
 export interface nvmlComputeInstanceInfo_stInit {
+  /** Parent device */
   device?: H.nvmlDevice_t | null;
+  /** Parent GPU instance */
   gpuInstance?: H.nvmlGpuInstance_t | null;
+  /** Unique instance ID within the GPU instance */
   id?: number;
+  /** Unique profile ID within the GPU instance */
   profileId?: number;
+  /** Placement for this instance within the GPU instance's compute slice range {0, sliceCount} */
   placement?: nvmlComputeInstancePlacement_st | nvmlComputeInstancePlacement_stInit;
 }
 
 /** GPM metric information. */
 // nvmlGpmMetric_t — nvml.h:12968
 export class nvmlGpmMetric_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlGpmMetric_t","path":"","size":40,"align":8,"union":false,"fields":{"metricId":{"offset":0,"size":4},"nvmlReturn":{"offset":4,"size":4},"value":{"offset":8,"size":8},"metricInfo":{"offset":16,"size":24}}});
   }
@@ -8141,6 +9543,7 @@ export class nvmlGpmMetric_t extends CStruct {
   get metricId(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `metricId` into the struct's bytes. */
   set metricId(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpmMetric_t.metricId');
   }
@@ -8148,6 +9551,7 @@ export class nvmlGpmMetric_t extends CStruct {
   get nvmlReturn(): E.nvmlReturn_t {
     return this._dv.getInt32(this._o + 4, true) as E.nvmlReturn_t;
   }
+  /** Writes `nvmlReturn` into the struct's bytes. */
   set nvmlReturn(v: E.nvmlReturn_t) {
     W.i32(this._dv, this._o + 4, v, 'nvmlGpmMetric_t.nvmlReturn');
   }
@@ -8155,6 +9559,7 @@ export class nvmlGpmMetric_t extends CStruct {
   get value(): number {
     return this._dv.getFloat64(this._o + 8, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: number) {
     W.f64(this._dv, this._o + 8, v, 'nvmlGpmMetric_t.value');
   }
@@ -8163,21 +9568,27 @@ export class nvmlGpmMetric_t extends CStruct {
   get metricInfo(): nvmlGpmMetric_t_metricInfo {
     return (this._n_metricInfo ??= nestedView(this, nvmlGpmMetric_t_metricInfo, 16, 24, 'metricInfo'));
   }
+  /** Writes `metricInfo` into the struct's bytes. */
   set metricInfo(v: nvmlGpmMetric_t_metricInfo | nvmlGpmMetric_t_metricInfoInit) {
     setNested(this.metricInfo, v, nvmlGpmMetric_t_metricInfo, 'nvmlGpmMetric_t.metricInfo');
   }
 }
 /** Fields accepted by `new nvmlGpmMetric_t({...})`. */
 export interface nvmlGpmMetric_tInit {
+  /** IN: NVML_GPM_METRIC_? define of which metric to retrieve */
   metricId?: number;
+  /** OUT: Status of this metric. If this is nonzero, then value is not valid */
   nvmlReturn?: E.nvmlReturn_t;
+  /** OUT: Value of this metric. Is only valid if nvmlReturn is 0 (NVML_SUCCESS) */
   value?: number;
+  /** OUT: Metric name and unit. Those can be NULL if not defined */
   metricInfo?: nvmlGpmMetric_t_metricInfo | nvmlGpmMetric_t_metricInfoInit;
 }
 
 /** struct metricInfo in nvmlGpmMetric_t */
 // member metricInfo of nvmlGpmMetric_t — nvml.h:12973
 export class nvmlGpmMetric_t_metricInfo extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlGpmMetric_t","path":"metricInfo","size":24,"align":8,"union":false,"fields":{"shortName":{"offset":0,"size":8},"longName":{"offset":8,"size":8},"unit":{"offset":16,"size":8}}});
   }
@@ -8194,35 +9605,45 @@ export class nvmlGpmMetric_t_metricInfo extends CStruct {
     super(24, mem, dv);
     this._init(init, nvmlGpmMetric_t_metricInfo.keys);
   }
+  /** `char * shortName`, of `struct metricInfo in nvmlGpmMetric_t` (no description in the header). */
   get shortName(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `shortName` into the struct's bytes. */
   set shortName(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 0, v, 'nvmlGpmMetric_t_metricInfo.shortName', 'shortName', 1, (dv, at, x, n) => W.i8(dv, at, x, n));
   }
+  /** `char * longName`, of `struct metricInfo in nvmlGpmMetric_t` (no description in the header). */
   get longName(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `longName` into the struct's bytes. */
   set longName(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 8, v, 'nvmlGpmMetric_t_metricInfo.longName', 'longName', 1, (dv, at, x, n) => W.i8(dv, at, x, n));
   }
+  /** `char * unit`, of `struct metricInfo in nvmlGpmMetric_t` (no description in the header). */
   get unit(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `unit` into the struct's bytes. */
   set unit(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 16, v, 'nvmlGpmMetric_t_metricInfo.unit', 'unit', 1, (dv, at, x, n) => W.i8(dv, at, x, n));
   }
 }
 /** Fields accepted by `new nvmlGpmMetric_t_metricInfo({...})`. */
 export interface nvmlGpmMetric_t_metricInfoInit {
+  /** `char * shortName`, of `struct metricInfo in nvmlGpmMetric_t` (no description in the header). */
   shortName?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
+  /** `char * longName`, of `struct metricInfo in nvmlGpmMetric_t` (no description in the header). */
   longName?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
+  /** `char * unit`, of `struct metricInfo in nvmlGpmMetric_t` (no description in the header). */
   unit?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
 }
 
 /** GPM buffer information. */
 // nvmlGpmMetricsGet_t — nvml.h:12984
 export class nvmlGpmMetricsGet_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlGpmMetricsGet_t","path":"","size":8424,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"numMetrics":{"offset":4,"size":4},"sample1":{"offset":8,"size":8},"sample2":{"offset":16,"size":8},"metrics":{"offset":24,"size":8400}}});
   }
@@ -8243,6 +9664,7 @@ export class nvmlGpmMetricsGet_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpmMetricsGet_t.version');
   }
@@ -8250,6 +9672,7 @@ export class nvmlGpmMetricsGet_t extends CStruct {
   get numMetrics(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `numMetrics` into the struct's bytes. */
   set numMetrics(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlGpmMetricsGet_t.numMetrics');
   }
@@ -8257,6 +9680,7 @@ export class nvmlGpmMetricsGet_t extends CStruct {
   get sample1(): H.nvmlGpmSample_t {
     return this._dv.getBigUint64(this._o + 8, true) as H.nvmlGpmSample_t;
   }
+  /** Writes `sample1` into the struct's bytes. */
   set sample1(v: H.nvmlGpmSample_t | null) {
     W.ptr(this._dv, this._o + 8, v, 'nvmlGpmMetricsGet_t.sample1');
   }
@@ -8264,6 +9688,7 @@ export class nvmlGpmMetricsGet_t extends CStruct {
   get sample2(): H.nvmlGpmSample_t {
     return this._dv.getBigUint64(this._o + 16, true) as H.nvmlGpmSample_t;
   }
+  /** Writes `sample2` into the struct's bytes. */
   set sample2(v: H.nvmlGpmSample_t | null) {
     W.ptr(this._dv, this._o + 16, v, 'nvmlGpmMetricsGet_t.sample2');
   }
@@ -8271,22 +9696,29 @@ export class nvmlGpmMetricsGet_t extends CStruct {
   get metrics(): nvmlGpmMetric_t[] {
     return Array.from({ length: 210 }, (_, i) => new nvmlGpmMetric_t(nvmlGpmMetric_t.view(this._u8.subarray(24 + i * 40, 24 + (i + 1) * 40), this._dv)));
   }
+  /** Writes `metrics` into the struct's bytes. */
   set metrics(v: (nvmlGpmMetric_t | nvmlGpmMetric_tInit)[]) {
     setArray(this, 210, v, 'nvmlGpmMetricsGet_t.metrics', (i, x, n) => setNested(nvmlGpmMetric_t.view(this._u8.subarray(24 + i * 40, 24 + (i + 1) * 40), this._dv), x === 0 ? {} : x, nvmlGpmMetric_t, n));
   }
 }
 /** Fields accepted by `new nvmlGpmMetricsGet_t({...})`. */
 export interface nvmlGpmMetricsGet_tInit {
+  /** IN: Set to NVML_GPM_METRICS_GET_VERSION */
   version?: number;
+  /** IN: How many metrics to retrieve in metrics[] */
   numMetrics?: number;
+  /** IN: Sample buffer */
   sample1?: H.nvmlGpmSample_t | null;
+  /** IN: Sample buffer */
   sample2?: H.nvmlGpmSample_t | null;
+  /** IN/OUT: Array of metrics. Set metricId on call. See nvmlReturn and value on return */
   metrics?: (nvmlGpmMetric_t | nvmlGpmMetric_tInit)[];
 }
 
 /** GPM device information. */
 // nvmlGpmSupport_t — nvml.h:12998
 export class nvmlGpmSupport_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlGpmSupport_t","path":"","size":8,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"isSupportedDevice":{"offset":4,"size":4}}});
   }
@@ -8307,6 +9739,7 @@ export class nvmlGpmSupport_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlGpmSupport_t.version');
   }
@@ -8314,19 +9747,23 @@ export class nvmlGpmSupport_t extends CStruct {
   get isSupportedDevice(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `isSupportedDevice` into the struct's bytes. */
   set isSupportedDevice(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlGpmSupport_t.isSupportedDevice');
   }
 }
 /** Fields accepted by `new nvmlGpmSupport_t({...})`. */
 export interface nvmlGpmSupport_tInit {
+  /** IN: Set to NVML_GPM_SUPPORT_VERSION */
   version?: number;
+  /** OUT: Indicates device support */
   isSupportedDevice?: number;
 }
 
 /** Device capabilities */
 // nvmlDeviceCapabilities_v1_t — nvml.h:13167
 export class nvmlDeviceCapabilities_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlDeviceCapabilities_v1_t","path":"","size":8,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"capMask":{"offset":4,"size":4}}});
   }
@@ -8348,6 +9785,7 @@ export class nvmlDeviceCapabilities_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlDeviceCapabilities_v1_t.version');
   }
@@ -8355,19 +9793,23 @@ export class nvmlDeviceCapabilities_v1_t extends CStruct {
   get capMask(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `capMask` into the struct's bytes. */
   set capMask(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlDeviceCapabilities_v1_t.capMask');
   }
 }
 /** Fields accepted by `new nvmlDeviceCapabilities_v1_t({...})`. */
 export interface nvmlDeviceCapabilities_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** OUT: Bit mask of capabilities. */
   capMask?: number;
 }
 
 /** struct nvmlMask255_t */
 // nvmlMask255_t — nvml.h:13213
 export class nvmlMask255_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlMask255_t","path":"","size":32,"align":4,"union":false,"fields":{"mask":{"offset":0,"size":32}}});
   }
@@ -8384,21 +9826,25 @@ export class nvmlMask255_t extends CStruct {
     super(32, mem, dv);
     this._init(init, nvmlMask255_t.keys);
   }
+  /** `unsigned int mask[8]`, of `struct nvmlMask255_t` (no description in the header). */
   get mask(): number[] {
     return Array.from({ length: 8 }, (_, i) => this._dv.getUint32(this._o + 0 + i * 4, true));
   }
+  /** Writes `mask` into the struct's bytes. */
   set mask(v: (number)[]) {
     setArray(this, 8, v, 'nvmlMask255_t.mask', (i, x, n) => W.u32(this._dv, this._o + 0 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new nvmlMask255_t({...})`. */
 export interface nvmlMask255_tInit {
+  /** `unsigned int mask[8]`, of `struct nvmlMask255_t` (no description in the header). */
   mask?: (number)[];
 }
 
 /** Profile Metadata */
 // nvmlWorkloadPowerProfileInfo_v1_t — nvml.h:13248
 export class nvmlWorkloadPowerProfileInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlWorkloadPowerProfileInfo_v1_t","path":"","size":44,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"profileId":{"offset":4,"size":4},"priority":{"offset":8,"size":4},"conflictingMask":{"offset":12,"size":32}}});
   }
@@ -8420,6 +9866,7 @@ export class nvmlWorkloadPowerProfileInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlWorkloadPowerProfileInfo_v1_t.version');
   }
@@ -8427,6 +9874,7 @@ export class nvmlWorkloadPowerProfileInfo_v1_t extends CStruct {
   get profileId(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `profileId` into the struct's bytes. */
   set profileId(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlWorkloadPowerProfileInfo_v1_t.profileId');
   }
@@ -8434,6 +9882,7 @@ export class nvmlWorkloadPowerProfileInfo_v1_t extends CStruct {
   get priority(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `priority` into the struct's bytes. */
   set priority(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlWorkloadPowerProfileInfo_v1_t.priority');
   }
@@ -8442,21 +9891,27 @@ export class nvmlWorkloadPowerProfileInfo_v1_t extends CStruct {
   get conflictingMask(): nvmlMask255_t {
     return (this._n_conflictingMask ??= nestedView(this, nvmlMask255_t, 12, 32, 'conflictingMask'));
   }
+  /** Writes `conflictingMask` into the struct's bytes. */
   set conflictingMask(v: nvmlMask255_t | nvmlMask255_tInit) {
     setNested(this.conflictingMask, v, nvmlMask255_t, 'nvmlWorkloadPowerProfileInfo_v1_t.conflictingMask');
   }
 }
 /** Fields accepted by `new nvmlWorkloadPowerProfileInfo_v1_t({...})`. */
 export interface nvmlWorkloadPowerProfileInfo_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** Performance Profile Id to provide semantic name such as compute, Memory, Max-Q... */
   profileId?: number;
+  /** Priority of the profile */
   priority?: number;
+  /** Mask of conflicting performance profiles */
   conflictingMask?: nvmlMask255_t | nvmlMask255_tInit;
 }
 
 /** Profiles Info */
 // nvmlWorkloadPowerProfileProfilesInfo_v1_t — nvml.h:13261
 export class nvmlWorkloadPowerProfileProfilesInfo_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlWorkloadPowerProfileProfilesInfo_v1_t","path":"","size":11256,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"perfProfilesMask":{"offset":4,"size":32},"perfProfile":{"offset":36,"size":11220}}});
   }
@@ -8478,6 +9933,7 @@ export class nvmlWorkloadPowerProfileProfilesInfo_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlWorkloadPowerProfileProfilesInfo_v1_t.version');
   }
@@ -8486,6 +9942,7 @@ export class nvmlWorkloadPowerProfileProfilesInfo_v1_t extends CStruct {
   get perfProfilesMask(): nvmlMask255_t {
     return (this._n_perfProfilesMask ??= nestedView(this, nvmlMask255_t, 4, 32, 'perfProfilesMask'));
   }
+  /** Writes `perfProfilesMask` into the struct's bytes. */
   set perfProfilesMask(v: nvmlMask255_t | nvmlMask255_tInit) {
     setNested(this.perfProfilesMask, v, nvmlMask255_t, 'nvmlWorkloadPowerProfileProfilesInfo_v1_t.perfProfilesMask');
   }
@@ -8493,20 +9950,25 @@ export class nvmlWorkloadPowerProfileProfilesInfo_v1_t extends CStruct {
   get perfProfile(): nvmlWorkloadPowerProfileInfo_v1_t[] {
     return Array.from({ length: 255 }, (_, i) => new nvmlWorkloadPowerProfileInfo_v1_t(nvmlWorkloadPowerProfileInfo_v1_t.view(this._u8.subarray(36 + i * 44, 36 + (i + 1) * 44), this._dv)));
   }
+  /** Writes `perfProfile` into the struct's bytes. */
   set perfProfile(v: (nvmlWorkloadPowerProfileInfo_v1_t | nvmlWorkloadPowerProfileInfo_v1_tInit)[]) {
     setArray(this, 255, v, 'nvmlWorkloadPowerProfileProfilesInfo_v1_t.perfProfile', (i, x, n) => setNested(nvmlWorkloadPowerProfileInfo_v1_t.view(this._u8.subarray(36 + i * 44, 36 + (i + 1) * 44), this._dv), x === 0 ? {} : x, nvmlWorkloadPowerProfileInfo_v1_t, n));
   }
 }
 /** Fields accepted by `new nvmlWorkloadPowerProfileProfilesInfo_v1_t({...})`. */
 export interface nvmlWorkloadPowerProfileProfilesInfo_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** Mask bit set to true for each valid performance profile */
   perfProfilesMask?: nvmlMask255_t | nvmlMask255_tInit;
+  /** Array of performance profile info parameters */
   perfProfile?: (nvmlWorkloadPowerProfileInfo_v1_t | nvmlWorkloadPowerProfileInfo_v1_tInit)[];
 }
 
 /** Current Profiles */
 // nvmlWorkloadPowerProfileCurrentProfiles_v1_t — nvml.h:13273
 export class nvmlWorkloadPowerProfileCurrentProfiles_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlWorkloadPowerProfileCurrentProfiles_v1_t","path":"","size":100,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"perfProfilesMask":{"offset":4,"size":32},"requestedProfilesMask":{"offset":36,"size":32},"enforcedProfilesMask":{"offset":68,"size":32}}});
   }
@@ -8524,9 +9986,11 @@ export class nvmlWorkloadPowerProfileCurrentProfiles_v1_t extends CStruct {
     if (!mem) this._dv.setUint32(this._o + 0, 16777316, true); // version
     this._init(init, nvmlWorkloadPowerProfileCurrentProfiles_v1_t.keys);
   }
+  /** `unsigned int version`, of `struct nvmlWorkloadPowerProfileCurrentProfiles_v1_t` (no description in the header). */
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlWorkloadPowerProfileCurrentProfiles_v1_t.version');
   }
@@ -8535,6 +9999,7 @@ export class nvmlWorkloadPowerProfileCurrentProfiles_v1_t extends CStruct {
   get perfProfilesMask(): nvmlMask255_t {
     return (this._n_perfProfilesMask ??= nestedView(this, nvmlMask255_t, 4, 32, 'perfProfilesMask'));
   }
+  /** Writes `perfProfilesMask` into the struct's bytes. */
   set perfProfilesMask(v: nvmlMask255_t | nvmlMask255_tInit) {
     setNested(this.perfProfilesMask, v, nvmlMask255_t, 'nvmlWorkloadPowerProfileCurrentProfiles_v1_t.perfProfilesMask');
   }
@@ -8543,6 +10008,7 @@ export class nvmlWorkloadPowerProfileCurrentProfiles_v1_t extends CStruct {
   get requestedProfilesMask(): nvmlMask255_t {
     return (this._n_requestedProfilesMask ??= nestedView(this, nvmlMask255_t, 36, 32, 'requestedProfilesMask'));
   }
+  /** Writes `requestedProfilesMask` into the struct's bytes. */
   set requestedProfilesMask(v: nvmlMask255_t | nvmlMask255_tInit) {
     setNested(this.requestedProfilesMask, v, nvmlMask255_t, 'nvmlWorkloadPowerProfileCurrentProfiles_v1_t.requestedProfilesMask');
   }
@@ -8551,21 +10017,27 @@ export class nvmlWorkloadPowerProfileCurrentProfiles_v1_t extends CStruct {
   get enforcedProfilesMask(): nvmlMask255_t {
     return (this._n_enforcedProfilesMask ??= nestedView(this, nvmlMask255_t, 68, 32, 'enforcedProfilesMask'));
   }
+  /** Writes `enforcedProfilesMask` into the struct's bytes. */
   set enforcedProfilesMask(v: nvmlMask255_t | nvmlMask255_tInit) {
     setNested(this.enforcedProfilesMask, v, nvmlMask255_t, 'nvmlWorkloadPowerProfileCurrentProfiles_v1_t.enforcedProfilesMask');
   }
 }
 /** Fields accepted by `new nvmlWorkloadPowerProfileCurrentProfiles_v1_t({...})`. */
 export interface nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit {
+  /** `unsigned int version`, of `struct nvmlWorkloadPowerProfileCurrentProfiles_v1_t` (no description in the header). */
   version?: number;
+  /** Mask bit set to true for each valid performance profile */
   perfProfilesMask?: nvmlMask255_t | nvmlMask255_tInit;
+  /** Mask of currently requested performance profiles */
   requestedProfilesMask?: nvmlMask255_t | nvmlMask255_tInit;
+  /** Mask of currently enforced performance profiles post all arbitrations among the requested profiles. */
   enforcedProfilesMask?: nvmlMask255_t | nvmlMask255_tInit;
 }
 
 /** Requested Profiles */
 // nvmlWorkloadPowerProfileRequestedProfiles_v1_t — nvml.h:13286
 export class nvmlWorkloadPowerProfileRequestedProfiles_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlWorkloadPowerProfileRequestedProfiles_v1_t","path":"","size":36,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"requestedProfilesMask":{"offset":4,"size":32}}});
   }
@@ -8587,6 +10059,7 @@ export class nvmlWorkloadPowerProfileRequestedProfiles_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlWorkloadPowerProfileRequestedProfiles_v1_t.version');
   }
@@ -8595,19 +10068,23 @@ export class nvmlWorkloadPowerProfileRequestedProfiles_v1_t extends CStruct {
   get requestedProfilesMask(): nvmlMask255_t {
     return (this._n_requestedProfilesMask ??= nestedView(this, nvmlMask255_t, 4, 32, 'requestedProfilesMask'));
   }
+  /** Writes `requestedProfilesMask` into the struct's bytes. */
   set requestedProfilesMask(v: nvmlMask255_t | nvmlMask255_tInit) {
     setNested(this.requestedProfilesMask, v, nvmlMask255_t, 'nvmlWorkloadPowerProfileRequestedProfiles_v1_t.requestedProfilesMask');
   }
 }
 /** Fields accepted by `new nvmlWorkloadPowerProfileRequestedProfiles_v1_t({...})`. */
 export interface nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** Mask of 255 bits, each bit representing index of respective perf profile */
   requestedProfilesMask?: nvmlMask255_t | nvmlMask255_tInit;
 }
 
 /** Power Smoothing Structure for Profile information */
 // nvmlPowerSmoothingProfile_v1_t — nvml.h:13416
 export class nvmlPowerSmoothingProfile_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlPowerSmoothingProfile_v1_t","path":"","size":24,"align":8,"union":false,"fields":{"version":{"offset":0,"size":4},"profileId":{"offset":4,"size":4},"paramId":{"offset":8,"size":4},"value":{"offset":16,"size":8}}});
   }
@@ -8629,6 +10106,7 @@ export class nvmlPowerSmoothingProfile_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlPowerSmoothingProfile_v1_t.version');
   }
@@ -8636,6 +10114,7 @@ export class nvmlPowerSmoothingProfile_v1_t extends CStruct {
   get profileId(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `profileId` into the struct's bytes. */
   set profileId(v: number) {
     W.u32(this._dv, this._o + 4, v, 'nvmlPowerSmoothingProfile_v1_t.profileId');
   }
@@ -8643,6 +10122,7 @@ export class nvmlPowerSmoothingProfile_v1_t extends CStruct {
   get paramId(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `paramId` into the struct's bytes. */
   set paramId(v: number) {
     W.u32(this._dv, this._o + 8, v, 'nvmlPowerSmoothingProfile_v1_t.paramId');
   }
@@ -8650,21 +10130,27 @@ export class nvmlPowerSmoothingProfile_v1_t extends CStruct {
   get value(): number {
     return this._dv.getFloat64(this._o + 16, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: number) {
     W.f64(this._dv, this._o + 16, v, 'nvmlPowerSmoothingProfile_v1_t.value');
   }
 }
 /** Fields accepted by `new nvmlPowerSmoothingProfile_v1_t({...})`. */
 export interface nvmlPowerSmoothingProfile_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** The requested profile ID */
   profileId?: number;
+  /** The requested paramater ID */
   paramId?: number;
+  /** The requested value for the given parameter */
   value?: number;
 }
 
 /** Power Smoothing Structure for Feature Enablement */
 // nvmlPowerSmoothingState_v1_t — nvml.h:13430
 export class nvmlPowerSmoothingState_v1_t extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"nvmlPowerSmoothingState_v1_t","path":"","size":8,"align":4,"union":false,"fields":{"version":{"offset":0,"size":4},"state":{"offset":4,"size":4}}});
   }
@@ -8686,6 +10172,7 @@ export class nvmlPowerSmoothingState_v1_t extends CStruct {
   get version(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `version` into the struct's bytes. */
   set version(v: number) {
     W.u32(this._dv, this._o + 0, v, 'nvmlPowerSmoothingState_v1_t.version');
   }
@@ -8693,495 +10180,618 @@ export class nvmlPowerSmoothingState_v1_t extends CStruct {
   get state(): E.nvmlEnableState_t {
     return this._dv.getInt32(this._o + 4, true) as E.nvmlEnableState_t;
   }
+  /** Writes `state` into the struct's bytes. */
   set state(v: E.nvmlEnableState_t) {
     W.i32(this._dv, this._o + 4, v, 'nvmlPowerSmoothingState_v1_t.state');
   }
 }
 /** Fields accepted by `new nvmlPowerSmoothingState_v1_t({...})`. */
 export interface nvmlPowerSmoothingState_v1_tInit {
+  /** the API version number */
   version?: number;
+  /** 0/Disabled or 1/Enabled */
   state?: E.nvmlEnableState_t;
 }
 
 /** Alias of {@link nvmlPciInfoExt_v1_t} (C typedef `nvmlPciInfoExt_t`). */
 export const nvmlPciInfoExt_t = nvmlPciInfoExt_v1_t;
 export type nvmlPciInfoExt_t = nvmlPciInfoExt_v1_t;
+/** Alias of {@link nvmlPciInfoExt_v1_tInit}. */
 export type nvmlPciInfoExt_tInit = nvmlPciInfoExt_v1_tInit;
 /** Alias of {@link nvmlPciInfo_st} (C typedef `nvmlPciInfo_t`). */
 export const nvmlPciInfo_t = nvmlPciInfo_st;
 export type nvmlPciInfo_t = nvmlPciInfo_st;
+/** Alias of {@link nvmlPciInfo_stInit}. */
 export type nvmlPciInfo_tInit = nvmlPciInfo_stInit;
 /** Alias of {@link nvmlEccErrorCounts_st} (C typedef `nvmlEccErrorCounts_t`). */
 export const nvmlEccErrorCounts_t = nvmlEccErrorCounts_st;
 export type nvmlEccErrorCounts_t = nvmlEccErrorCounts_st;
+/** Alias of {@link nvmlEccErrorCounts_stInit}. */
 export type nvmlEccErrorCounts_tInit = nvmlEccErrorCounts_stInit;
 /** Alias of {@link nvmlUtilization_st} (C typedef `nvmlUtilization_t`). */
 export const nvmlUtilization_t = nvmlUtilization_st;
 export type nvmlUtilization_t = nvmlUtilization_st;
+/** Alias of {@link nvmlUtilization_stInit}. */
 export type nvmlUtilization_tInit = nvmlUtilization_stInit;
 /** Alias of {@link nvmlMemory_st} (C typedef `nvmlMemory_t`). */
 export const nvmlMemory_t = nvmlMemory_st;
 export type nvmlMemory_t = nvmlMemory_st;
+/** Alias of {@link nvmlMemory_stInit}. */
 export type nvmlMemory_tInit = nvmlMemory_stInit;
 /** Alias of {@link nvmlMemory_v2_st} (C typedef `nvmlMemory_v2_t`). */
 export const nvmlMemory_v2_t = nvmlMemory_v2_st;
 export type nvmlMemory_v2_t = nvmlMemory_v2_st;
+/** Alias of {@link nvmlMemory_v2_stInit}. */
 export type nvmlMemory_v2_tInit = nvmlMemory_v2_stInit;
 /** Alias of {@link nvmlBAR1Memory_st} (C typedef `nvmlBAR1Memory_t`). */
 export const nvmlBAR1Memory_t = nvmlBAR1Memory_st;
 export type nvmlBAR1Memory_t = nvmlBAR1Memory_st;
+/** Alias of {@link nvmlBAR1Memory_stInit}. */
 export type nvmlBAR1Memory_tInit = nvmlBAR1Memory_stInit;
 /** Alias of {@link nvmlProcessInfo_v1_st} (C typedef `nvmlProcessInfo_v1_t`). */
 export const nvmlProcessInfo_v1_t = nvmlProcessInfo_v1_st;
 export type nvmlProcessInfo_v1_t = nvmlProcessInfo_v1_st;
+/** Alias of {@link nvmlProcessInfo_v1_stInit}. */
 export type nvmlProcessInfo_v1_tInit = nvmlProcessInfo_v1_stInit;
 /** Alias of {@link nvmlProcessInfo_v2_st} (C typedef `nvmlProcessInfo_v2_t`). */
 export const nvmlProcessInfo_v2_t = nvmlProcessInfo_v2_st;
 export type nvmlProcessInfo_v2_t = nvmlProcessInfo_v2_st;
+/** Alias of {@link nvmlProcessInfo_v2_stInit}. */
 export type nvmlProcessInfo_v2_tInit = nvmlProcessInfo_v2_stInit;
 /** Alias of {@link nvmlProcessInfo_v2_st} (C typedef `nvmlProcessInfo_t`). */
 export const nvmlProcessInfo_t = nvmlProcessInfo_v2_st;
 export type nvmlProcessInfo_t = nvmlProcessInfo_v2_st;
+/** Alias of {@link nvmlProcessInfo_v2_stInit}. */
 export type nvmlProcessInfo_tInit = nvmlProcessInfo_v2_stInit;
 /** Alias of {@link nvmlProcessDetailList_v1_t} (C typedef `nvmlProcessDetailList_t`). */
 export const nvmlProcessDetailList_t = nvmlProcessDetailList_v1_t;
 export type nvmlProcessDetailList_t = nvmlProcessDetailList_v1_t;
+/** Alias of {@link nvmlProcessDetailList_v1_tInit}. */
 export type nvmlProcessDetailList_tInit = nvmlProcessDetailList_v1_tInit;
 /** Alias of {@link nvmlDeviceAttributes_st} (C typedef `nvmlDeviceAttributes_t`). */
 export const nvmlDeviceAttributes_t = nvmlDeviceAttributes_st;
 export type nvmlDeviceAttributes_t = nvmlDeviceAttributes_st;
+/** Alias of {@link nvmlDeviceAttributes_stInit}. */
 export type nvmlDeviceAttributes_tInit = nvmlDeviceAttributes_stInit;
 /** Alias of {@link nvmlDeviceAddressingMode_v1_t} (C typedef `nvmlDeviceAddressingMode_t`). */
 export const nvmlDeviceAddressingMode_t = nvmlDeviceAddressingMode_v1_t;
 export type nvmlDeviceAddressingMode_t = nvmlDeviceAddressingMode_v1_t;
+/** Alias of {@link nvmlDeviceAddressingMode_v1_tInit}. */
 export type nvmlDeviceAddressingMode_tInit = nvmlDeviceAddressingMode_v1_tInit;
 /** Alias of {@link nvmlRepairStatus_v1_t} (C typedef `nvmlRepairStatus_t`). */
 export const nvmlRepairStatus_t = nvmlRepairStatus_v1_t;
 export type nvmlRepairStatus_t = nvmlRepairStatus_v1_t;
+/** Alias of {@link nvmlRepairStatus_v1_tInit}. */
 export type nvmlRepairStatus_tInit = nvmlRepairStatus_v1_tInit;
 /** Alias of {@link nvmlRowRemapperHistogramValues_st} (C typedef `nvmlRowRemapperHistogramValues_t`). */
 export const nvmlRowRemapperHistogramValues_t = nvmlRowRemapperHistogramValues_st;
 export type nvmlRowRemapperHistogramValues_t = nvmlRowRemapperHistogramValues_st;
+/** Alias of {@link nvmlRowRemapperHistogramValues_stInit}. */
 export type nvmlRowRemapperHistogramValues_tInit = nvmlRowRemapperHistogramValues_stInit;
 /** Alias of {@link nvmlNvLinkUtilizationControl_st} (C typedef `nvmlNvLinkUtilizationControl_t`). */
 export const nvmlNvLinkUtilizationControl_t = nvmlNvLinkUtilizationControl_st;
 export type nvmlNvLinkUtilizationControl_t = nvmlNvLinkUtilizationControl_st;
+/** Alias of {@link nvmlNvLinkUtilizationControl_stInit}. */
 export type nvmlNvLinkUtilizationControl_tInit = nvmlNvLinkUtilizationControl_stInit;
 /** Alias of {@link nvmlBridgeChipInfo_st} (C typedef `nvmlBridgeChipInfo_t`). */
 export const nvmlBridgeChipInfo_t = nvmlBridgeChipInfo_st;
 export type nvmlBridgeChipInfo_t = nvmlBridgeChipInfo_st;
+/** Alias of {@link nvmlBridgeChipInfo_stInit}. */
 export type nvmlBridgeChipInfo_tInit = nvmlBridgeChipInfo_stInit;
 /** Alias of {@link nvmlBridgeChipHierarchy_st} (C typedef `nvmlBridgeChipHierarchy_t`). */
 export const nvmlBridgeChipHierarchy_t = nvmlBridgeChipHierarchy_st;
 export type nvmlBridgeChipHierarchy_t = nvmlBridgeChipHierarchy_st;
+/** Alias of {@link nvmlBridgeChipHierarchy_stInit}. */
 export type nvmlBridgeChipHierarchy_tInit = nvmlBridgeChipHierarchy_stInit;
 /** Alias of {@link nvmlValue_st} (C typedef `nvmlValue_t`). */
 export const nvmlValue_t = nvmlValue_st;
 export type nvmlValue_t = nvmlValue_st;
+/** Alias of {@link nvmlValue_stInit}. */
 export type nvmlValue_tInit = nvmlValue_stInit;
 /** Alias of {@link nvmlSample_st} (C typedef `nvmlSample_t`). */
 export const nvmlSample_t = nvmlSample_st;
 export type nvmlSample_t = nvmlSample_st;
+/** Alias of {@link nvmlSample_stInit}. */
 export type nvmlSample_tInit = nvmlSample_stInit;
 /** Alias of {@link nvmlViolationTime_st} (C typedef `nvmlViolationTime_t`). */
 export const nvmlViolationTime_t = nvmlViolationTime_st;
 export type nvmlViolationTime_t = nvmlViolationTime_st;
+/** Alias of {@link nvmlViolationTime_stInit}. */
 export type nvmlViolationTime_tInit = nvmlViolationTime_stInit;
 /** Alias of {@link nvmlCoolerInfo_v1_t} (C typedef `nvmlCoolerInfo_t`). */
 export const nvmlCoolerInfo_t = nvmlCoolerInfo_v1_t;
 export type nvmlCoolerInfo_t = nvmlCoolerInfo_v1_t;
+/** Alias of {@link nvmlCoolerInfo_v1_tInit}. */
 export type nvmlCoolerInfo_tInit = nvmlCoolerInfo_v1_tInit;
 /** Alias of {@link nvmlUUID_v1_t} (C typedef `nvmlUUID_t`). */
 export const nvmlUUID_t = nvmlUUID_v1_t;
 export type nvmlUUID_t = nvmlUUID_v1_t;
+/** Alias of {@link nvmlUUID_v1_tInit}. */
 export type nvmlUUID_tInit = nvmlUUID_v1_tInit;
 /** Alias of {@link nvmlPdi_v1_t} (C typedef `nvmlPdi_t`). */
 export const nvmlPdi_t = nvmlPdi_v1_t;
 export type nvmlPdi_t = nvmlPdi_v1_t;
+/** Alias of {@link nvmlPdi_v1_tInit}. */
 export type nvmlPdi_tInit = nvmlPdi_v1_tInit;
 /** Alias of {@link nvmlDramEncryptionInfo_v1_t} (C typedef `nvmlDramEncryptionInfo_t`). */
 export const nvmlDramEncryptionInfo_t = nvmlDramEncryptionInfo_v1_t;
 export type nvmlDramEncryptionInfo_t = nvmlDramEncryptionInfo_v1_t;
+/** Alias of {@link nvmlDramEncryptionInfo_v1_tInit}. */
 export type nvmlDramEncryptionInfo_tInit = nvmlDramEncryptionInfo_v1_tInit;
 /** Alias of {@link nvmlMarginTemperature_v1_t} (C typedef `nvmlMarginTemperature_t`). */
 export const nvmlMarginTemperature_t = nvmlMarginTemperature_v1_t;
 export type nvmlMarginTemperature_t = nvmlMarginTemperature_v1_t;
+/** Alias of {@link nvmlMarginTemperature_v1_tInit}. */
 export type nvmlMarginTemperature_tInit = nvmlMarginTemperature_v1_tInit;
 /** Alias of {@link nvmlClkMonFaultInfo_struct} (C typedef `nvmlClkMonFaultInfo_t`). */
 export const nvmlClkMonFaultInfo_t = nvmlClkMonFaultInfo_struct;
 export type nvmlClkMonFaultInfo_t = nvmlClkMonFaultInfo_struct;
+/** Alias of {@link nvmlClkMonFaultInfo_structInit}. */
 export type nvmlClkMonFaultInfo_tInit = nvmlClkMonFaultInfo_structInit;
 /** Alias of {@link nvmlClkMonStatus_status} (C typedef `nvmlClkMonStatus_t`). */
 export const nvmlClkMonStatus_t = nvmlClkMonStatus_status;
 export type nvmlClkMonStatus_t = nvmlClkMonStatus_status;
+/** Alias of {@link nvmlClkMonStatus_statusInit}. */
 export type nvmlClkMonStatus_tInit = nvmlClkMonStatus_statusInit;
 /** Alias of {@link nvmlClockOffset_v1_t} (C typedef `nvmlClockOffset_t`). */
 export const nvmlClockOffset_t = nvmlClockOffset_v1_t;
 export type nvmlClockOffset_t = nvmlClockOffset_v1_t;
+/** Alias of {@link nvmlClockOffset_v1_tInit}. */
 export type nvmlClockOffset_tInit = nvmlClockOffset_v1_tInit;
 /** Alias of {@link nvmlFanSpeedInfo_v1_t} (C typedef `nvmlFanSpeedInfo_t`). */
 export const nvmlFanSpeedInfo_t = nvmlFanSpeedInfo_v1_t;
 export type nvmlFanSpeedInfo_t = nvmlFanSpeedInfo_v1_t;
+/** Alias of {@link nvmlFanSpeedInfo_v1_tInit}. */
 export type nvmlFanSpeedInfo_tInit = nvmlFanSpeedInfo_v1_tInit;
 /** Alias of {@link nvmlDevicePerfModes_v1_t} (C typedef `nvmlDevicePerfModes_t`). */
 export const nvmlDevicePerfModes_t = nvmlDevicePerfModes_v1_t;
 export type nvmlDevicePerfModes_t = nvmlDevicePerfModes_v1_t;
+/** Alias of {@link nvmlDevicePerfModes_v1_tInit}. */
 export type nvmlDevicePerfModes_tInit = nvmlDevicePerfModes_v1_tInit;
 /** Alias of {@link nvmlDeviceCurrentClockFreqs_v1_t} (C typedef `nvmlDeviceCurrentClockFreqs_t`). */
 export const nvmlDeviceCurrentClockFreqs_t = nvmlDeviceCurrentClockFreqs_v1_t;
 export type nvmlDeviceCurrentClockFreqs_t = nvmlDeviceCurrentClockFreqs_v1_t;
+/** Alias of {@link nvmlDeviceCurrentClockFreqs_v1_tInit}. */
 export type nvmlDeviceCurrentClockFreqs_tInit = nvmlDeviceCurrentClockFreqs_v1_tInit;
 /** Alias of {@link nvmlProcessUtilizationSample_st} (C typedef `nvmlProcessUtilizationSample_t`). */
 export const nvmlProcessUtilizationSample_t = nvmlProcessUtilizationSample_st;
 export type nvmlProcessUtilizationSample_t = nvmlProcessUtilizationSample_st;
+/** Alias of {@link nvmlProcessUtilizationSample_stInit}. */
 export type nvmlProcessUtilizationSample_tInit = nvmlProcessUtilizationSample_stInit;
 /** Alias of {@link nvmlProcessesUtilizationInfo_v1_t} (C typedef `nvmlProcessesUtilizationInfo_t`). */
 export const nvmlProcessesUtilizationInfo_t = nvmlProcessesUtilizationInfo_v1_t;
 export type nvmlProcessesUtilizationInfo_t = nvmlProcessesUtilizationInfo_v1_t;
+/** Alias of {@link nvmlProcessesUtilizationInfo_v1_tInit}. */
 export type nvmlProcessesUtilizationInfo_tInit = nvmlProcessesUtilizationInfo_v1_tInit;
 /** Alias of {@link nvmlEccSramErrorStatus_v1_t} (C typedef `nvmlEccSramErrorStatus_t`). */
 export const nvmlEccSramErrorStatus_t = nvmlEccSramErrorStatus_v1_t;
 export type nvmlEccSramErrorStatus_t = nvmlEccSramErrorStatus_v1_t;
+/** Alias of {@link nvmlEccSramErrorStatus_v1_tInit}. */
 export type nvmlEccSramErrorStatus_tInit = nvmlEccSramErrorStatus_v1_tInit;
 /** Alias of {@link nvmlPlatformInfo_v2_t} (C typedef `nvmlPlatformInfo_t`). */
 export const nvmlPlatformInfo_t = nvmlPlatformInfo_v2_t;
 export type nvmlPlatformInfo_t = nvmlPlatformInfo_v2_t;
+/** Alias of {@link nvmlPlatformInfo_v2_tInit}. */
 export type nvmlPlatformInfo_tInit = nvmlPlatformInfo_v2_tInit;
 /** Alias of {@link nvmlEccSramUniqueUncorrectedErrorCounts_v1_t} (C typedef `nvmlEccSramUniqueUncorrectedErrorCounts_t`). */
 export const nvmlEccSramUniqueUncorrectedErrorCounts_t = nvmlEccSramUniqueUncorrectedErrorCounts_v1_t;
 export type nvmlEccSramUniqueUncorrectedErrorCounts_t = nvmlEccSramUniqueUncorrectedErrorCounts_v1_t;
+/** Alias of {@link nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit}. */
 export type nvmlEccSramUniqueUncorrectedErrorCounts_tInit = nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit;
 /** Alias of {@link nvmlGpuDynamicPstatesInfo_st} (C typedef `nvmlGpuDynamicPstatesInfo_t`). */
 export const nvmlGpuDynamicPstatesInfo_t = nvmlGpuDynamicPstatesInfo_st;
 export type nvmlGpuDynamicPstatesInfo_t = nvmlGpuDynamicPstatesInfo_st;
+/** Alias of {@link nvmlGpuDynamicPstatesInfo_stInit}. */
 export type nvmlGpuDynamicPstatesInfo_tInit = nvmlGpuDynamicPstatesInfo_stInit;
 /** Alias of {@link nvmlVgpuHeterogeneousMode_v1_t} (C typedef `nvmlVgpuHeterogeneousMode_t`). */
 export const nvmlVgpuHeterogeneousMode_t = nvmlVgpuHeterogeneousMode_v1_t;
 export type nvmlVgpuHeterogeneousMode_t = nvmlVgpuHeterogeneousMode_v1_t;
+/** Alias of {@link nvmlVgpuHeterogeneousMode_v1_tInit}. */
 export type nvmlVgpuHeterogeneousMode_tInit = nvmlVgpuHeterogeneousMode_v1_tInit;
 /** Alias of {@link nvmlVgpuPlacementId_v1_t} (C typedef `nvmlVgpuPlacementId_t`). */
 export const nvmlVgpuPlacementId_t = nvmlVgpuPlacementId_v1_t;
 export type nvmlVgpuPlacementId_t = nvmlVgpuPlacementId_v1_t;
+/** Alias of {@link nvmlVgpuPlacementId_v1_tInit}. */
 export type nvmlVgpuPlacementId_tInit = nvmlVgpuPlacementId_v1_tInit;
 /** Alias of {@link nvmlVgpuPlacementList_v2_t} (C typedef `nvmlVgpuPlacementList_t`). */
 export const nvmlVgpuPlacementList_t = nvmlVgpuPlacementList_v2_t;
 export type nvmlVgpuPlacementList_t = nvmlVgpuPlacementList_v2_t;
+/** Alias of {@link nvmlVgpuPlacementList_v2_tInit}. */
 export type nvmlVgpuPlacementList_tInit = nvmlVgpuPlacementList_v2_tInit;
 /** Alias of {@link nvmlVgpuTypeBar1Info_v1_t} (C typedef `nvmlVgpuTypeBar1Info_t`). */
 export const nvmlVgpuTypeBar1Info_t = nvmlVgpuTypeBar1Info_v1_t;
 export type nvmlVgpuTypeBar1Info_t = nvmlVgpuTypeBar1Info_v1_t;
+/** Alias of {@link nvmlVgpuTypeBar1Info_v1_tInit}. */
 export type nvmlVgpuTypeBar1Info_tInit = nvmlVgpuTypeBar1Info_v1_tInit;
 /** Alias of {@link nvmlVgpuInstanceUtilizationSample_st} (C typedef `nvmlVgpuInstanceUtilizationSample_t`). */
 export const nvmlVgpuInstanceUtilizationSample_t = nvmlVgpuInstanceUtilizationSample_st;
 export type nvmlVgpuInstanceUtilizationSample_t = nvmlVgpuInstanceUtilizationSample_st;
+/** Alias of {@link nvmlVgpuInstanceUtilizationSample_stInit}. */
 export type nvmlVgpuInstanceUtilizationSample_tInit = nvmlVgpuInstanceUtilizationSample_stInit;
 /** Alias of {@link nvmlVgpuInstancesUtilizationInfo_v1_t} (C typedef `nvmlVgpuInstancesUtilizationInfo_t`). */
 export const nvmlVgpuInstancesUtilizationInfo_t = nvmlVgpuInstancesUtilizationInfo_v1_t;
 export type nvmlVgpuInstancesUtilizationInfo_t = nvmlVgpuInstancesUtilizationInfo_v1_t;
+/** Alias of {@link nvmlVgpuInstancesUtilizationInfo_v1_tInit}. */
 export type nvmlVgpuInstancesUtilizationInfo_tInit = nvmlVgpuInstancesUtilizationInfo_v1_tInit;
 /** Alias of {@link nvmlVgpuProcessUtilizationSample_st} (C typedef `nvmlVgpuProcessUtilizationSample_t`). */
 export const nvmlVgpuProcessUtilizationSample_t = nvmlVgpuProcessUtilizationSample_st;
 export type nvmlVgpuProcessUtilizationSample_t = nvmlVgpuProcessUtilizationSample_st;
+/** Alias of {@link nvmlVgpuProcessUtilizationSample_stInit}. */
 export type nvmlVgpuProcessUtilizationSample_tInit = nvmlVgpuProcessUtilizationSample_stInit;
 /** Alias of {@link nvmlVgpuProcessesUtilizationInfo_v1_t} (C typedef `nvmlVgpuProcessesUtilizationInfo_t`). */
 export const nvmlVgpuProcessesUtilizationInfo_t = nvmlVgpuProcessesUtilizationInfo_v1_t;
 export type nvmlVgpuProcessesUtilizationInfo_t = nvmlVgpuProcessesUtilizationInfo_v1_t;
+/** Alias of {@link nvmlVgpuProcessesUtilizationInfo_v1_tInit}. */
 export type nvmlVgpuProcessesUtilizationInfo_tInit = nvmlVgpuProcessesUtilizationInfo_v1_tInit;
 /** Alias of {@link nvmlVgpuRuntimeState_v1_t} (C typedef `nvmlVgpuRuntimeState_t`). */
 export const nvmlVgpuRuntimeState_t = nvmlVgpuRuntimeState_v1_t;
 export type nvmlVgpuRuntimeState_t = nvmlVgpuRuntimeState_v1_t;
+/** Alias of {@link nvmlVgpuRuntimeState_v1_tInit}. */
 export type nvmlVgpuRuntimeState_tInit = nvmlVgpuRuntimeState_v1_tInit;
 /** Alias of {@link nvmlVgpuSchedulerLogEntries_st} (C typedef `nvmlVgpuSchedulerLogEntry_t`). */
 export const nvmlVgpuSchedulerLogEntry_t = nvmlVgpuSchedulerLogEntries_st;
 export type nvmlVgpuSchedulerLogEntry_t = nvmlVgpuSchedulerLogEntries_st;
+/** Alias of {@link nvmlVgpuSchedulerLogEntries_stInit}. */
 export type nvmlVgpuSchedulerLogEntry_tInit = nvmlVgpuSchedulerLogEntries_stInit;
 /** Alias of {@link nvmlVgpuSchedulerLog_st} (C typedef `nvmlVgpuSchedulerLog_t`). */
 export const nvmlVgpuSchedulerLog_t = nvmlVgpuSchedulerLog_st;
 export type nvmlVgpuSchedulerLog_t = nvmlVgpuSchedulerLog_st;
+/** Alias of {@link nvmlVgpuSchedulerLog_stInit}. */
 export type nvmlVgpuSchedulerLog_tInit = nvmlVgpuSchedulerLog_stInit;
 /** Alias of {@link nvmlVgpuSchedulerGetState_st} (C typedef `nvmlVgpuSchedulerGetState_t`). */
 export const nvmlVgpuSchedulerGetState_t = nvmlVgpuSchedulerGetState_st;
 export type nvmlVgpuSchedulerGetState_t = nvmlVgpuSchedulerGetState_st;
+/** Alias of {@link nvmlVgpuSchedulerGetState_stInit}. */
 export type nvmlVgpuSchedulerGetState_tInit = nvmlVgpuSchedulerGetState_stInit;
 /** Alias of {@link nvmlVgpuSchedulerSetState_st} (C typedef `nvmlVgpuSchedulerSetState_t`). */
 export const nvmlVgpuSchedulerSetState_t = nvmlVgpuSchedulerSetState_st;
 export type nvmlVgpuSchedulerSetState_t = nvmlVgpuSchedulerSetState_st;
+/** Alias of {@link nvmlVgpuSchedulerSetState_stInit}. */
 export type nvmlVgpuSchedulerSetState_tInit = nvmlVgpuSchedulerSetState_stInit;
 /** Alias of {@link nvmlVgpuSchedulerCapabilities_st} (C typedef `nvmlVgpuSchedulerCapabilities_t`). */
 export const nvmlVgpuSchedulerCapabilities_t = nvmlVgpuSchedulerCapabilities_st;
 export type nvmlVgpuSchedulerCapabilities_t = nvmlVgpuSchedulerCapabilities_st;
+/** Alias of {@link nvmlVgpuSchedulerCapabilities_stInit}. */
 export type nvmlVgpuSchedulerCapabilities_tInit = nvmlVgpuSchedulerCapabilities_stInit;
 /** Alias of {@link nvmlVgpuLicenseExpiry_st} (C typedef `nvmlVgpuLicenseExpiry_t`). */
 export const nvmlVgpuLicenseExpiry_t = nvmlVgpuLicenseExpiry_st;
 export type nvmlVgpuLicenseExpiry_t = nvmlVgpuLicenseExpiry_st;
+/** Alias of {@link nvmlVgpuLicenseExpiry_stInit}. */
 export type nvmlVgpuLicenseExpiry_tInit = nvmlVgpuLicenseExpiry_stInit;
 /** Alias of {@link nvmlVgpuLicenseInfo_st} (C typedef `nvmlVgpuLicenseInfo_t`). */
 export const nvmlVgpuLicenseInfo_t = nvmlVgpuLicenseInfo_st;
 export type nvmlVgpuLicenseInfo_t = nvmlVgpuLicenseInfo_st;
+/** Alias of {@link nvmlVgpuLicenseInfo_stInit}. */
 export type nvmlVgpuLicenseInfo_tInit = nvmlVgpuLicenseInfo_stInit;
 /** Alias of {@link nvmlGridLicenseExpiry_st} (C typedef `nvmlGridLicenseExpiry_t`). */
 export const nvmlGridLicenseExpiry_t = nvmlGridLicenseExpiry_st;
 export type nvmlGridLicenseExpiry_t = nvmlGridLicenseExpiry_st;
+/** Alias of {@link nvmlGridLicenseExpiry_stInit}. */
 export type nvmlGridLicenseExpiry_tInit = nvmlGridLicenseExpiry_stInit;
 /** Alias of {@link nvmlGridLicensableFeature_st} (C typedef `nvmlGridLicensableFeature_t`). */
 export const nvmlGridLicensableFeature_t = nvmlGridLicensableFeature_st;
 export type nvmlGridLicensableFeature_t = nvmlGridLicensableFeature_st;
+/** Alias of {@link nvmlGridLicensableFeature_stInit}. */
 export type nvmlGridLicensableFeature_tInit = nvmlGridLicensableFeature_stInit;
 /** Alias of {@link nvmlGridLicensableFeatures_st} (C typedef `nvmlGridLicensableFeatures_t`). */
 export const nvmlGridLicensableFeatures_t = nvmlGridLicensableFeatures_st;
 export type nvmlGridLicensableFeatures_t = nvmlGridLicensableFeatures_st;
+/** Alias of {@link nvmlGridLicensableFeatures_stInit}. */
 export type nvmlGridLicensableFeatures_tInit = nvmlGridLicensableFeatures_stInit;
 /** Alias of {@link nvmlVgpuTypeIdInfo_v1_t} (C typedef `nvmlVgpuTypeIdInfo_t`). */
 export const nvmlVgpuTypeIdInfo_t = nvmlVgpuTypeIdInfo_v1_t;
 export type nvmlVgpuTypeIdInfo_t = nvmlVgpuTypeIdInfo_v1_t;
+/** Alias of {@link nvmlVgpuTypeIdInfo_v1_tInit}. */
 export type nvmlVgpuTypeIdInfo_tInit = nvmlVgpuTypeIdInfo_v1_tInit;
 /** Alias of {@link nvmlVgpuTypeMaxInstance_v1_t} (C typedef `nvmlVgpuTypeMaxInstance_t`). */
 export const nvmlVgpuTypeMaxInstance_t = nvmlVgpuTypeMaxInstance_v1_t;
 export type nvmlVgpuTypeMaxInstance_t = nvmlVgpuTypeMaxInstance_v1_t;
+/** Alias of {@link nvmlVgpuTypeMaxInstance_v1_tInit}. */
 export type nvmlVgpuTypeMaxInstance_tInit = nvmlVgpuTypeMaxInstance_v1_tInit;
 /** Alias of {@link nvmlActiveVgpuInstanceInfo_v1_t} (C typedef `nvmlActiveVgpuInstanceInfo_t`). */
 export const nvmlActiveVgpuInstanceInfo_t = nvmlActiveVgpuInstanceInfo_v1_t;
 export type nvmlActiveVgpuInstanceInfo_t = nvmlActiveVgpuInstanceInfo_v1_t;
+/** Alias of {@link nvmlActiveVgpuInstanceInfo_v1_tInit}. */
 export type nvmlActiveVgpuInstanceInfo_tInit = nvmlActiveVgpuInstanceInfo_v1_tInit;
 /** Alias of {@link nvmlVgpuSchedulerState_v1_t} (C typedef `nvmlVgpuSchedulerState_t`). */
 export const nvmlVgpuSchedulerState_t = nvmlVgpuSchedulerState_v1_t;
 export type nvmlVgpuSchedulerState_t = nvmlVgpuSchedulerState_v1_t;
+/** Alias of {@link nvmlVgpuSchedulerState_v1_tInit}. */
 export type nvmlVgpuSchedulerState_tInit = nvmlVgpuSchedulerState_v1_tInit;
 /** Alias of {@link nvmlVgpuSchedulerStateInfo_v1_t} (C typedef `nvmlVgpuSchedulerStateInfo_t`). */
 export const nvmlVgpuSchedulerStateInfo_t = nvmlVgpuSchedulerStateInfo_v1_t;
 export type nvmlVgpuSchedulerStateInfo_t = nvmlVgpuSchedulerStateInfo_v1_t;
+/** Alias of {@link nvmlVgpuSchedulerStateInfo_v1_tInit}. */
 export type nvmlVgpuSchedulerStateInfo_tInit = nvmlVgpuSchedulerStateInfo_v1_tInit;
 /** Alias of {@link nvmlVgpuSchedulerLogInfo_v1_t} (C typedef `nvmlVgpuSchedulerLogInfo_t`). */
 export const nvmlVgpuSchedulerLogInfo_t = nvmlVgpuSchedulerLogInfo_v1_t;
 export type nvmlVgpuSchedulerLogInfo_t = nvmlVgpuSchedulerLogInfo_v1_t;
+/** Alias of {@link nvmlVgpuSchedulerLogInfo_v1_tInit}. */
 export type nvmlVgpuSchedulerLogInfo_tInit = nvmlVgpuSchedulerLogInfo_v1_tInit;
 /** Alias of {@link nvmlVgpuCreatablePlacementInfo_v1_t} (C typedef `nvmlVgpuCreatablePlacementInfo_t`). */
 export const nvmlVgpuCreatablePlacementInfo_t = nvmlVgpuCreatablePlacementInfo_v1_t;
 export type nvmlVgpuCreatablePlacementInfo_t = nvmlVgpuCreatablePlacementInfo_v1_t;
+/** Alias of {@link nvmlVgpuCreatablePlacementInfo_v1_tInit}. */
 export type nvmlVgpuCreatablePlacementInfo_tInit = nvmlVgpuCreatablePlacementInfo_v1_tInit;
 /** Alias of {@link nvmlNvLinkPowerThres_st} (C typedef `nvmlNvLinkPowerThres_t`). */
 export const nvmlNvLinkPowerThres_t = nvmlNvLinkPowerThres_st;
 export type nvmlNvLinkPowerThres_t = nvmlNvLinkPowerThres_st;
+/** Alias of {@link nvmlNvLinkPowerThres_stInit}. */
 export type nvmlNvLinkPowerThres_tInit = nvmlNvLinkPowerThres_stInit;
 /** Alias of {@link nvmlFieldValue_st} (C typedef `nvmlFieldValue_t`). */
 export const nvmlFieldValue_t = nvmlFieldValue_st;
 export type nvmlFieldValue_t = nvmlFieldValue_st;
+/** Alias of {@link nvmlFieldValue_stInit}. */
 export type nvmlFieldValue_tInit = nvmlFieldValue_stInit;
 /** Alias of {@link nvmlHwbcEntry_st} (C typedef `nvmlHwbcEntry_t`). */
 export const nvmlHwbcEntry_t = nvmlHwbcEntry_st;
 export type nvmlHwbcEntry_t = nvmlHwbcEntry_st;
+/** Alias of {@link nvmlHwbcEntry_stInit}. */
 export type nvmlHwbcEntry_tInit = nvmlHwbcEntry_stInit;
 /** Alias of {@link nvmlLedState_st} (C typedef `nvmlLedState_t`). */
 export const nvmlLedState_t = nvmlLedState_st;
 export type nvmlLedState_t = nvmlLedState_st;
+/** Alias of {@link nvmlLedState_stInit}. */
 export type nvmlLedState_tInit = nvmlLedState_stInit;
 /** Alias of {@link nvmlUnitInfo_st} (C typedef `nvmlUnitInfo_t`). */
 export const nvmlUnitInfo_t = nvmlUnitInfo_st;
 export type nvmlUnitInfo_t = nvmlUnitInfo_st;
+/** Alias of {@link nvmlUnitInfo_stInit}. */
 export type nvmlUnitInfo_tInit = nvmlUnitInfo_stInit;
 /** Alias of {@link nvmlPSUInfo_st} (C typedef `nvmlPSUInfo_t`). */
 export const nvmlPSUInfo_t = nvmlPSUInfo_st;
 export type nvmlPSUInfo_t = nvmlPSUInfo_st;
+/** Alias of {@link nvmlPSUInfo_stInit}. */
 export type nvmlPSUInfo_tInit = nvmlPSUInfo_stInit;
 /** Alias of {@link nvmlUnitFanInfo_st} (C typedef `nvmlUnitFanInfo_t`). */
 export const nvmlUnitFanInfo_t = nvmlUnitFanInfo_st;
 export type nvmlUnitFanInfo_t = nvmlUnitFanInfo_st;
+/** Alias of {@link nvmlUnitFanInfo_stInit}. */
 export type nvmlUnitFanInfo_tInit = nvmlUnitFanInfo_stInit;
 /** Alias of {@link nvmlUnitFanSpeeds_st} (C typedef `nvmlUnitFanSpeeds_t`). */
 export const nvmlUnitFanSpeeds_t = nvmlUnitFanSpeeds_st;
 export type nvmlUnitFanSpeeds_t = nvmlUnitFanSpeeds_st;
+/** Alias of {@link nvmlUnitFanSpeeds_stInit}. */
 export type nvmlUnitFanSpeeds_tInit = nvmlUnitFanSpeeds_stInit;
 /** Alias of {@link nvmlEventData_st} (C typedef `nvmlEventData_t`). */
 export const nvmlEventData_t = nvmlEventData_st;
 export type nvmlEventData_t = nvmlEventData_st;
+/** Alias of {@link nvmlEventData_stInit}. */
 export type nvmlEventData_tInit = nvmlEventData_stInit;
 /** Alias of {@link nvmlSystemEventSetCreateRequest_v1_t} (C typedef `nvmlSystemEventSetCreateRequest_t`). */
 export const nvmlSystemEventSetCreateRequest_t = nvmlSystemEventSetCreateRequest_v1_t;
 export type nvmlSystemEventSetCreateRequest_t = nvmlSystemEventSetCreateRequest_v1_t;
+/** Alias of {@link nvmlSystemEventSetCreateRequest_v1_tInit}. */
 export type nvmlSystemEventSetCreateRequest_tInit = nvmlSystemEventSetCreateRequest_v1_tInit;
 /** Alias of {@link nvmlSystemEventSetFreeRequest_v1_t} (C typedef `nvmlSystemEventSetFreeRequest_t`). */
 export const nvmlSystemEventSetFreeRequest_t = nvmlSystemEventSetFreeRequest_v1_t;
 export type nvmlSystemEventSetFreeRequest_t = nvmlSystemEventSetFreeRequest_v1_t;
+/** Alias of {@link nvmlSystemEventSetFreeRequest_v1_tInit}. */
 export type nvmlSystemEventSetFreeRequest_tInit = nvmlSystemEventSetFreeRequest_v1_tInit;
 /** Alias of {@link nvmlSystemRegisterEventRequest_v1_t} (C typedef `nvmlSystemRegisterEventRequest_t`). */
 export const nvmlSystemRegisterEventRequest_t = nvmlSystemRegisterEventRequest_v1_t;
 export type nvmlSystemRegisterEventRequest_t = nvmlSystemRegisterEventRequest_v1_t;
+/** Alias of {@link nvmlSystemRegisterEventRequest_v1_tInit}. */
 export type nvmlSystemRegisterEventRequest_tInit = nvmlSystemRegisterEventRequest_v1_tInit;
 /** Alias of {@link nvmlSystemEventSetWaitRequest_v1_t} (C typedef `nvmlSystemEventSetWaitRequest_t`). */
 export const nvmlSystemEventSetWaitRequest_t = nvmlSystemEventSetWaitRequest_v1_t;
 export type nvmlSystemEventSetWaitRequest_t = nvmlSystemEventSetWaitRequest_v1_t;
+/** Alias of {@link nvmlSystemEventSetWaitRequest_v1_tInit}. */
 export type nvmlSystemEventSetWaitRequest_tInit = nvmlSystemEventSetWaitRequest_v1_tInit;
 /** Alias of {@link nvmlAccountingStats_st} (C typedef `nvmlAccountingStats_t`). */
 export const nvmlAccountingStats_t = nvmlAccountingStats_st;
 export type nvmlAccountingStats_t = nvmlAccountingStats_st;
+/** Alias of {@link nvmlAccountingStats_stInit}. */
 export type nvmlAccountingStats_tInit = nvmlAccountingStats_stInit;
 /** Alias of {@link nvmlEncoderSessionInfo_st} (C typedef `nvmlEncoderSessionInfo_t`). */
 export const nvmlEncoderSessionInfo_t = nvmlEncoderSessionInfo_st;
 export type nvmlEncoderSessionInfo_t = nvmlEncoderSessionInfo_st;
+/** Alias of {@link nvmlEncoderSessionInfo_stInit}. */
 export type nvmlEncoderSessionInfo_tInit = nvmlEncoderSessionInfo_stInit;
 /** Alias of {@link nvmlFBCStats_st} (C typedef `nvmlFBCStats_t`). */
 export const nvmlFBCStats_t = nvmlFBCStats_st;
 export type nvmlFBCStats_t = nvmlFBCStats_st;
+/** Alias of {@link nvmlFBCStats_stInit}. */
 export type nvmlFBCStats_tInit = nvmlFBCStats_stInit;
 /** Alias of {@link nvmlFBCSessionInfo_st} (C typedef `nvmlFBCSessionInfo_t`). */
 export const nvmlFBCSessionInfo_t = nvmlFBCSessionInfo_st;
 export type nvmlFBCSessionInfo_t = nvmlFBCSessionInfo_st;
+/** Alias of {@link nvmlFBCSessionInfo_stInit}. */
 export type nvmlFBCSessionInfo_tInit = nvmlFBCSessionInfo_stInit;
 /** Alias of {@link nvmlConfComputeSystemCaps_st} (C typedef `nvmlConfComputeSystemCaps_t`). */
 export const nvmlConfComputeSystemCaps_t = nvmlConfComputeSystemCaps_st;
 export type nvmlConfComputeSystemCaps_t = nvmlConfComputeSystemCaps_st;
+/** Alias of {@link nvmlConfComputeSystemCaps_stInit}. */
 export type nvmlConfComputeSystemCaps_tInit = nvmlConfComputeSystemCaps_stInit;
 /** Alias of {@link nvmlConfComputeSystemState_st} (C typedef `nvmlConfComputeSystemState_t`). */
 export const nvmlConfComputeSystemState_t = nvmlConfComputeSystemState_st;
 export type nvmlConfComputeSystemState_t = nvmlConfComputeSystemState_st;
+/** Alias of {@link nvmlConfComputeSystemState_stInit}. */
 export type nvmlConfComputeSystemState_tInit = nvmlConfComputeSystemState_stInit;
 /** Alias of {@link nvmlSystemConfComputeSettings_v1_t} (C typedef `nvmlSystemConfComputeSettings_t`). */
 export const nvmlSystemConfComputeSettings_t = nvmlSystemConfComputeSettings_v1_t;
 export type nvmlSystemConfComputeSettings_t = nvmlSystemConfComputeSettings_v1_t;
+/** Alias of {@link nvmlSystemConfComputeSettings_v1_tInit}. */
 export type nvmlSystemConfComputeSettings_tInit = nvmlSystemConfComputeSettings_v1_tInit;
 /** Alias of {@link nvmlConfComputeMemSizeInfo_st} (C typedef `nvmlConfComputeMemSizeInfo_t`). */
 export const nvmlConfComputeMemSizeInfo_t = nvmlConfComputeMemSizeInfo_st;
 export type nvmlConfComputeMemSizeInfo_t = nvmlConfComputeMemSizeInfo_st;
+/** Alias of {@link nvmlConfComputeMemSizeInfo_stInit}. */
 export type nvmlConfComputeMemSizeInfo_tInit = nvmlConfComputeMemSizeInfo_stInit;
 /** Alias of {@link nvmlConfComputeGpuCertificate_st} (C typedef `nvmlConfComputeGpuCertificate_t`). */
 export const nvmlConfComputeGpuCertificate_t = nvmlConfComputeGpuCertificate_st;
 export type nvmlConfComputeGpuCertificate_t = nvmlConfComputeGpuCertificate_st;
+/** Alias of {@link nvmlConfComputeGpuCertificate_stInit}. */
 export type nvmlConfComputeGpuCertificate_tInit = nvmlConfComputeGpuCertificate_stInit;
 /** Alias of {@link nvmlConfComputeGpuAttestationReport_st} (C typedef `nvmlConfComputeGpuAttestationReport_t`). */
 export const nvmlConfComputeGpuAttestationReport_t = nvmlConfComputeGpuAttestationReport_st;
 export type nvmlConfComputeGpuAttestationReport_t = nvmlConfComputeGpuAttestationReport_st;
+/** Alias of {@link nvmlConfComputeGpuAttestationReport_stInit}. */
 export type nvmlConfComputeGpuAttestationReport_tInit = nvmlConfComputeGpuAttestationReport_stInit;
 /** Alias of {@link nvmlConfComputeSetKeyRotationThresholdInfo_st} (C typedef `nvmlConfComputeSetKeyRotationThresholdInfo_v1_t`). */
 export const nvmlConfComputeSetKeyRotationThresholdInfo_v1_t = nvmlConfComputeSetKeyRotationThresholdInfo_st;
 export type nvmlConfComputeSetKeyRotationThresholdInfo_v1_t = nvmlConfComputeSetKeyRotationThresholdInfo_st;
+/** Alias of {@link nvmlConfComputeSetKeyRotationThresholdInfo_stInit}. */
 export type nvmlConfComputeSetKeyRotationThresholdInfo_v1_tInit = nvmlConfComputeSetKeyRotationThresholdInfo_stInit;
 /** Alias of {@link nvmlConfComputeSetKeyRotationThresholdInfo_st} (C typedef `nvmlConfComputeSetKeyRotationThresholdInfo_t`). */
 export const nvmlConfComputeSetKeyRotationThresholdInfo_t = nvmlConfComputeSetKeyRotationThresholdInfo_st;
 export type nvmlConfComputeSetKeyRotationThresholdInfo_t = nvmlConfComputeSetKeyRotationThresholdInfo_st;
+/** Alias of {@link nvmlConfComputeSetKeyRotationThresholdInfo_stInit}. */
 export type nvmlConfComputeSetKeyRotationThresholdInfo_tInit = nvmlConfComputeSetKeyRotationThresholdInfo_stInit;
 /** Alias of {@link nvmlConfComputeGetKeyRotationThresholdInfo_st} (C typedef `nvmlConfComputeGetKeyRotationThresholdInfo_v1_t`). */
 export const nvmlConfComputeGetKeyRotationThresholdInfo_v1_t = nvmlConfComputeGetKeyRotationThresholdInfo_st;
 export type nvmlConfComputeGetKeyRotationThresholdInfo_v1_t = nvmlConfComputeGetKeyRotationThresholdInfo_st;
+/** Alias of {@link nvmlConfComputeGetKeyRotationThresholdInfo_stInit}. */
 export type nvmlConfComputeGetKeyRotationThresholdInfo_v1_tInit = nvmlConfComputeGetKeyRotationThresholdInfo_stInit;
 /** Alias of {@link nvmlConfComputeGetKeyRotationThresholdInfo_st} (C typedef `nvmlConfComputeGetKeyRotationThresholdInfo_t`). */
 export const nvmlConfComputeGetKeyRotationThresholdInfo_t = nvmlConfComputeGetKeyRotationThresholdInfo_st;
 export type nvmlConfComputeGetKeyRotationThresholdInfo_t = nvmlConfComputeGetKeyRotationThresholdInfo_st;
+/** Alias of {@link nvmlConfComputeGetKeyRotationThresholdInfo_stInit}. */
 export type nvmlConfComputeGetKeyRotationThresholdInfo_tInit = nvmlConfComputeGetKeyRotationThresholdInfo_stInit;
 /** Alias of {@link nvmlGpuFabricInfo_v3_t} (C typedef `nvmlGpuFabricInfoV_t`). */
 export const nvmlGpuFabricInfoV_t = nvmlGpuFabricInfo_v3_t;
 export type nvmlGpuFabricInfoV_t = nvmlGpuFabricInfo_v3_t;
+/** Alias of {@link nvmlGpuFabricInfo_v3_tInit}. */
 export type nvmlGpuFabricInfoV_tInit = nvmlGpuFabricInfo_v3_tInit;
 /** Alias of {@link nvmlSystemDriverBranchInfo_v1_t} (C typedef `nvmlSystemDriverBranchInfo_t`). */
 export const nvmlSystemDriverBranchInfo_t = nvmlSystemDriverBranchInfo_v1_t;
 export type nvmlSystemDriverBranchInfo_t = nvmlSystemDriverBranchInfo_v1_t;
+/** Alias of {@link nvmlSystemDriverBranchInfo_v1_tInit}. */
 export type nvmlSystemDriverBranchInfo_tInit = nvmlSystemDriverBranchInfo_v1_tInit;
 /** Alias of {@link nvmlTemperature_v1_t} (C typedef `nvmlTemperature_t`). */
 export const nvmlTemperature_t = nvmlTemperature_v1_t;
 export type nvmlTemperature_t = nvmlTemperature_v1_t;
+/** Alias of {@link nvmlTemperature_v1_tInit}. */
 export type nvmlTemperature_tInit = nvmlTemperature_v1_tInit;
 /** Alias of {@link nvmlNvlinkSupportedBwModes_v1_t} (C typedef `nvmlNvlinkSupportedBwModes_t`). */
 export const nvmlNvlinkSupportedBwModes_t = nvmlNvlinkSupportedBwModes_v1_t;
 export type nvmlNvlinkSupportedBwModes_t = nvmlNvlinkSupportedBwModes_v1_t;
+/** Alias of {@link nvmlNvlinkSupportedBwModes_v1_tInit}. */
 export type nvmlNvlinkSupportedBwModes_tInit = nvmlNvlinkSupportedBwModes_v1_tInit;
 /** Alias of {@link nvmlNvlinkGetBwMode_v1_t} (C typedef `nvmlNvlinkGetBwMode_t`). */
 export const nvmlNvlinkGetBwMode_t = nvmlNvlinkGetBwMode_v1_t;
 export type nvmlNvlinkGetBwMode_t = nvmlNvlinkGetBwMode_v1_t;
+/** Alias of {@link nvmlNvlinkGetBwMode_v1_tInit}. */
 export type nvmlNvlinkGetBwMode_tInit = nvmlNvlinkGetBwMode_v1_tInit;
 /** Alias of {@link nvmlNvlinkSetBwMode_v1_t} (C typedef `nvmlNvlinkSetBwMode_t`). */
 export const nvmlNvlinkSetBwMode_t = nvmlNvlinkSetBwMode_v1_t;
 export type nvmlNvlinkSetBwMode_t = nvmlNvlinkSetBwMode_v1_t;
+/** Alias of {@link nvmlNvlinkSetBwMode_v1_tInit}. */
 export type nvmlNvlinkSetBwMode_tInit = nvmlNvlinkSetBwMode_v1_tInit;
 /** Alias of {@link nvmlNvLinkInfo_v2_t} (C typedef `nvmlNvLinkInfo_t`). */
 export const nvmlNvLinkInfo_t = nvmlNvLinkInfo_v2_t;
 export type nvmlNvLinkInfo_t = nvmlNvLinkInfo_v2_t;
+/** Alias of {@link nvmlNvLinkInfo_v2_tInit}. */
 export type nvmlNvLinkInfo_tInit = nvmlNvLinkInfo_v2_tInit;
 /** Alias of {@link nvmlVgpuVersion_st} (C typedef `nvmlVgpuVersion_t`). */
 export const nvmlVgpuVersion_t = nvmlVgpuVersion_st;
 export type nvmlVgpuVersion_t = nvmlVgpuVersion_st;
+/** Alias of {@link nvmlVgpuVersion_stInit}. */
 export type nvmlVgpuVersion_tInit = nvmlVgpuVersion_stInit;
 /** Alias of {@link nvmlVgpuMetadata_st} (C typedef `nvmlVgpuMetadata_t`). */
 export const nvmlVgpuMetadata_t = nvmlVgpuMetadata_st;
 export type nvmlVgpuMetadata_t = nvmlVgpuMetadata_st;
+/** Alias of {@link nvmlVgpuMetadata_stInit}. */
 export type nvmlVgpuMetadata_tInit = nvmlVgpuMetadata_stInit;
 /** Alias of {@link nvmlVgpuPgpuMetadata_st} (C typedef `nvmlVgpuPgpuMetadata_t`). */
 export const nvmlVgpuPgpuMetadata_t = nvmlVgpuPgpuMetadata_st;
 export type nvmlVgpuPgpuMetadata_t = nvmlVgpuPgpuMetadata_st;
+/** Alias of {@link nvmlVgpuPgpuMetadata_stInit}. */
 export type nvmlVgpuPgpuMetadata_tInit = nvmlVgpuPgpuMetadata_stInit;
 /** Alias of {@link nvmlVgpuPgpuCompatibility_st} (C typedef `nvmlVgpuPgpuCompatibility_t`). */
 export const nvmlVgpuPgpuCompatibility_t = nvmlVgpuPgpuCompatibility_st;
 export type nvmlVgpuPgpuCompatibility_t = nvmlVgpuPgpuCompatibility_st;
+/** Alias of {@link nvmlVgpuPgpuCompatibility_stInit}. */
 export type nvmlVgpuPgpuCompatibility_tInit = nvmlVgpuPgpuCompatibility_stInit;
 /** Alias of {@link nvmlExcludedDeviceInfo_st} (C typedef `nvmlExcludedDeviceInfo_t`). */
 export const nvmlExcludedDeviceInfo_t = nvmlExcludedDeviceInfo_st;
 export type nvmlExcludedDeviceInfo_t = nvmlExcludedDeviceInfo_st;
+/** Alias of {@link nvmlExcludedDeviceInfo_stInit}. */
 export type nvmlExcludedDeviceInfo_tInit = nvmlExcludedDeviceInfo_stInit;
 /** Alias of {@link nvmlGpuInstancePlacement_st} (C typedef `nvmlGpuInstancePlacement_t`). */
 export const nvmlGpuInstancePlacement_t = nvmlGpuInstancePlacement_st;
 export type nvmlGpuInstancePlacement_t = nvmlGpuInstancePlacement_st;
+/** Alias of {@link nvmlGpuInstancePlacement_stInit}. */
 export type nvmlGpuInstancePlacement_tInit = nvmlGpuInstancePlacement_stInit;
 /** Alias of {@link nvmlGpuInstanceProfileInfo_st} (C typedef `nvmlGpuInstanceProfileInfo_t`). */
 export const nvmlGpuInstanceProfileInfo_t = nvmlGpuInstanceProfileInfo_st;
 export type nvmlGpuInstanceProfileInfo_t = nvmlGpuInstanceProfileInfo_st;
+/** Alias of {@link nvmlGpuInstanceProfileInfo_stInit}. */
 export type nvmlGpuInstanceProfileInfo_tInit = nvmlGpuInstanceProfileInfo_stInit;
 /** Alias of {@link nvmlGpuInstanceProfileInfo_v2_st} (C typedef `nvmlGpuInstanceProfileInfo_v2_t`). */
 export const nvmlGpuInstanceProfileInfo_v2_t = nvmlGpuInstanceProfileInfo_v2_st;
 export type nvmlGpuInstanceProfileInfo_v2_t = nvmlGpuInstanceProfileInfo_v2_st;
+/** Alias of {@link nvmlGpuInstanceProfileInfo_v2_stInit}. */
 export type nvmlGpuInstanceProfileInfo_v2_tInit = nvmlGpuInstanceProfileInfo_v2_stInit;
 /** Alias of {@link nvmlGpuInstanceProfileInfo_v3_st} (C typedef `nvmlGpuInstanceProfileInfo_v3_t`). */
 export const nvmlGpuInstanceProfileInfo_v3_t = nvmlGpuInstanceProfileInfo_v3_st;
 export type nvmlGpuInstanceProfileInfo_v3_t = nvmlGpuInstanceProfileInfo_v3_st;
+/** Alias of {@link nvmlGpuInstanceProfileInfo_v3_stInit}. */
 export type nvmlGpuInstanceProfileInfo_v3_tInit = nvmlGpuInstanceProfileInfo_v3_stInit;
 /** Alias of {@link nvmlGpuInstanceInfo_st} (C typedef `nvmlGpuInstanceInfo_t`). */
 export const nvmlGpuInstanceInfo_t = nvmlGpuInstanceInfo_st;
 export type nvmlGpuInstanceInfo_t = nvmlGpuInstanceInfo_st;
+/** Alias of {@link nvmlGpuInstanceInfo_stInit}. */
 export type nvmlGpuInstanceInfo_tInit = nvmlGpuInstanceInfo_stInit;
 /** Alias of {@link nvmlComputeInstancePlacement_st} (C typedef `nvmlComputeInstancePlacement_t`). */
 export const nvmlComputeInstancePlacement_t = nvmlComputeInstancePlacement_st;
 export type nvmlComputeInstancePlacement_t = nvmlComputeInstancePlacement_st;
+/** Alias of {@link nvmlComputeInstancePlacement_stInit}. */
 export type nvmlComputeInstancePlacement_tInit = nvmlComputeInstancePlacement_stInit;
 /** Alias of {@link nvmlComputeInstanceProfileInfo_st} (C typedef `nvmlComputeInstanceProfileInfo_t`). */
 export const nvmlComputeInstanceProfileInfo_t = nvmlComputeInstanceProfileInfo_st;
 export type nvmlComputeInstanceProfileInfo_t = nvmlComputeInstanceProfileInfo_st;
+/** Alias of {@link nvmlComputeInstanceProfileInfo_stInit}. */
 export type nvmlComputeInstanceProfileInfo_tInit = nvmlComputeInstanceProfileInfo_stInit;
 /** Alias of {@link nvmlComputeInstanceProfileInfo_v2_st} (C typedef `nvmlComputeInstanceProfileInfo_v2_t`). */
 export const nvmlComputeInstanceProfileInfo_v2_t = nvmlComputeInstanceProfileInfo_v2_st;
 export type nvmlComputeInstanceProfileInfo_v2_t = nvmlComputeInstanceProfileInfo_v2_st;
+/** Alias of {@link nvmlComputeInstanceProfileInfo_v2_stInit}. */
 export type nvmlComputeInstanceProfileInfo_v2_tInit = nvmlComputeInstanceProfileInfo_v2_stInit;
 /** Alias of {@link nvmlComputeInstanceProfileInfo_v3_st} (C typedef `nvmlComputeInstanceProfileInfo_v3_t`). */
 export const nvmlComputeInstanceProfileInfo_v3_t = nvmlComputeInstanceProfileInfo_v3_st;
 export type nvmlComputeInstanceProfileInfo_v3_t = nvmlComputeInstanceProfileInfo_v3_st;
+/** Alias of {@link nvmlComputeInstanceProfileInfo_v3_stInit}. */
 export type nvmlComputeInstanceProfileInfo_v3_tInit = nvmlComputeInstanceProfileInfo_v3_stInit;
 /** Alias of {@link nvmlComputeInstanceInfo_st} (C typedef `nvmlComputeInstanceInfo_t`). */
 export const nvmlComputeInstanceInfo_t = nvmlComputeInstanceInfo_st;
 export type nvmlComputeInstanceInfo_t = nvmlComputeInstanceInfo_st;
+/** Alias of {@link nvmlComputeInstanceInfo_stInit}. */
 export type nvmlComputeInstanceInfo_tInit = nvmlComputeInstanceInfo_stInit;
 /** Alias of {@link nvmlDeviceCapabilities_v1_t} (C typedef `nvmlDeviceCapabilities_t`). */
 export const nvmlDeviceCapabilities_t = nvmlDeviceCapabilities_v1_t;
 export type nvmlDeviceCapabilities_t = nvmlDeviceCapabilities_v1_t;
+/** Alias of {@link nvmlDeviceCapabilities_v1_tInit}. */
 export type nvmlDeviceCapabilities_tInit = nvmlDeviceCapabilities_v1_tInit;
 /** Alias of {@link nvmlWorkloadPowerProfileInfo_v1_t} (C typedef `nvmlWorkloadPowerProfileInfo_t`). */
 export const nvmlWorkloadPowerProfileInfo_t = nvmlWorkloadPowerProfileInfo_v1_t;
 export type nvmlWorkloadPowerProfileInfo_t = nvmlWorkloadPowerProfileInfo_v1_t;
+/** Alias of {@link nvmlWorkloadPowerProfileInfo_v1_tInit}. */
 export type nvmlWorkloadPowerProfileInfo_tInit = nvmlWorkloadPowerProfileInfo_v1_tInit;
 /** Alias of {@link nvmlWorkloadPowerProfileProfilesInfo_v1_t} (C typedef `nvmlWorkloadPowerProfileProfilesInfo_t`). */
 export const nvmlWorkloadPowerProfileProfilesInfo_t = nvmlWorkloadPowerProfileProfilesInfo_v1_t;
 export type nvmlWorkloadPowerProfileProfilesInfo_t = nvmlWorkloadPowerProfileProfilesInfo_v1_t;
+/** Alias of {@link nvmlWorkloadPowerProfileProfilesInfo_v1_tInit}. */
 export type nvmlWorkloadPowerProfileProfilesInfo_tInit = nvmlWorkloadPowerProfileProfilesInfo_v1_tInit;
 /** Alias of {@link nvmlWorkloadPowerProfileCurrentProfiles_v1_t} (C typedef `nvmlWorkloadPowerProfileCurrentProfiles_t`). */
 export const nvmlWorkloadPowerProfileCurrentProfiles_t = nvmlWorkloadPowerProfileCurrentProfiles_v1_t;
 export type nvmlWorkloadPowerProfileCurrentProfiles_t = nvmlWorkloadPowerProfileCurrentProfiles_v1_t;
+/** Alias of {@link nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit}. */
 export type nvmlWorkloadPowerProfileCurrentProfiles_tInit = nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit;
 /** Alias of {@link nvmlWorkloadPowerProfileRequestedProfiles_v1_t} (C typedef `nvmlWorkloadPowerProfileRequestedProfiles_t`). */
 export const nvmlWorkloadPowerProfileRequestedProfiles_t = nvmlWorkloadPowerProfileRequestedProfiles_v1_t;
 export type nvmlWorkloadPowerProfileRequestedProfiles_t = nvmlWorkloadPowerProfileRequestedProfiles_v1_t;
+/** Alias of {@link nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit}. */
 export type nvmlWorkloadPowerProfileRequestedProfiles_tInit = nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit;
 /** Alias of {@link nvmlPowerSmoothingProfile_v1_t} (C typedef `nvmlPowerSmoothingProfile_t`). */
 export const nvmlPowerSmoothingProfile_t = nvmlPowerSmoothingProfile_v1_t;
 export type nvmlPowerSmoothingProfile_t = nvmlPowerSmoothingProfile_v1_t;
+/** Alias of {@link nvmlPowerSmoothingProfile_v1_tInit}. */
 export type nvmlPowerSmoothingProfile_tInit = nvmlPowerSmoothingProfile_v1_tInit;
 /** Alias of {@link nvmlPowerSmoothingState_v1_t} (C typedef `nvmlPowerSmoothingState_t`). */
 export const nvmlPowerSmoothingState_t = nvmlPowerSmoothingState_v1_t;
 export type nvmlPowerSmoothingState_t = nvmlPowerSmoothingState_v1_t;
+/** Alias of {@link nvmlPowerSmoothingState_v1_tInit}. */
 export type nvmlPowerSmoothingState_tInit = nvmlPowerSmoothingState_v1_tInit;
 /** Alias of {@link nvmlExcludedDeviceInfo_t} (`#define nvmlBlacklistDeviceInfo_t nvmlExcludedDeviceInfo_t`). */
 export const nvmlBlacklistDeviceInfo_t = nvmlExcludedDeviceInfo_t;

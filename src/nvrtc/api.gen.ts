@@ -43,7 +43,7 @@ export function nvrtcVersion(): Res<[number, number]> {
 
 let f_nvrtcGetNumSupportedArchs: KoffiFunction | undefined;
 /**
- * nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to::nvrtcGetSupportedArchs to get the supported architectures.
+ * nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to nvrtcGetSupportedArchs to get the supported architectures.
  * @returns `[err, numArchs]` — `err`: the status; `numArchs`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetNumSupportedArchs(int * numArchs) — nvrtc.h:115
@@ -55,7 +55,7 @@ export function nvrtcGetNumSupportedArchs(): Res<[number]> {
 
 let f_nvrtcGetSupportedArchs: KoffiFunction | undefined;
 /**
- * nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using::nvrtcGetNumSupportedArchs.
+ * nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using nvrtcGetNumSupportedArchs.
  * @returns `[err, supportedArchs]` — `err`: the status; `supportedArchs`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetSupportedArchs(int * supportedArchs) — nvrtc.h:132

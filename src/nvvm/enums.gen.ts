@@ -2,16 +2,27 @@
 /** NVVM API call result code. */
 // enum nvvmResult — nvvm.h:36
 export enum nvvmResult {
+  /** `NVVM_SUCCESS` = 0 of `nvvmResult` (no description in the header). */
   NVVM_SUCCESS = 0,
+  /** `NVVM_ERROR_OUT_OF_MEMORY` = 1 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_OUT_OF_MEMORY = 1,
+  /** `NVVM_ERROR_PROGRAM_CREATION_FAILURE` = 2 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_PROGRAM_CREATION_FAILURE = 2,
+  /** `NVVM_ERROR_IR_VERSION_MISMATCH` = 3 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_IR_VERSION_MISMATCH = 3,
+  /** `NVVM_ERROR_INVALID_INPUT` = 4 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_INVALID_INPUT = 4,
+  /** `NVVM_ERROR_INVALID_PROGRAM` = 5 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_INVALID_PROGRAM = 5,
+  /** `NVVM_ERROR_INVALID_IR` = 6 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_INVALID_IR = 6,
+  /** `NVVM_ERROR_INVALID_OPTION` = 7 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_INVALID_OPTION = 7,
+  /** `NVVM_ERROR_NO_MODULE_IN_PROGRAM` = 8 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_NO_MODULE_IN_PROGRAM = 8,
+  /** `NVVM_ERROR_COMPILATION` = 9 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_COMPILATION = 9,
+  /** `NVVM_ERROR_CANCELLED` = 10 of `nvvmResult` (no description in the header). */
   NVVM_ERROR_CANCELLED = 10,
 }
 

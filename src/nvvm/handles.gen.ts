@@ -2,7 +2,10 @@
 import { handleFrom } from '../ffi/marshal';
 
 /** NVVM Program. An opaque handle for a program. */
-export type nvvmProgram = bigint & { readonly __brand: 'nvvmProgram' };
+export type nvvmProgram = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'nvvmProgram';
+};
 /** Makes a nvvmProgram from an integer, as cuda-python's `nvvmProgram(value)`. */
 export function nvvmProgram(value: bigint | number): nvvmProgram {
   return handleFrom(value, 'nvvmProgram') as nvvmProgram;

@@ -169,7 +169,7 @@ export function cudaDeviceGetPCIBusId(len: number, device: number): Res<[string]
 let f_cudaIpcGetEventHandle: KoffiFunction | undefined;
 /**
  * Gets an interprocess handle for a previously allocated event
- * @param event - Event allocated with::cudaEventInterprocess and::cudaEventDisableTiming flags
+ * @param event - Event allocated with cudaEventInterprocess and cudaEventDisableTiming flags
  * @returns `[err, handle]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue); `handle`: Pointer to a user allocated cudaIpcEventHandle in which to return the opaque event handle; the outputs are null unless `err` is cudaSuccess.
  */
 // cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t * handle, cudaEvent_t event) — cuda_runtime_api.h:720
@@ -199,7 +199,7 @@ let f_cudaIpcGetMemHandle: KoffiFunction | undefined;
 /**
  * Gets an interprocess memory handle for an existing device memory allocation
  * @param devPtr - Base pointer to previously allocated device memory
- * @returns `[err, handle]` — `err`: the status (cudaSuccess, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue); `handle`: Pointer to user allocated::cudaIpcMemHandle to return the handle in; the outputs are null unless `err` is cudaSuccess.
+ * @returns `[err, handle]` — `err`: the status (cudaSuccess, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue); `handle`: Pointer to user allocated cudaIpcMemHandle to return the handle in; the outputs are null unless `err` is cudaSuccess.
  */
 // cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t * handle, void * devPtr) — cuda_runtime_api.h:809
 export function cudaIpcGetMemHandle(devPtr: DevicePointer | null): Res<[S.cudaIpcMemHandle_st]> {
@@ -213,7 +213,7 @@ export function cudaIpcGetMemHandle(devPtr: DevicePointer | null): Res<[S.cudaIp
 let f_cudaIpcOpenMemHandle: KoffiFunction | undefined;
 /**
  * Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
- * @param handle - -::cudaIpcMemHandle to open
+ * @param handle - cudaIpcMemHandle to open
  * @param flags - Flags for this operation
  * @returns `[err, devPtr]` — `err`: the status (cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorInvalidResourceHandle, cudaErrorDeviceUninitialized, cudaErrorTooManyPeers, cudaErrorNotSupported, cudaErrorInvalidValue); `devPtr`: Returned device pointer; the outputs are null unless `err` is cudaSuccess.
  */
@@ -229,7 +229,7 @@ export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMe
 let f_cudaIpcCloseMemHandle: KoffiFunction | undefined;
 /**
  * Attempts to close memory mapped with cudaIpcOpenMemHandle
- * @param devPtr - Device pointer returned by::cudaIpcOpenMemHandle
+ * @param devPtr - Device pointer returned by cudaIpcOpenMemHandle
  * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue).
  */
 // cudaError_t cudaIpcCloseMemHandle(void * devPtr) — cuda_runtime_api.h:915
@@ -746,7 +746,7 @@ let f_cudaStreamCopyAttributes: KoffiFunction | undefined;
 /**
  * Copies attributes from source stream to destination stream.
  * @param dst - Destination stream
- * @param src - Source stream For attributes see::cudaStreamAttrID
+ * @param src - Source stream For attributes see cudaStreamAttrID
  * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorNotSupported).
  */
 // cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) — cuda_runtime_api.h:2111
@@ -1900,7 +1900,7 @@ export function cudaMemGetInfo(): Res<[number, number]> {
 let f_cudaArrayGetInfo: KoffiFunction | undefined;
 /**
  * Gets info about the specified cudaArray
- * @param array - The::cudaArray to get info for
+ * @param array - The cudaArray to get info for
  * @returns `[err, desc, extent, flags]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `desc`: Returned array type; `extent`: Returned array shape; `flags`: Returned array flags; the outputs are null unless `err` is cudaSuccess.
  */
 // cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc * desc, struct cudaExtent * extent, unsigned int * flags, cudaArray_t array) — cuda_runtime_api.h:5778
@@ -1934,7 +1934,7 @@ let f_cudaArrayGetMemoryRequirements: KoffiFunction | undefined;
  * Returns the memory requirements of a CUDA array
  * @param array - CUDA array to get the memory requirements of
  * @param device - Device to get the memory requirements for
- * @returns `[err, memoryRequirements]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `memoryRequirements`: Pointer to::cudaArrayMemoryRequirements; the outputs are null unless `err` is cudaSuccess.
+ * @returns `[err, memoryRequirements]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `memoryRequirements`: Pointer to cudaArrayMemoryRequirements; the outputs are null unless `err` is cudaSuccess.
  */
 // cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaArray_t array, int device) — cuda_runtime_api.h:5830
 export function cudaArrayGetMemoryRequirements(array: H.cudaArray_t | null, device: number): Res<[S.cudaArrayMemoryRequirements]> {
@@ -1951,7 +1951,7 @@ let f_cudaMipmappedArrayGetMemoryRequirements: KoffiFunction | undefined;
  * Returns the memory requirements of a CUDA mipmapped array
  * @param mipmap - CUDA mipmapped array to get the memory requirements of
  * @param device - Device to get the memory requirements for
- * @returns `[err, memoryRequirements]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `memoryRequirements`: Pointer to::cudaArrayMemoryRequirements; the outputs are null unless `err` is cudaSuccess.
+ * @returns `[err, memoryRequirements]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `memoryRequirements`: Pointer to cudaArrayMemoryRequirements; the outputs are null unless `err` is cudaSuccess.
  */
 // cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaMipmappedArray_t mipmap, int device) — cuda_runtime_api.h:5854
 export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedArray_t | null, device: number): Res<[S.cudaArrayMemoryRequirements]> {
@@ -3058,7 +3058,7 @@ export function cudaMemPoolDestroy(memPool: H.cudaMemPool_t | null): [E.cudaErro
 
 let f_cudaMemGetDefaultMemPool: KoffiFunction | undefined;
 /**
- * Returns the default memory pool for a given location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * *
+ * Returns the default memory pool for a given location and allocation type * * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or * cudaMemAllocationTypeManaged. When the allocation type is cudaMemAllocationTypeManaged, * the location type can also be cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return cudaErrorInvalidValue * *
  * @param location - (undocumented in the header) C type `struct cudaMemLocation *`
  * @param type - (undocumented in the header) C type `enum cudaMemAllocationType`
  * @returns `[err, memPool]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported); `memPool`; the outputs are null unless `err` is cudaSuccess.
@@ -3074,7 +3074,7 @@ export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMem
 
 let f_cudaMemGetMemPool: KoffiFunction | undefined;
 /**
- * Gets the current memory pool for a given memory location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * Returns the last pool provided to::cudaMemSetMemPool or::cudaDeviceSetMemPool for this location and allocation type * or the location's default memory pool if::cudaMemSetMemPool or::cudaDeviceSetMemPool for that allocType and location * has never been called. * By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool * Otherwise the returned pool must have been set with::cudaDeviceSetMemPool. * *
+ * Gets the current memory pool for a given memory location and allocation type * * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or * cudaMemAllocationTypeManaged. When the allocation type is cudaMemAllocationTypeManaged, * the location type can also be cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return cudaErrorInvalidValue * * Returns the last pool provided to cudaMemSetMemPool or cudaDeviceSetMemPool for this location and allocation type * or the location's default memory pool if cudaMemSetMemPool or cudaDeviceSetMemPool for that allocType and location * has never been called. * By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool * Otherwise the returned pool must have been set with cudaDeviceSetMemPool. * *
  * @param location - (undocumented in the header) C type `struct cudaMemLocation *`
  * @param type - (undocumented in the header) C type `enum cudaMemAllocationType`
  * @returns `[err, memPool]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `memPool`; the outputs are null unless `err` is cudaSuccess.
@@ -3090,7 +3090,7 @@ export function cudaMemGetMemPool(location: S.cudaMemLocation | S.cudaMemLocatio
 
 let f_cudaMemSetMemPool: KoffiFunction | undefined;
 /**
- * Sets the current memory pool for a memory location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool. * If the location type or index don't match, the call returns::cudaErrorInvalidValue. * The type of memory pool should also match the parameter allocType. Else the call returns::cudaErrorInvalidValue. * By default, a memory location's current memory pool is its default memory pool. * If the location type is::cudaMemLocationTypeDevice and the allocation type is::cudaMemAllocationTypePinned, then * this API is the equivalent of calling::cudaDeviceSetMemPool with the location id as the device. * For further details on the implications, please refer to the documentation for::cudaDeviceSetMemPool. * *
+ * Sets the current memory pool for a memory location and allocation type * * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or * cudaMemAllocationTypeManaged. When the allocation type is cudaMemAllocationTypeManaged, * the location type can also be cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return cudaErrorInvalidValue * * When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool. * If the location type or index don't match, the call returns cudaErrorInvalidValue. * The type of memory pool should also match the parameter allocType. Else the call returns cudaErrorInvalidValue. * By default, a memory location's current memory pool is its default memory pool. * If the location type is cudaMemLocationTypeDevice and the allocation type is cudaMemAllocationTypePinned, then * this API is the equivalent of calling cudaDeviceSetMemPool with the location id as the device. * For further details on the implications, please refer to the documentation for cudaDeviceSetMemPool. * *
  * @param location - (undocumented in the header) C type `struct cudaMemLocation *`
  * @param type - (undocumented in the header) C type `enum cudaMemAllocationType`
  * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
@@ -3341,7 +3341,7 @@ let f_cudaGraphicsSubResourceGetMappedArray: KoffiFunction | undefined;
 /**
  * Get an array through which to access a subresource of a mapped graphics resource.
  * @param resource - Mapped resource to access
- * @param arrayIndex - Array index for array textures or cubemap face index as defined by::cudaGraphicsCubeFace for cubemap textures for the subresource to access
+ * @param arrayIndex - Array index for array textures or cubemap face index as defined by cudaGraphicsCubeFace for cubemap textures for the subresource to access
  * @param mipLevel - Mipmap level for the subresource to access
  * @returns `[err, array]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown); `array`: Returned array through which a subresource of resource may be accessed; the outputs are null unless `err` is cudaSuccess.
  */
@@ -3707,7 +3707,7 @@ let f_cudaGraphKernelNodeCopyAttributes: KoffiFunction | undefined;
 /**
  * Copies attributes from source node to destination node.
  * @param hDst - Destination node
- * @param hSrc - Source node For list of attributes see::cudaKernelNodeAttrID
+ * @param hSrc - Source node For list of attributes see cudaKernelNodeAttrID
  * @returns `[err]` — `err`: the status (cudaSuccess).
  */
 // cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc) — cuda_runtime_api.h:9687
@@ -5101,7 +5101,7 @@ let f_cudaUserObjectCreate: KoffiFunction | undefined;
  * @param ptr - The pointer to pass to the destroy function
  * @param destroy - Callback to free the user object when it is no longer in use
  * @param initialRefcount - The initial refcount to create the object with, typically 1
- * @param flags - Currently it is required to pass::cudaUserObjectNoDestructorSync, which is the only defined flag
+ * @param flags - Currently it is required to pass cudaUserObjectNoDestructorSync, which is the only defined flag
  * @returns `[err, object_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `object_out`: Location to return the user object handle; the outputs are null unless `err` is cudaSuccess.
  */
 // cudaError_t cudaUserObjectCreate(cudaUserObject_t * object_out, void * ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags) — cuda_runtime_api.h:12759
@@ -5153,7 +5153,7 @@ let f_cudaGraphRetainUserObject: KoffiFunction | undefined;
  * @param graph - The graph to associate the reference with
  * @param object - The user object to retain a reference for
  * @param count - The number of references to add to the graph, typically 1
- * @param flags - The optional flag::cudaGraphUserObjectMove transfers references from the calling thread, rather than create new references
+ * @param flags - The optional flag cudaGraphUserObjectMove transfers references from the calling thread, rather than create new references
  * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
  */
 // cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags) — cuda_runtime_api.h:12839
@@ -5783,9 +5783,9 @@ let f_cudaEGLStreamConsumerAcquireFrame: KoffiFunction | undefined;
 /**
  * Acquire an image frame from the EGLStream with CUDA as a consumer.
  * @param conn - Connection on which to acquire
- * @param pStream - CUDA stream for synchronization and any data migrations implied by::cudaEglResourceLocationFlags
+ * @param pStream - CUDA stream for synchronization and any data migrations implied by cudaEglResourceLocationFlags
  * @param timeout - Desired timeout in usec
- * @returns `[err, conn, pCudaResource, pStream]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown, cudaErrorLaunchTimeout); `conn`: Connection on which to acquire; `pCudaResource`: CUDA resource on which the EGLStream frame will be mapped for use; `pStream`: CUDA stream for synchronization and any data migrations implied by::cudaEglResourceLocationFlags; the outputs are null unless `err` is cudaSuccess.
+ * @returns `[err, conn, pCudaResource, pStream]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown, cudaErrorLaunchTimeout); `conn`: Connection on which to acquire; `pCudaResource`: CUDA resource on which the EGLStream frame will be mapped for use; `pStream`: CUDA stream for synchronization and any data migrations implied by cudaEglResourceLocationFlags; the outputs are null unless `err` is cudaSuccess.
  */
 // cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t * pCudaResource, cudaStream_t * pStream, unsigned int timeout) — cuda_egl_interop.h:426
 export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null, timeout: number): Res<[H.cudaEglStreamConnection, H.cudaGraphicsResource_t, H.cudaStream_t]> {

@@ -2,143 +2,209 @@
 import { handleFrom } from '../ffi/marshal';
 
 /** CUDA array */
-export type cudaArray_t = bigint & { readonly __brand: 'cudaArray_t' };
+export type cudaArray_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaArray_t';
+};
 /** Makes a cudaArray_t from an integer, as cuda-python's `cudaArray_t(value)`. */
 export function cudaArray_t(value: bigint | number): cudaArray_t {
   return handleFrom(value, 'cudaArray_t') as cudaArray_t;
 }
 /** CUDA mipmapped array */
-export type cudaMipmappedArray_t = bigint & { readonly __brand: 'cudaMipmappedArray_t' };
+export type cudaMipmappedArray_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaMipmappedArray_t';
+};
 /** Makes a cudaMipmappedArray_t from an integer, as cuda-python's `cudaMipmappedArray_t(value)`. */
 export function cudaMipmappedArray_t(value: bigint | number): cudaMipmappedArray_t {
   return handleFrom(value, 'cudaMipmappedArray_t') as cudaMipmappedArray_t;
 }
 /** CUDA stream */
-export type cudaStream_t = bigint & { readonly __brand: 'cudaStream_t' };
+export type cudaStream_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaStream_t';
+};
 /** Makes a cudaStream_t from an integer, as cuda-python's `cudaStream_t(value)`. */
 export function cudaStream_t(value: bigint | number): cudaStream_t {
   return handleFrom(value, 'cudaStream_t') as cudaStream_t;
 }
 /** CUDA event types */
-export type cudaEvent_t = bigint & { readonly __brand: 'cudaEvent_t' };
+export type cudaEvent_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaEvent_t';
+};
 /** Makes a cudaEvent_t from an integer, as cuda-python's `cudaEvent_t(value)`. */
 export function cudaEvent_t(value: bigint | number): cudaEvent_t {
   return handleFrom(value, 'cudaEvent_t') as cudaEvent_t;
 }
 /** CUDA graphics resource types */
-export type cudaGraphicsResource_t = bigint & { readonly __brand: 'cudaGraphicsResource_t' };
+export type cudaGraphicsResource_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaGraphicsResource_t';
+};
 /** Makes a cudaGraphicsResource_t from an integer, as cuda-python's `cudaGraphicsResource_t(value)`. */
 export function cudaGraphicsResource_t(value: bigint | number): cudaGraphicsResource_t {
   return handleFrom(value, 'cudaGraphicsResource_t') as cudaGraphicsResource_t;
 }
 /** CUDA external memory */
-export type cudaExternalMemory_t = bigint & { readonly __brand: 'cudaExternalMemory_t' };
+export type cudaExternalMemory_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaExternalMemory_t';
+};
 /** Makes a cudaExternalMemory_t from an integer, as cuda-python's `cudaExternalMemory_t(value)`. */
 export function cudaExternalMemory_t(value: bigint | number): cudaExternalMemory_t {
   return handleFrom(value, 'cudaExternalMemory_t') as cudaExternalMemory_t;
 }
 /** CUDA external semaphore */
-export type cudaExternalSemaphore_t = bigint & { readonly __brand: 'cudaExternalSemaphore_t' };
+export type cudaExternalSemaphore_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaExternalSemaphore_t';
+};
 /** Makes a cudaExternalSemaphore_t from an integer, as cuda-python's `cudaExternalSemaphore_t(value)`. */
 export function cudaExternalSemaphore_t(value: bigint | number): cudaExternalSemaphore_t {
   return handleFrom(value, 'cudaExternalSemaphore_t') as cudaExternalSemaphore_t;
 }
 /** CUDA graph */
-export type cudaGraph_t = bigint & { readonly __brand: 'cudaGraph_t' };
+export type cudaGraph_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaGraph_t';
+};
 /** Makes a cudaGraph_t from an integer, as cuda-python's `cudaGraph_t(value)`. */
 export function cudaGraph_t(value: bigint | number): cudaGraph_t {
   return handleFrom(value, 'cudaGraph_t') as cudaGraph_t;
 }
 /** CUDA graph node. */
-export type cudaGraphNode_t = bigint & { readonly __brand: 'cudaGraphNode_t' };
+export type cudaGraphNode_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaGraphNode_t';
+};
 /** Makes a cudaGraphNode_t from an integer, as cuda-python's `cudaGraphNode_t(value)`. */
 export function cudaGraphNode_t(value: bigint | number): cudaGraphNode_t {
   return handleFrom(value, 'cudaGraphNode_t') as cudaGraphNode_t;
 }
 /** CUDA user object for graphs */
-export type cudaUserObject_t = bigint & { readonly __brand: 'cudaUserObject_t' };
+export type cudaUserObject_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaUserObject_t';
+};
 /** Makes a cudaUserObject_t from an integer, as cuda-python's `cudaUserObject_t(value)`. */
 export function cudaUserObject_t(value: bigint | number): cudaUserObject_t {
   return handleFrom(value, 'cudaUserObject_t') as cudaUserObject_t;
 }
 /** CUDA handle for conditional graph nodes */
-export type cudaGraphConditionalHandle = bigint & { readonly __brand: 'cudaGraphConditionalHandle' };
+export type cudaGraphConditionalHandle = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaGraphConditionalHandle';
+};
 /** Makes a cudaGraphConditionalHandle from an integer, as cuda-python's `cudaGraphConditionalHandle(value)`. */
 export function cudaGraphConditionalHandle(value: bigint | number): cudaGraphConditionalHandle {
   return handleFrom(value, 'cudaGraphConditionalHandle') as cudaGraphConditionalHandle;
 }
 /** CUDA function */
-export type cudaFunction_t = bigint & { readonly __brand: 'cudaFunction_t' };
+export type cudaFunction_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaFunction_t';
+};
 /** Makes a cudaFunction_t from an integer, as cuda-python's `cudaFunction_t(value)`. */
 export function cudaFunction_t(value: bigint | number): cudaFunction_t {
   return handleFrom(value, 'cudaFunction_t') as cudaFunction_t;
 }
 /** CUDA kernel */
-export type cudaKernel_t = bigint & { readonly __brand: 'cudaKernel_t' };
+export type cudaKernel_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaKernel_t';
+};
 /** Makes a cudaKernel_t from an integer, as cuda-python's `cudaKernel_t(value)`. */
 export function cudaKernel_t(value: bigint | number): cudaKernel_t {
   return handleFrom(value, 'cudaKernel_t') as cudaKernel_t;
 }
 /** CUDA library */
-export type cudaLibrary_t = bigint & { readonly __brand: 'cudaLibrary_t' };
+export type cudaLibrary_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaLibrary_t';
+};
 /** Makes a cudaLibrary_t from an integer, as cuda-python's `cudaLibrary_t(value)`. */
 export function cudaLibrary_t(value: bigint | number): cudaLibrary_t {
   return handleFrom(value, 'cudaLibrary_t') as cudaLibrary_t;
 }
 /** CUDA memory pool */
-export type cudaMemPool_t = bigint & { readonly __brand: 'cudaMemPool_t' };
+export type cudaMemPool_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaMemPool_t';
+};
 /** Makes a cudaMemPool_t from an integer, as cuda-python's `cudaMemPool_t(value)`. */
 export function cudaMemPool_t(value: bigint | number): cudaMemPool_t {
   return handleFrom(value, 'cudaMemPool_t') as cudaMemPool_t;
 }
 /** CUDA executable (launchable) graph */
-export type cudaGraphExec_t = bigint & { readonly __brand: 'cudaGraphExec_t' };
+export type cudaGraphExec_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaGraphExec_t';
+};
 /** Makes a cudaGraphExec_t from an integer, as cuda-python's `cudaGraphExec_t(value)`. */
 export function cudaGraphExec_t(value: bigint | number): cudaGraphExec_t {
   return handleFrom(value, 'cudaGraphExec_t') as cudaGraphExec_t;
 }
 /** CUDA device node handle for device-side node update */
-export type cudaGraphDeviceNode_t = bigint & { readonly __brand: 'cudaGraphDeviceNode_t' };
+export type cudaGraphDeviceNode_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaGraphDeviceNode_t';
+};
 /** Makes a cudaGraphDeviceNode_t from an integer, as cuda-python's `cudaGraphDeviceNode_t(value)`. */
 export function cudaGraphDeviceNode_t(value: bigint | number): cudaGraphDeviceNode_t {
   return handleFrom(value, 'cudaGraphDeviceNode_t') as cudaGraphDeviceNode_t;
 }
 /** CUDA async callback handle */
-export type cudaAsyncCallbackHandle_t = bigint & { readonly __brand: 'cudaAsyncCallbackHandle_t' };
+export type cudaAsyncCallbackHandle_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaAsyncCallbackHandle_t';
+};
 /** Makes a cudaAsyncCallbackHandle_t from an integer, as cuda-python's `cudaAsyncCallbackHandle_t(value)`. */
 export function cudaAsyncCallbackHandle_t(value: bigint | number): cudaAsyncCallbackHandle_t {
   return handleFrom(value, 'cudaAsyncCallbackHandle_t') as cudaAsyncCallbackHandle_t;
 }
 /** The C handle type cudaLogsCallbackHandle */
-export type cudaLogsCallbackHandle = bigint & { readonly __brand: 'cudaLogsCallbackHandle' };
+export type cudaLogsCallbackHandle = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaLogsCallbackHandle';
+};
 /** Makes a cudaLogsCallbackHandle from an integer, as cuda-python's `cudaLogsCallbackHandle(value)`. */
 export function cudaLogsCallbackHandle(value: bigint | number): cudaLogsCallbackHandle {
   return handleFrom(value, 'cudaLogsCallbackHandle') as cudaLogsCallbackHandle;
 }
 /** An opaque value that represents a CUDA Surface object */
-export type cudaSurfaceObject_t = bigint & { readonly __brand: 'cudaSurfaceObject_t' };
+export type cudaSurfaceObject_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaSurfaceObject_t';
+};
 /** Makes a cudaSurfaceObject_t from an integer, as cuda-python's `cudaSurfaceObject_t(value)`. */
 export function cudaSurfaceObject_t(value: bigint | number): cudaSurfaceObject_t {
   return handleFrom(value, 'cudaSurfaceObject_t') as cudaSurfaceObject_t;
 }
 /** An opaque value that represents a CUDA texture object */
-export type cudaTextureObject_t = bigint & { readonly __brand: 'cudaTextureObject_t' };
+export type cudaTextureObject_t = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaTextureObject_t';
+};
 /** Makes a cudaTextureObject_t from an integer, as cuda-python's `cudaTextureObject_t(value)`. */
 export function cudaTextureObject_t(value: bigint | number): cudaTextureObject_t {
   return handleFrom(value, 'cudaTextureObject_t') as cudaTextureObject_t;
 }
 /** CUDA EGLSream Connection */
-export type cudaEglStreamConnection = bigint & { readonly __brand: 'cudaEglStreamConnection' };
+export type cudaEglStreamConnection = bigint & {
+  /** The handle type's compile-time mark (no such property exists). */
+  readonly __brand: 'cudaEglStreamConnection';
+};
 /** Makes a cudaEglStreamConnection from an integer, as cuda-python's `cudaEglStreamConnection(value)`. */
 export function cudaEglStreamConnection(value: bigint | number): cudaEglStreamConnection {
   return handleFrom(value, 'cudaEglStreamConnection') as cudaEglStreamConnection;
 }
 /** Alias of {@link cudaArray_t} (C typedef `cudaArray_const_t`). */
-export type cudaArray_const_t = cudaArray_t;
 export const cudaArray_const_t = cudaArray_t;
+export type cudaArray_const_t = cudaArray_t;
 /** Alias of {@link cudaMipmappedArray_t} (C typedef `cudaMipmappedArray_const_t`). */
-export type cudaMipmappedArray_const_t = cudaMipmappedArray_t;
 export const cudaMipmappedArray_const_t = cudaMipmappedArray_t;
+export type cudaMipmappedArray_const_t = cudaMipmappedArray_t;
 
 // Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
 Object.freeze(exports);

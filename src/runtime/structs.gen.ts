@@ -9,6 +9,7 @@ import type * as H from './handles.gen';
 /** struct char1 */
 // struct char1 — vector_types.h:175
 export class char1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct char1","path":"","size":1,"align":1,"union":false,"fields":{"x":{"offset":0,"size":1}}});
   }
@@ -25,21 +26,25 @@ export class char1 extends CStruct {
     super(1, mem, dv);
     this._init(init, char1.keys);
   }
+  /** `signed char x`, of `struct char1` (no description in the header). */
   get x(): number {
     return this._dv.getInt8(this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i8(this._dv, this._o + 0, v, 'char1.x');
   }
 }
 /** Fields accepted by `new char1({...})`. */
 export interface char1Init {
+  /** `signed char x`, of `struct char1` (no description in the header). */
   x?: number;
 }
 
 /** struct uchar1 */
 // struct uchar1 — vector_types.h:180
 export class uchar1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct uchar1","path":"","size":1,"align":1,"union":false,"fields":{"x":{"offset":0,"size":1}}});
   }
@@ -56,21 +61,25 @@ export class uchar1 extends CStruct {
     super(1, mem, dv);
     this._init(init, uchar1.keys);
   }
+  /** `unsigned char x`, of `struct uchar1` (no description in the header). */
   get x(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u8(this._dv, this._o + 0, v, 'uchar1.x');
   }
 }
 /** Fields accepted by `new uchar1({...})`. */
 export interface uchar1Init {
+  /** `unsigned char x`, of `struct uchar1` (no description in the header). */
   x?: number;
 }
 
 /** struct char2 */
 // struct char2 — vector_types.h:186
 export class char2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct char2","path":"","size":2,"align":2,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1}}});
   }
@@ -87,28 +96,35 @@ export class char2 extends CStruct {
     super(2, mem, dv);
     this._init(init, char2.keys);
   }
+  /** `signed char x`, of `struct char2` (no description in the header). */
   get x(): number {
     return this._dv.getInt8(this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i8(this._dv, this._o + 0, v, 'char2.x');
   }
+  /** `signed char y`, of `struct char2` (no description in the header). */
   get y(): number {
     return this._dv.getInt8(this._o + 1);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i8(this._dv, this._o + 1, v, 'char2.y');
   }
 }
 /** Fields accepted by `new char2({...})`. */
 export interface char2Init {
+  /** `signed char x`, of `struct char2` (no description in the header). */
   x?: number;
+  /** `signed char y`, of `struct char2` (no description in the header). */
   y?: number;
 }
 
 /** struct uchar2 */
 // struct uchar2 — vector_types.h:191
 export class uchar2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct uchar2","path":"","size":2,"align":2,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1}}});
   }
@@ -125,28 +141,35 @@ export class uchar2 extends CStruct {
     super(2, mem, dv);
     this._init(init, uchar2.keys);
   }
+  /** `unsigned char x`, of `struct uchar2` (no description in the header). */
   get x(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u8(this._dv, this._o + 0, v, 'uchar2.x');
   }
+  /** `unsigned char y`, of `struct uchar2` (no description in the header). */
   get y(): number {
     return this._dv.getUint8(this._o + 1);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u8(this._dv, this._o + 1, v, 'uchar2.y');
   }
 }
 /** Fields accepted by `new uchar2({...})`. */
 export interface uchar2Init {
+  /** `unsigned char x`, of `struct uchar2` (no description in the header). */
   x?: number;
+  /** `unsigned char y`, of `struct uchar2` (no description in the header). */
   y?: number;
 }
 
 /** struct char3 */
 // struct char3 — vector_types.h:196
 export class char3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct char3","path":"","size":3,"align":1,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1},"z":{"offset":2,"size":1}}});
   }
@@ -163,35 +186,45 @@ export class char3 extends CStruct {
     super(3, mem, dv);
     this._init(init, char3.keys);
   }
+  /** `signed char x`, of `struct char3` (no description in the header). */
   get x(): number {
     return this._dv.getInt8(this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i8(this._dv, this._o + 0, v, 'char3.x');
   }
+  /** `signed char y`, of `struct char3` (no description in the header). */
   get y(): number {
     return this._dv.getInt8(this._o + 1);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i8(this._dv, this._o + 1, v, 'char3.y');
   }
+  /** `signed char z`, of `struct char3` (no description in the header). */
   get z(): number {
     return this._dv.getInt8(this._o + 2);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.i8(this._dv, this._o + 2, v, 'char3.z');
   }
 }
 /** Fields accepted by `new char3({...})`. */
 export interface char3Init {
+  /** `signed char x`, of `struct char3` (no description in the header). */
   x?: number;
+  /** `signed char y`, of `struct char3` (no description in the header). */
   y?: number;
+  /** `signed char z`, of `struct char3` (no description in the header). */
   z?: number;
 }
 
 /** struct uchar3 */
 // struct uchar3 — vector_types.h:201
 export class uchar3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct uchar3","path":"","size":3,"align":1,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1},"z":{"offset":2,"size":1}}});
   }
@@ -208,35 +241,45 @@ export class uchar3 extends CStruct {
     super(3, mem, dv);
     this._init(init, uchar3.keys);
   }
+  /** `unsigned char x`, of `struct uchar3` (no description in the header). */
   get x(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u8(this._dv, this._o + 0, v, 'uchar3.x');
   }
+  /** `unsigned char y`, of `struct uchar3` (no description in the header). */
   get y(): number {
     return this._dv.getUint8(this._o + 1);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u8(this._dv, this._o + 1, v, 'uchar3.y');
   }
+  /** `unsigned char z`, of `struct uchar3` (no description in the header). */
   get z(): number {
     return this._dv.getUint8(this._o + 2);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u8(this._dv, this._o + 2, v, 'uchar3.z');
   }
 }
 /** Fields accepted by `new uchar3({...})`. */
 export interface uchar3Init {
+  /** `unsigned char x`, of `struct uchar3` (no description in the header). */
   x?: number;
+  /** `unsigned char y`, of `struct uchar3` (no description in the header). */
   y?: number;
+  /** `unsigned char z`, of `struct uchar3` (no description in the header). */
   z?: number;
 }
 
 /** struct char4 */
 // struct char4 — vector_types.h:206
 export class char4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct char4","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1},"z":{"offset":2,"size":1},"w":{"offset":3,"size":1}}});
   }
@@ -253,42 +296,55 @@ export class char4 extends CStruct {
     super(4, mem, dv);
     this._init(init, char4.keys);
   }
+  /** `signed char x`, of `struct char4` (no description in the header). */
   get x(): number {
     return this._dv.getInt8(this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i8(this._dv, this._o + 0, v, 'char4.x');
   }
+  /** `signed char y`, of `struct char4` (no description in the header). */
   get y(): number {
     return this._dv.getInt8(this._o + 1);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i8(this._dv, this._o + 1, v, 'char4.y');
   }
+  /** `signed char z`, of `struct char4` (no description in the header). */
   get z(): number {
     return this._dv.getInt8(this._o + 2);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.i8(this._dv, this._o + 2, v, 'char4.z');
   }
+  /** `signed char w`, of `struct char4` (no description in the header). */
   get w(): number {
     return this._dv.getInt8(this._o + 3);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.i8(this._dv, this._o + 3, v, 'char4.w');
   }
 }
 /** Fields accepted by `new char4({...})`. */
 export interface char4Init {
+  /** `signed char x`, of `struct char4` (no description in the header). */
   x?: number;
+  /** `signed char y`, of `struct char4` (no description in the header). */
   y?: number;
+  /** `signed char z`, of `struct char4` (no description in the header). */
   z?: number;
+  /** `signed char w`, of `struct char4` (no description in the header). */
   w?: number;
 }
 
 /** struct uchar4 */
 // struct uchar4 — vector_types.h:211
 export class uchar4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct uchar4","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1},"z":{"offset":2,"size":1},"w":{"offset":3,"size":1}}});
   }
@@ -305,42 +361,55 @@ export class uchar4 extends CStruct {
     super(4, mem, dv);
     this._init(init, uchar4.keys);
   }
+  /** `unsigned char x`, of `struct uchar4` (no description in the header). */
   get x(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u8(this._dv, this._o + 0, v, 'uchar4.x');
   }
+  /** `unsigned char y`, of `struct uchar4` (no description in the header). */
   get y(): number {
     return this._dv.getUint8(this._o + 1);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u8(this._dv, this._o + 1, v, 'uchar4.y');
   }
+  /** `unsigned char z`, of `struct uchar4` (no description in the header). */
   get z(): number {
     return this._dv.getUint8(this._o + 2);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u8(this._dv, this._o + 2, v, 'uchar4.z');
   }
+  /** `unsigned char w`, of `struct uchar4` (no description in the header). */
   get w(): number {
     return this._dv.getUint8(this._o + 3);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.u8(this._dv, this._o + 3, v, 'uchar4.w');
   }
 }
 /** Fields accepted by `new uchar4({...})`. */
 export interface uchar4Init {
+  /** `unsigned char x`, of `struct uchar4` (no description in the header). */
   x?: number;
+  /** `unsigned char y`, of `struct uchar4` (no description in the header). */
   y?: number;
+  /** `unsigned char z`, of `struct uchar4` (no description in the header). */
   z?: number;
+  /** `unsigned char w`, of `struct uchar4` (no description in the header). */
   w?: number;
 }
 
 /** struct short1 */
 // struct short1 — vector_types.h:216
 export class short1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct short1","path":"","size":2,"align":2,"union":false,"fields":{"x":{"offset":0,"size":2}}});
   }
@@ -357,21 +426,25 @@ export class short1 extends CStruct {
     super(2, mem, dv);
     this._init(init, short1.keys);
   }
+  /** `short x`, of `struct short1` (no description in the header). */
   get x(): number {
     return this._dv.getInt16(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i16(this._dv, this._o + 0, v, 'short1.x');
   }
 }
 /** Fields accepted by `new short1({...})`. */
 export interface short1Init {
+  /** `short x`, of `struct short1` (no description in the header). */
   x?: number;
 }
 
 /** struct ushort1 */
 // struct ushort1 — vector_types.h:221
 export class ushort1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ushort1","path":"","size":2,"align":2,"union":false,"fields":{"x":{"offset":0,"size":2}}});
   }
@@ -388,21 +461,25 @@ export class ushort1 extends CStruct {
     super(2, mem, dv);
     this._init(init, ushort1.keys);
   }
+  /** `unsigned short x`, of `struct ushort1` (no description in the header). */
   get x(): number {
     return this._dv.getUint16(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u16(this._dv, this._o + 0, v, 'ushort1.x');
   }
 }
 /** Fields accepted by `new ushort1({...})`. */
 export interface ushort1Init {
+  /** `unsigned short x`, of `struct ushort1` (no description in the header). */
   x?: number;
 }
 
 /** struct short2 */
 // struct short2 — vector_types.h:226
 export class short2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct short2","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2}}});
   }
@@ -419,28 +496,35 @@ export class short2 extends CStruct {
     super(4, mem, dv);
     this._init(init, short2.keys);
   }
+  /** `short x`, of `struct short2` (no description in the header). */
   get x(): number {
     return this._dv.getInt16(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i16(this._dv, this._o + 0, v, 'short2.x');
   }
+  /** `short y`, of `struct short2` (no description in the header). */
   get y(): number {
     return this._dv.getInt16(this._o + 2, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i16(this._dv, this._o + 2, v, 'short2.y');
   }
 }
 /** Fields accepted by `new short2({...})`. */
 export interface short2Init {
+  /** `short x`, of `struct short2` (no description in the header). */
   x?: number;
+  /** `short y`, of `struct short2` (no description in the header). */
   y?: number;
 }
 
 /** struct ushort2 */
 // struct ushort2 — vector_types.h:231
 export class ushort2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ushort2","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2}}});
   }
@@ -457,28 +541,35 @@ export class ushort2 extends CStruct {
     super(4, mem, dv);
     this._init(init, ushort2.keys);
   }
+  /** `unsigned short x`, of `struct ushort2` (no description in the header). */
   get x(): number {
     return this._dv.getUint16(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u16(this._dv, this._o + 0, v, 'ushort2.x');
   }
+  /** `unsigned short y`, of `struct ushort2` (no description in the header). */
   get y(): number {
     return this._dv.getUint16(this._o + 2, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u16(this._dv, this._o + 2, v, 'ushort2.y');
   }
 }
 /** Fields accepted by `new ushort2({...})`. */
 export interface ushort2Init {
+  /** `unsigned short x`, of `struct ushort2` (no description in the header). */
   x?: number;
+  /** `unsigned short y`, of `struct ushort2` (no description in the header). */
   y?: number;
 }
 
 /** struct short3 */
 // struct short3 — vector_types.h:236
 export class short3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct short3","path":"","size":6,"align":2,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2},"z":{"offset":4,"size":2}}});
   }
@@ -495,35 +586,45 @@ export class short3 extends CStruct {
     super(6, mem, dv);
     this._init(init, short3.keys);
   }
+  /** `short x`, of `struct short3` (no description in the header). */
   get x(): number {
     return this._dv.getInt16(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i16(this._dv, this._o + 0, v, 'short3.x');
   }
+  /** `short y`, of `struct short3` (no description in the header). */
   get y(): number {
     return this._dv.getInt16(this._o + 2, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i16(this._dv, this._o + 2, v, 'short3.y');
   }
+  /** `short z`, of `struct short3` (no description in the header). */
   get z(): number {
     return this._dv.getInt16(this._o + 4, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.i16(this._dv, this._o + 4, v, 'short3.z');
   }
 }
 /** Fields accepted by `new short3({...})`. */
 export interface short3Init {
+  /** `short x`, of `struct short3` (no description in the header). */
   x?: number;
+  /** `short y`, of `struct short3` (no description in the header). */
   y?: number;
+  /** `short z`, of `struct short3` (no description in the header). */
   z?: number;
 }
 
 /** struct ushort3 */
 // struct ushort3 — vector_types.h:241
 export class ushort3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ushort3","path":"","size":6,"align":2,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2},"z":{"offset":4,"size":2}}});
   }
@@ -540,35 +641,45 @@ export class ushort3 extends CStruct {
     super(6, mem, dv);
     this._init(init, ushort3.keys);
   }
+  /** `unsigned short x`, of `struct ushort3` (no description in the header). */
   get x(): number {
     return this._dv.getUint16(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u16(this._dv, this._o + 0, v, 'ushort3.x');
   }
+  /** `unsigned short y`, of `struct ushort3` (no description in the header). */
   get y(): number {
     return this._dv.getUint16(this._o + 2, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u16(this._dv, this._o + 2, v, 'ushort3.y');
   }
+  /** `unsigned short z`, of `struct ushort3` (no description in the header). */
   get z(): number {
     return this._dv.getUint16(this._o + 4, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u16(this._dv, this._o + 4, v, 'ushort3.z');
   }
 }
 /** Fields accepted by `new ushort3({...})`. */
 export interface ushort3Init {
+  /** `unsigned short x`, of `struct ushort3` (no description in the header). */
   x?: number;
+  /** `unsigned short y`, of `struct ushort3` (no description in the header). */
   y?: number;
+  /** `unsigned short z`, of `struct ushort3` (no description in the header). */
   z?: number;
 }
 
 /** struct short4 */
 // struct short4 — vector_types.h:246
 export class short4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct short4","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2},"z":{"offset":4,"size":2},"w":{"offset":6,"size":2}}});
   }
@@ -585,42 +696,55 @@ export class short4 extends CStruct {
     super(8, mem, dv);
     this._init(init, short4.keys);
   }
+  /** `short x`, of `struct short4` (no description in the header). */
   get x(): number {
     return this._dv.getInt16(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i16(this._dv, this._o + 0, v, 'short4.x');
   }
+  /** `short y`, of `struct short4` (no description in the header). */
   get y(): number {
     return this._dv.getInt16(this._o + 2, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i16(this._dv, this._o + 2, v, 'short4.y');
   }
+  /** `short z`, of `struct short4` (no description in the header). */
   get z(): number {
     return this._dv.getInt16(this._o + 4, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.i16(this._dv, this._o + 4, v, 'short4.z');
   }
+  /** `short w`, of `struct short4` (no description in the header). */
   get w(): number {
     return this._dv.getInt16(this._o + 6, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.i16(this._dv, this._o + 6, v, 'short4.w');
   }
 }
 /** Fields accepted by `new short4({...})`. */
 export interface short4Init {
+  /** `short x`, of `struct short4` (no description in the header). */
   x?: number;
+  /** `short y`, of `struct short4` (no description in the header). */
   y?: number;
+  /** `short z`, of `struct short4` (no description in the header). */
   z?: number;
+  /** `short w`, of `struct short4` (no description in the header). */
   w?: number;
 }
 
 /** struct ushort4 */
 // struct ushort4 — vector_types.h:247
 export class ushort4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ushort4","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2},"z":{"offset":4,"size":2},"w":{"offset":6,"size":2}}});
   }
@@ -637,42 +761,55 @@ export class ushort4 extends CStruct {
     super(8, mem, dv);
     this._init(init, ushort4.keys);
   }
+  /** `unsigned short x`, of `struct ushort4` (no description in the header). */
   get x(): number {
     return this._dv.getUint16(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u16(this._dv, this._o + 0, v, 'ushort4.x');
   }
+  /** `unsigned short y`, of `struct ushort4` (no description in the header). */
   get y(): number {
     return this._dv.getUint16(this._o + 2, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u16(this._dv, this._o + 2, v, 'ushort4.y');
   }
+  /** `unsigned short z`, of `struct ushort4` (no description in the header). */
   get z(): number {
     return this._dv.getUint16(this._o + 4, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u16(this._dv, this._o + 4, v, 'ushort4.z');
   }
+  /** `unsigned short w`, of `struct ushort4` (no description in the header). */
   get w(): number {
     return this._dv.getUint16(this._o + 6, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.u16(this._dv, this._o + 6, v, 'ushort4.w');
   }
 }
 /** Fields accepted by `new ushort4({...})`. */
 export interface ushort4Init {
+  /** `unsigned short x`, of `struct ushort4` (no description in the header). */
   x?: number;
+  /** `unsigned short y`, of `struct ushort4` (no description in the header). */
   y?: number;
+  /** `unsigned short z`, of `struct ushort4` (no description in the header). */
   z?: number;
+  /** `unsigned short w`, of `struct ushort4` (no description in the header). */
   w?: number;
 }
 
 /** struct int1 */
 // struct int1 — vector_types.h:249
 export class int1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct int1","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4}}});
   }
@@ -689,21 +826,25 @@ export class int1 extends CStruct {
     super(4, mem, dv);
     this._init(init, int1.keys);
   }
+  /** `int x`, of `struct int1` (no description in the header). */
   get x(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i32(this._dv, this._o + 0, v, 'int1.x');
   }
 }
 /** Fields accepted by `new int1({...})`. */
 export interface int1Init {
+  /** `int x`, of `struct int1` (no description in the header). */
   x?: number;
 }
 
 /** struct uint1 */
 // struct uint1 — vector_types.h:254
 export class uint1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct uint1","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4}}});
   }
@@ -720,21 +861,25 @@ export class uint1 extends CStruct {
     super(4, mem, dv);
     this._init(init, uint1.keys);
   }
+  /** `unsigned int x`, of `struct uint1` (no description in the header). */
   get x(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u32(this._dv, this._o + 0, v, 'uint1.x');
   }
 }
 /** Fields accepted by `new uint1({...})`. */
 export interface uint1Init {
+  /** `unsigned int x`, of `struct uint1` (no description in the header). */
   x?: number;
 }
 
 /** struct int2 */
 // struct int2 — vector_types.h:259
 export class int2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct int2","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4}}});
   }
@@ -751,28 +896,35 @@ export class int2 extends CStruct {
     super(8, mem, dv);
     this._init(init, int2.keys);
   }
+  /** `int x`, of `struct int2` (no description in the header). */
   get x(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i32(this._dv, this._o + 0, v, 'int2.x');
   }
+  /** `int y`, of `struct int2` (no description in the header). */
   get y(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i32(this._dv, this._o + 4, v, 'int2.y');
   }
 }
 /** Fields accepted by `new int2({...})`. */
 export interface int2Init {
+  /** `int x`, of `struct int2` (no description in the header). */
   x?: number;
+  /** `int y`, of `struct int2` (no description in the header). */
   y?: number;
 }
 
 /** struct uint2 */
 // struct uint2 — vector_types.h:260
 export class uint2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct uint2","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4}}});
   }
@@ -789,28 +941,35 @@ export class uint2 extends CStruct {
     super(8, mem, dv);
     this._init(init, uint2.keys);
   }
+  /** `unsigned int x`, of `struct uint2` (no description in the header). */
   get x(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u32(this._dv, this._o + 0, v, 'uint2.x');
   }
+  /** `unsigned int y`, of `struct uint2` (no description in the header). */
   get y(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u32(this._dv, this._o + 4, v, 'uint2.y');
   }
 }
 /** Fields accepted by `new uint2({...})`. */
 export interface uint2Init {
+  /** `unsigned int x`, of `struct uint2` (no description in the header). */
   x?: number;
+  /** `unsigned int y`, of `struct uint2` (no description in the header). */
   y?: number;
 }
 
 /** struct int3 */
 // struct int3 — vector_types.h:262
 export class int3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct int3","path":"","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}});
   }
@@ -827,35 +986,45 @@ export class int3 extends CStruct {
     super(12, mem, dv);
     this._init(init, int3.keys);
   }
+  /** `int x`, of `struct int3` (no description in the header). */
   get x(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i32(this._dv, this._o + 0, v, 'int3.x');
   }
+  /** `int y`, of `struct int3` (no description in the header). */
   get y(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i32(this._dv, this._o + 4, v, 'int3.y');
   }
+  /** `int z`, of `struct int3` (no description in the header). */
   get z(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.i32(this._dv, this._o + 8, v, 'int3.z');
   }
 }
 /** Fields accepted by `new int3({...})`. */
 export interface int3Init {
+  /** `int x`, of `struct int3` (no description in the header). */
   x?: number;
+  /** `int y`, of `struct int3` (no description in the header). */
   y?: number;
+  /** `int z`, of `struct int3` (no description in the header). */
   z?: number;
 }
 
 /** struct uint3 */
 // struct uint3 — vector_types.h:267
 export class uint3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct uint3","path":"","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}});
   }
@@ -872,35 +1041,45 @@ export class uint3 extends CStruct {
     super(12, mem, dv);
     this._init(init, uint3.keys);
   }
+  /** `unsigned int x`, of `struct uint3` (no description in the header). */
   get x(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u32(this._dv, this._o + 0, v, 'uint3.x');
   }
+  /** `unsigned int y`, of `struct uint3` (no description in the header). */
   get y(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u32(this._dv, this._o + 4, v, 'uint3.y');
   }
+  /** `unsigned int z`, of `struct uint3` (no description in the header). */
   get z(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u32(this._dv, this._o + 8, v, 'uint3.z');
   }
 }
 /** Fields accepted by `new uint3({...})`. */
 export interface uint3Init {
+  /** `unsigned int x`, of `struct uint3` (no description in the header). */
   x?: number;
+  /** `unsigned int y`, of `struct uint3` (no description in the header). */
   y?: number;
+  /** `unsigned int z`, of `struct uint3` (no description in the header). */
   z?: number;
 }
 
 /** struct int4 */
 // struct int4 — vector_types.h:272
 export class int4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct int4","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4},"w":{"offset":12,"size":4}}});
   }
@@ -917,42 +1096,55 @@ export class int4 extends CStruct {
     super(16, mem, dv);
     this._init(init, int4.keys);
   }
+  /** `int x`, of `struct int4` (no description in the header). */
   get x(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i32(this._dv, this._o + 0, v, 'int4.x');
   }
+  /** `int y`, of `struct int4` (no description in the header). */
   get y(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i32(this._dv, this._o + 4, v, 'int4.y');
   }
+  /** `int z`, of `struct int4` (no description in the header). */
   get z(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.i32(this._dv, this._o + 8, v, 'int4.z');
   }
+  /** `int w`, of `struct int4` (no description in the header). */
   get w(): number {
     return this._dv.getInt32(this._o + 12, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.i32(this._dv, this._o + 12, v, 'int4.w');
   }
 }
 /** Fields accepted by `new int4({...})`. */
 export interface int4Init {
+  /** `int x`, of `struct int4` (no description in the header). */
   x?: number;
+  /** `int y`, of `struct int4` (no description in the header). */
   y?: number;
+  /** `int z`, of `struct int4` (no description in the header). */
   z?: number;
+  /** `int w`, of `struct int4` (no description in the header). */
   w?: number;
 }
 
 /** struct uint4 */
 // struct uint4 — vector_types.h:277
 export class uint4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct uint4","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4},"w":{"offset":12,"size":4}}});
   }
@@ -969,42 +1161,55 @@ export class uint4 extends CStruct {
     super(16, mem, dv);
     this._init(init, uint4.keys);
   }
+  /** `unsigned int x`, of `struct uint4` (no description in the header). */
   get x(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u32(this._dv, this._o + 0, v, 'uint4.x');
   }
+  /** `unsigned int y`, of `struct uint4` (no description in the header). */
   get y(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u32(this._dv, this._o + 4, v, 'uint4.y');
   }
+  /** `unsigned int z`, of `struct uint4` (no description in the header). */
   get z(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u32(this._dv, this._o + 8, v, 'uint4.z');
   }
+  /** `unsigned int w`, of `struct uint4` (no description in the header). */
   get w(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.u32(this._dv, this._o + 12, v, 'uint4.w');
   }
 }
 /** Fields accepted by `new uint4({...})`. */
 export interface uint4Init {
+  /** `unsigned int x`, of `struct uint4` (no description in the header). */
   x?: number;
+  /** `unsigned int y`, of `struct uint4` (no description in the header). */
   y?: number;
+  /** `unsigned int z`, of `struct uint4` (no description in the header). */
   z?: number;
+  /** `unsigned int w`, of `struct uint4` (no description in the header). */
   w?: number;
 }
 
 /** struct long1 */
 // struct long1 — vector_types.h:282
 export class long1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct long1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}});
   }
@@ -1021,21 +1226,25 @@ export class long1 extends CStruct {
     super(8, mem, dv);
     this._init(init, long1.keys);
   }
+  /** `long x`, of `struct long1` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'long1.x');
   }
 }
 /** Fields accepted by `new long1({...})`. */
 export interface long1Init {
+  /** `long x`, of `struct long1` (no description in the header). */
   x?: bigint | number;
 }
 
 /** struct ulong1 */
 // struct ulong1 — vector_types.h:287
 export class ulong1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulong1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}});
   }
@@ -1052,21 +1261,25 @@ export class ulong1 extends CStruct {
     super(8, mem, dv);
     this._init(init, ulong1.keys);
   }
+  /** `unsigned long x`, of `struct ulong1` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulong1.x');
   }
 }
 /** Fields accepted by `new ulong1({...})`. */
 export interface ulong1Init {
+  /** `unsigned long x`, of `struct ulong1` (no description in the header). */
   x?: bigint | number;
 }
 
 /** struct long2 */
 // struct long2 — vector_types.h:297
 export class long2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct long2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}});
   }
@@ -1083,28 +1296,35 @@ export class long2 extends CStruct {
     super(16, mem, dv);
     this._init(init, long2.keys);
   }
+  /** `long x`, of `struct long2` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'long2.x');
   }
+  /** `long y`, of `struct long2` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'long2.y');
   }
 }
 /** Fields accepted by `new long2({...})`. */
 export interface long2Init {
+  /** `long x`, of `struct long2` (no description in the header). */
   x?: bigint | number;
+  /** `long y`, of `struct long2` (no description in the header). */
   y?: bigint | number;
 }
 
 /** struct ulong2 */
 // struct ulong2 — vector_types.h:302
 export class ulong2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulong2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}});
   }
@@ -1121,28 +1341,35 @@ export class ulong2 extends CStruct {
     super(16, mem, dv);
     this._init(init, ulong2.keys);
   }
+  /** `unsigned long x`, of `struct ulong2` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulong2.x');
   }
+  /** `unsigned long y`, of `struct ulong2` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulong2.y');
   }
 }
 /** Fields accepted by `new ulong2({...})`. */
 export interface ulong2Init {
+  /** `unsigned long x`, of `struct ulong2` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long y`, of `struct ulong2` (no description in the header). */
   y?: bigint | number;
 }
 
 /** struct long3 */
 // struct long3 — vector_types.h:309
 export class long3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct long3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}});
   }
@@ -1159,35 +1386,45 @@ export class long3 extends CStruct {
     super(24, mem, dv);
     this._init(init, long3.keys);
   }
+  /** `long x`, of `struct long3` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'long3.x');
   }
+  /** `long y`, of `struct long3` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'long3.y');
   }
+  /** `long z`, of `struct long3` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigInt64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.i64(this._dv, this._o + 16, v, 'long3.z');
   }
 }
 /** Fields accepted by `new long3({...})`. */
 export interface long3Init {
+  /** `long x`, of `struct long3` (no description in the header). */
   x?: bigint | number;
+  /** `long y`, of `struct long3` (no description in the header). */
   y?: bigint | number;
+  /** `long z`, of `struct long3` (no description in the header). */
   z?: bigint | number;
 }
 
 /** struct ulong3 */
 // struct ulong3 — vector_types.h:314
 export class ulong3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulong3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}});
   }
@@ -1204,35 +1441,45 @@ export class ulong3 extends CStruct {
     super(24, mem, dv);
     this._init(init, ulong3.keys);
   }
+  /** `unsigned long x`, of `struct ulong3` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulong3.x');
   }
+  /** `unsigned long y`, of `struct ulong3` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulong3.y');
   }
+  /** `unsigned long z`, of `struct ulong3` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'ulong3.z');
   }
 }
 /** Fields accepted by `new ulong3({...})`. */
 export interface ulong3Init {
+  /** `unsigned long x`, of `struct ulong3` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long y`, of `struct ulong3` (no description in the header). */
   y?: bigint | number;
+  /** `unsigned long z`, of `struct ulong3` (no description in the header). */
   z?: bigint | number;
 }
 
 /** struct long4 */
 // struct long4 — vector_types.h:320
 export class long4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct long4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -1249,42 +1496,55 @@ export class long4 extends CStruct {
     super(32, mem, dv);
     this._init(init, long4.keys);
   }
+  /** `long x`, of `struct long4` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'long4.x');
   }
+  /** `long y`, of `struct long4` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'long4.y');
   }
+  /** `long z`, of `struct long4` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigInt64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.i64(this._dv, this._o + 16, v, 'long4.z');
   }
+  /** `long w`, of `struct long4` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigInt64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.i64(this._dv, this._o + 24, v, 'long4.w');
   }
 }
 /** Fields accepted by `new long4({...})`. */
 export interface long4Init {
+  /** `long x`, of `struct long4` (no description in the header). */
   x?: bigint | number;
+  /** `long y`, of `struct long4` (no description in the header). */
   y?: bigint | number;
+  /** `long z`, of `struct long4` (no description in the header). */
   z?: bigint | number;
+  /** `long w`, of `struct long4` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct ulong4 */
 // struct ulong4 — vector_types.h:326
 export class ulong4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulong4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -1301,42 +1561,55 @@ export class ulong4 extends CStruct {
     super(32, mem, dv);
     this._init(init, ulong4.keys);
   }
+  /** `unsigned long x`, of `struct ulong4` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulong4.x');
   }
+  /** `unsigned long y`, of `struct ulong4` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulong4.y');
   }
+  /** `unsigned long z`, of `struct ulong4` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'ulong4.z');
   }
+  /** `unsigned long w`, of `struct ulong4` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'ulong4.w');
   }
 }
 /** Fields accepted by `new ulong4({...})`. */
 export interface ulong4Init {
+  /** `unsigned long x`, of `struct ulong4` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long y`, of `struct ulong4` (no description in the header). */
   y?: bigint | number;
+  /** `unsigned long z`, of `struct ulong4` (no description in the header). */
   z?: bigint | number;
+  /** `unsigned long w`, of `struct ulong4` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct long4_16a */
 // struct long4_16a — vector_types.h:331
 export class long4_16a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct long4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -1353,42 +1626,55 @@ export class long4_16a extends CStruct {
     super(32, mem, dv);
     this._init(init, long4_16a.keys);
   }
+  /** `long x`, of `struct long4_16a` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'long4_16a.x');
   }
+  /** `long y`, of `struct long4_16a` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'long4_16a.y');
   }
+  /** `long z`, of `struct long4_16a` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigInt64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.i64(this._dv, this._o + 16, v, 'long4_16a.z');
   }
+  /** `long w`, of `struct long4_16a` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigInt64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.i64(this._dv, this._o + 24, v, 'long4_16a.w');
   }
 }
 /** Fields accepted by `new long4_16a({...})`. */
 export interface long4_16aInit {
+  /** `long x`, of `struct long4_16a` (no description in the header). */
   x?: bigint | number;
+  /** `long y`, of `struct long4_16a` (no description in the header). */
   y?: bigint | number;
+  /** `long z`, of `struct long4_16a` (no description in the header). */
   z?: bigint | number;
+  /** `long w`, of `struct long4_16a` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct ulong4_16a */
 // struct ulong4_16a — vector_types.h:336
 export class ulong4_16a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulong4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -1405,42 +1691,55 @@ export class ulong4_16a extends CStruct {
     super(32, mem, dv);
     this._init(init, ulong4_16a.keys);
   }
+  /** `unsigned long x`, of `struct ulong4_16a` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulong4_16a.x');
   }
+  /** `unsigned long y`, of `struct ulong4_16a` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulong4_16a.y');
   }
+  /** `unsigned long z`, of `struct ulong4_16a` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'ulong4_16a.z');
   }
+  /** `unsigned long w`, of `struct ulong4_16a` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'ulong4_16a.w');
   }
 }
 /** Fields accepted by `new ulong4_16a({...})`. */
 export interface ulong4_16aInit {
+  /** `unsigned long x`, of `struct ulong4_16a` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long y`, of `struct ulong4_16a` (no description in the header). */
   y?: bigint | number;
+  /** `unsigned long z`, of `struct ulong4_16a` (no description in the header). */
   z?: bigint | number;
+  /** `unsigned long w`, of `struct ulong4_16a` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct long4_32a */
 // struct long4_32a — vector_types.h:345
 export class long4_32a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct long4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -1457,42 +1756,55 @@ export class long4_32a extends CStruct {
     super(32, mem, dv);
     this._init(init, long4_32a.keys);
   }
+  /** `long x`, of `struct long4_32a` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'long4_32a.x');
   }
+  /** `long y`, of `struct long4_32a` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'long4_32a.y');
   }
+  /** `long z`, of `struct long4_32a` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigInt64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.i64(this._dv, this._o + 16, v, 'long4_32a.z');
   }
+  /** `long w`, of `struct long4_32a` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigInt64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.i64(this._dv, this._o + 24, v, 'long4_32a.w');
   }
 }
 /** Fields accepted by `new long4_32a({...})`. */
 export interface long4_32aInit {
+  /** `long x`, of `struct long4_32a` (no description in the header). */
   x?: bigint | number;
+  /** `long y`, of `struct long4_32a` (no description in the header). */
   y?: bigint | number;
+  /** `long z`, of `struct long4_32a` (no description in the header). */
   z?: bigint | number;
+  /** `long w`, of `struct long4_32a` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct ulong4_32a */
 // struct ulong4_32a — vector_types.h:350
 export class ulong4_32a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulong4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -1509,42 +1821,55 @@ export class ulong4_32a extends CStruct {
     super(32, mem, dv);
     this._init(init, ulong4_32a.keys);
   }
+  /** `unsigned long x`, of `struct ulong4_32a` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulong4_32a.x');
   }
+  /** `unsigned long y`, of `struct ulong4_32a` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulong4_32a.y');
   }
+  /** `unsigned long z`, of `struct ulong4_32a` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'ulong4_32a.z');
   }
+  /** `unsigned long w`, of `struct ulong4_32a` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'ulong4_32a.w');
   }
 }
 /** Fields accepted by `new ulong4_32a({...})`. */
 export interface ulong4_32aInit {
+  /** `unsigned long x`, of `struct ulong4_32a` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long y`, of `struct ulong4_32a` (no description in the header). */
   y?: bigint | number;
+  /** `unsigned long z`, of `struct ulong4_32a` (no description in the header). */
   z?: bigint | number;
+  /** `unsigned long w`, of `struct ulong4_32a` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct float1 */
 // struct float1 — vector_types.h:358
 export class float1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct float1","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4}}});
   }
@@ -1561,21 +1886,25 @@ export class float1 extends CStruct {
     super(4, mem, dv);
     this._init(init, float1.keys);
   }
+  /** `float x`, of `struct float1` (no description in the header). */
   get x(): number {
     return this._dv.getFloat32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f32(this._dv, this._o + 0, v, 'float1.x');
   }
 }
 /** Fields accepted by `new float1({...})`. */
 export interface float1Init {
+  /** `float x`, of `struct float1` (no description in the header). */
   x?: number;
 }
 
 /** struct float2 */
 // struct float2 — vector_types.h:380
 export class float2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct float2","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4}}});
   }
@@ -1592,28 +1921,35 @@ export class float2 extends CStruct {
     super(8, mem, dv);
     this._init(init, float2.keys);
   }
+  /** `float x`, of `struct float2` (no description in the header). */
   get x(): number {
     return this._dv.getFloat32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f32(this._dv, this._o + 0, v, 'float2.x');
   }
+  /** `float y`, of `struct float2` (no description in the header). */
   get y(): number {
     return this._dv.getFloat32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.f32(this._dv, this._o + 4, v, 'float2.y');
   }
 }
 /** Fields accepted by `new float2({...})`. */
 export interface float2Init {
+  /** `float x`, of `struct float2` (no description in the header). */
   x?: number;
+  /** `float y`, of `struct float2` (no description in the header). */
   y?: number;
 }
 
 /** struct float3 */
 // struct float3 — vector_types.h:385
 export class float3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct float3","path":"","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}});
   }
@@ -1630,35 +1966,45 @@ export class float3 extends CStruct {
     super(12, mem, dv);
     this._init(init, float3.keys);
   }
+  /** `float x`, of `struct float3` (no description in the header). */
   get x(): number {
     return this._dv.getFloat32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f32(this._dv, this._o + 0, v, 'float3.x');
   }
+  /** `float y`, of `struct float3` (no description in the header). */
   get y(): number {
     return this._dv.getFloat32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.f32(this._dv, this._o + 4, v, 'float3.y');
   }
+  /** `float z`, of `struct float3` (no description in the header). */
   get z(): number {
     return this._dv.getFloat32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.f32(this._dv, this._o + 8, v, 'float3.z');
   }
 }
 /** Fields accepted by `new float3({...})`. */
 export interface float3Init {
+  /** `float x`, of `struct float3` (no description in the header). */
   x?: number;
+  /** `float y`, of `struct float3` (no description in the header). */
   y?: number;
+  /** `float z`, of `struct float3` (no description in the header). */
   z?: number;
 }
 
 /** struct float4 */
 // struct float4 — vector_types.h:390
 export class float4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct float4","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4},"w":{"offset":12,"size":4}}});
   }
@@ -1675,42 +2021,55 @@ export class float4 extends CStruct {
     super(16, mem, dv);
     this._init(init, float4.keys);
   }
+  /** `float x`, of `struct float4` (no description in the header). */
   get x(): number {
     return this._dv.getFloat32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f32(this._dv, this._o + 0, v, 'float4.x');
   }
+  /** `float y`, of `struct float4` (no description in the header). */
   get y(): number {
     return this._dv.getFloat32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.f32(this._dv, this._o + 4, v, 'float4.y');
   }
+  /** `float z`, of `struct float4` (no description in the header). */
   get z(): number {
     return this._dv.getFloat32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.f32(this._dv, this._o + 8, v, 'float4.z');
   }
+  /** `float w`, of `struct float4` (no description in the header). */
   get w(): number {
     return this._dv.getFloat32(this._o + 12, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.f32(this._dv, this._o + 12, v, 'float4.w');
   }
 }
 /** Fields accepted by `new float4({...})`. */
 export interface float4Init {
+  /** `float x`, of `struct float4` (no description in the header). */
   x?: number;
+  /** `float y`, of `struct float4` (no description in the header). */
   y?: number;
+  /** `float z`, of `struct float4` (no description in the header). */
   z?: number;
+  /** `float w`, of `struct float4` (no description in the header). */
   w?: number;
 }
 
 /** struct longlong1 */
 // struct longlong1 — vector_types.h:395
 export class longlong1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct longlong1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}});
   }
@@ -1727,21 +2086,25 @@ export class longlong1 extends CStruct {
     super(8, mem, dv);
     this._init(init, longlong1.keys);
   }
+  /** `long long x`, of `struct longlong1` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'longlong1.x');
   }
 }
 /** Fields accepted by `new longlong1({...})`. */
 export interface longlong1Init {
+  /** `long long x`, of `struct longlong1` (no description in the header). */
   x?: bigint | number;
 }
 
 /** struct ulonglong1 */
 // struct ulonglong1 — vector_types.h:400
 export class ulonglong1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulonglong1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}});
   }
@@ -1758,21 +2121,25 @@ export class ulonglong1 extends CStruct {
     super(8, mem, dv);
     this._init(init, ulonglong1.keys);
   }
+  /** `unsigned long long x`, of `struct ulonglong1` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulonglong1.x');
   }
 }
 /** Fields accepted by `new ulonglong1({...})`. */
 export interface ulonglong1Init {
+  /** `unsigned long long x`, of `struct ulonglong1` (no description in the header). */
   x?: bigint | number;
 }
 
 /** struct longlong2 */
 // struct longlong2 — vector_types.h:405
 export class longlong2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct longlong2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}});
   }
@@ -1789,28 +2156,35 @@ export class longlong2 extends CStruct {
     super(16, mem, dv);
     this._init(init, longlong2.keys);
   }
+  /** `long long x`, of `struct longlong2` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'longlong2.x');
   }
+  /** `long long y`, of `struct longlong2` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'longlong2.y');
   }
 }
 /** Fields accepted by `new longlong2({...})`. */
 export interface longlong2Init {
+  /** `long long x`, of `struct longlong2` (no description in the header). */
   x?: bigint | number;
+  /** `long long y`, of `struct longlong2` (no description in the header). */
   y?: bigint | number;
 }
 
 /** struct ulonglong2 */
 // struct ulonglong2 — vector_types.h:410
 export class ulonglong2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulonglong2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}});
   }
@@ -1827,28 +2201,35 @@ export class ulonglong2 extends CStruct {
     super(16, mem, dv);
     this._init(init, ulonglong2.keys);
   }
+  /** `unsigned long long x`, of `struct ulonglong2` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulonglong2.x');
   }
+  /** `unsigned long long y`, of `struct ulonglong2` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulonglong2.y');
   }
 }
 /** Fields accepted by `new ulonglong2({...})`. */
 export interface ulonglong2Init {
+  /** `unsigned long long x`, of `struct ulonglong2` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long long y`, of `struct ulonglong2` (no description in the header). */
   y?: bigint | number;
 }
 
 /** struct longlong3 */
 // struct longlong3 — vector_types.h:415
 export class longlong3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct longlong3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}});
   }
@@ -1865,35 +2246,45 @@ export class longlong3 extends CStruct {
     super(24, mem, dv);
     this._init(init, longlong3.keys);
   }
+  /** `long long x`, of `struct longlong3` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'longlong3.x');
   }
+  /** `long long y`, of `struct longlong3` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'longlong3.y');
   }
+  /** `long long z`, of `struct longlong3` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigInt64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.i64(this._dv, this._o + 16, v, 'longlong3.z');
   }
 }
 /** Fields accepted by `new longlong3({...})`. */
 export interface longlong3Init {
+  /** `long long x`, of `struct longlong3` (no description in the header). */
   x?: bigint | number;
+  /** `long long y`, of `struct longlong3` (no description in the header). */
   y?: bigint | number;
+  /** `long long z`, of `struct longlong3` (no description in the header). */
   z?: bigint | number;
 }
 
 /** struct ulonglong3 */
 // struct ulonglong3 — vector_types.h:420
 export class ulonglong3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulonglong3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}});
   }
@@ -1910,35 +2301,45 @@ export class ulonglong3 extends CStruct {
     super(24, mem, dv);
     this._init(init, ulonglong3.keys);
   }
+  /** `unsigned long long x`, of `struct ulonglong3` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulonglong3.x');
   }
+  /** `unsigned long long y`, of `struct ulonglong3` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulonglong3.y');
   }
+  /** `unsigned long long z`, of `struct ulonglong3` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'ulonglong3.z');
   }
 }
 /** Fields accepted by `new ulonglong3({...})`. */
 export interface ulonglong3Init {
+  /** `unsigned long long x`, of `struct ulonglong3` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long long y`, of `struct ulonglong3` (no description in the header). */
   y?: bigint | number;
+  /** `unsigned long long z`, of `struct ulonglong3` (no description in the header). */
   z?: bigint | number;
 }
 
 /** struct longlong4 */
 // struct longlong4 — vector_types.h:426
 export class longlong4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct longlong4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -1955,42 +2356,55 @@ export class longlong4 extends CStruct {
     super(32, mem, dv);
     this._init(init, longlong4.keys);
   }
+  /** `long long x`, of `struct longlong4` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'longlong4.x');
   }
+  /** `long long y`, of `struct longlong4` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'longlong4.y');
   }
+  /** `long long z`, of `struct longlong4` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigInt64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.i64(this._dv, this._o + 16, v, 'longlong4.z');
   }
+  /** `long long w`, of `struct longlong4` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigInt64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.i64(this._dv, this._o + 24, v, 'longlong4.w');
   }
 }
 /** Fields accepted by `new longlong4({...})`. */
 export interface longlong4Init {
+  /** `long long x`, of `struct longlong4` (no description in the header). */
   x?: bigint | number;
+  /** `long long y`, of `struct longlong4` (no description in the header). */
   y?: bigint | number;
+  /** `long long z`, of `struct longlong4` (no description in the header). */
   z?: bigint | number;
+  /** `long long w`, of `struct longlong4` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct longlong4_16a */
 // struct longlong4_16a — vector_types.h:431
 export class longlong4_16a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct longlong4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -2007,42 +2421,55 @@ export class longlong4_16a extends CStruct {
     super(32, mem, dv);
     this._init(init, longlong4_16a.keys);
   }
+  /** `long long x`, of `struct longlong4_16a` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'longlong4_16a.x');
   }
+  /** `long long y`, of `struct longlong4_16a` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'longlong4_16a.y');
   }
+  /** `long long z`, of `struct longlong4_16a` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigInt64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.i64(this._dv, this._o + 16, v, 'longlong4_16a.z');
   }
+  /** `long long w`, of `struct longlong4_16a` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigInt64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.i64(this._dv, this._o + 24, v, 'longlong4_16a.w');
   }
 }
 /** Fields accepted by `new longlong4_16a({...})`. */
 export interface longlong4_16aInit {
+  /** `long long x`, of `struct longlong4_16a` (no description in the header). */
   x?: bigint | number;
+  /** `long long y`, of `struct longlong4_16a` (no description in the header). */
   y?: bigint | number;
+  /** `long long z`, of `struct longlong4_16a` (no description in the header). */
   z?: bigint | number;
+  /** `long long w`, of `struct longlong4_16a` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct longlong4_32a */
 // struct longlong4_32a — vector_types.h:436
 export class longlong4_32a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct longlong4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -2059,42 +2486,55 @@ export class longlong4_32a extends CStruct {
     super(32, mem, dv);
     this._init(init, longlong4_32a.keys);
   }
+  /** `long long x`, of `struct longlong4_32a` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigInt64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.i64(this._dv, this._o + 0, v, 'longlong4_32a.x');
   }
+  /** `long long y`, of `struct longlong4_32a` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigInt64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.i64(this._dv, this._o + 8, v, 'longlong4_32a.y');
   }
+  /** `long long z`, of `struct longlong4_32a` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigInt64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.i64(this._dv, this._o + 16, v, 'longlong4_32a.z');
   }
+  /** `long long w`, of `struct longlong4_32a` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigInt64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.i64(this._dv, this._o + 24, v, 'longlong4_32a.w');
   }
 }
 /** Fields accepted by `new longlong4_32a({...})`. */
 export interface longlong4_32aInit {
+  /** `long long x`, of `struct longlong4_32a` (no description in the header). */
   x?: bigint | number;
+  /** `long long y`, of `struct longlong4_32a` (no description in the header). */
   y?: bigint | number;
+  /** `long long z`, of `struct longlong4_32a` (no description in the header). */
   z?: bigint | number;
+  /** `long long w`, of `struct longlong4_32a` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct ulonglong4 */
 // struct ulonglong4 — vector_types.h:442
 export class ulonglong4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulonglong4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -2111,42 +2551,55 @@ export class ulonglong4 extends CStruct {
     super(32, mem, dv);
     this._init(init, ulonglong4.keys);
   }
+  /** `unsigned long long x`, of `struct ulonglong4` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulonglong4.x');
   }
+  /** `unsigned long long y`, of `struct ulonglong4` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulonglong4.y');
   }
+  /** `unsigned long long z`, of `struct ulonglong4` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'ulonglong4.z');
   }
+  /** `unsigned long long w`, of `struct ulonglong4` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'ulonglong4.w');
   }
 }
 /** Fields accepted by `new ulonglong4({...})`. */
 export interface ulonglong4Init {
+  /** `unsigned long long x`, of `struct ulonglong4` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long long y`, of `struct ulonglong4` (no description in the header). */
   y?: bigint | number;
+  /** `unsigned long long z`, of `struct ulonglong4` (no description in the header). */
   z?: bigint | number;
+  /** `unsigned long long w`, of `struct ulonglong4` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct ulonglong4_16a */
 // struct ulonglong4_16a — vector_types.h:447
 export class ulonglong4_16a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulonglong4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -2163,42 +2616,55 @@ export class ulonglong4_16a extends CStruct {
     super(32, mem, dv);
     this._init(init, ulonglong4_16a.keys);
   }
+  /** `unsigned long long x`, of `struct ulonglong4_16a` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulonglong4_16a.x');
   }
+  /** `unsigned long long y`, of `struct ulonglong4_16a` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulonglong4_16a.y');
   }
+  /** `unsigned long long z`, of `struct ulonglong4_16a` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'ulonglong4_16a.z');
   }
+  /** `unsigned long long w`, of `struct ulonglong4_16a` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'ulonglong4_16a.w');
   }
 }
 /** Fields accepted by `new ulonglong4_16a({...})`. */
 export interface ulonglong4_16aInit {
+  /** `unsigned long long x`, of `struct ulonglong4_16a` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long long y`, of `struct ulonglong4_16a` (no description in the header). */
   y?: bigint | number;
+  /** `unsigned long long z`, of `struct ulonglong4_16a` (no description in the header). */
   z?: bigint | number;
+  /** `unsigned long long w`, of `struct ulonglong4_16a` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct ulonglong4_32a */
 // struct ulonglong4_32a — vector_types.h:452
 export class ulonglong4_32a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct ulonglong4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -2215,42 +2681,55 @@ export class ulonglong4_32a extends CStruct {
     super(32, mem, dv);
     this._init(init, ulonglong4_32a.keys);
   }
+  /** `unsigned long long x`, of `struct ulonglong4_32a` (no description in the header). */
   get x(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'ulonglong4_32a.x');
   }
+  /** `unsigned long long y`, of `struct ulonglong4_32a` (no description in the header). */
   get y(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'ulonglong4_32a.y');
   }
+  /** `unsigned long long z`, of `struct ulonglong4_32a` (no description in the header). */
   get z(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'ulonglong4_32a.z');
   }
+  /** `unsigned long long w`, of `struct ulonglong4_32a` (no description in the header). */
   get w(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'ulonglong4_32a.w');
   }
 }
 /** Fields accepted by `new ulonglong4_32a({...})`. */
 export interface ulonglong4_32aInit {
+  /** `unsigned long long x`, of `struct ulonglong4_32a` (no description in the header). */
   x?: bigint | number;
+  /** `unsigned long long y`, of `struct ulonglong4_32a` (no description in the header). */
   y?: bigint | number;
+  /** `unsigned long long z`, of `struct ulonglong4_32a` (no description in the header). */
   z?: bigint | number;
+  /** `unsigned long long w`, of `struct ulonglong4_32a` (no description in the header). */
   w?: bigint | number;
 }
 
 /** struct double1 */
 // struct double1 — vector_types.h:458
 export class double1 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct double1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}});
   }
@@ -2267,21 +2746,25 @@ export class double1 extends CStruct {
     super(8, mem, dv);
     this._init(init, double1.keys);
   }
+  /** `double x`, of `struct double1` (no description in the header). */
   get x(): number {
     return this._dv.getFloat64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f64(this._dv, this._o + 0, v, 'double1.x');
   }
 }
 /** Fields accepted by `new double1({...})`. */
 export interface double1Init {
+  /** `double x`, of `struct double1` (no description in the header). */
   x?: number;
 }
 
 /** struct double2 */
 // struct double2 — vector_types.h:463
 export class double2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct double2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}});
   }
@@ -2298,28 +2781,35 @@ export class double2 extends CStruct {
     super(16, mem, dv);
     this._init(init, double2.keys);
   }
+  /** `double x`, of `struct double2` (no description in the header). */
   get x(): number {
     return this._dv.getFloat64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f64(this._dv, this._o + 0, v, 'double2.x');
   }
+  /** `double y`, of `struct double2` (no description in the header). */
   get y(): number {
     return this._dv.getFloat64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.f64(this._dv, this._o + 8, v, 'double2.y');
   }
 }
 /** Fields accepted by `new double2({...})`. */
 export interface double2Init {
+  /** `double x`, of `struct double2` (no description in the header). */
   x?: number;
+  /** `double y`, of `struct double2` (no description in the header). */
   y?: number;
 }
 
 /** struct double3 */
 // struct double3 — vector_types.h:468
 export class double3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct double3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}});
   }
@@ -2336,35 +2826,45 @@ export class double3 extends CStruct {
     super(24, mem, dv);
     this._init(init, double3.keys);
   }
+  /** `double x`, of `struct double3` (no description in the header). */
   get x(): number {
     return this._dv.getFloat64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f64(this._dv, this._o + 0, v, 'double3.x');
   }
+  /** `double y`, of `struct double3` (no description in the header). */
   get y(): number {
     return this._dv.getFloat64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.f64(this._dv, this._o + 8, v, 'double3.y');
   }
+  /** `double z`, of `struct double3` (no description in the header). */
   get z(): number {
     return this._dv.getFloat64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.f64(this._dv, this._o + 16, v, 'double3.z');
   }
 }
 /** Fields accepted by `new double3({...})`. */
 export interface double3Init {
+  /** `double x`, of `struct double3` (no description in the header). */
   x?: number;
+  /** `double y`, of `struct double3` (no description in the header). */
   y?: number;
+  /** `double z`, of `struct double3` (no description in the header). */
   z?: number;
 }
 
 /** struct double4 */
 // struct double4 — vector_types.h:474
 export class double4 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct double4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -2381,42 +2881,55 @@ export class double4 extends CStruct {
     super(32, mem, dv);
     this._init(init, double4.keys);
   }
+  /** `double x`, of `struct double4` (no description in the header). */
   get x(): number {
     return this._dv.getFloat64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f64(this._dv, this._o + 0, v, 'double4.x');
   }
+  /** `double y`, of `struct double4` (no description in the header). */
   get y(): number {
     return this._dv.getFloat64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.f64(this._dv, this._o + 8, v, 'double4.y');
   }
+  /** `double z`, of `struct double4` (no description in the header). */
   get z(): number {
     return this._dv.getFloat64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.f64(this._dv, this._o + 16, v, 'double4.z');
   }
+  /** `double w`, of `struct double4` (no description in the header). */
   get w(): number {
     return this._dv.getFloat64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.f64(this._dv, this._o + 24, v, 'double4.w');
   }
 }
 /** Fields accepted by `new double4({...})`. */
 export interface double4Init {
+  /** `double x`, of `struct double4` (no description in the header). */
   x?: number;
+  /** `double y`, of `struct double4` (no description in the header). */
   y?: number;
+  /** `double z`, of `struct double4` (no description in the header). */
   z?: number;
+  /** `double w`, of `struct double4` (no description in the header). */
   w?: number;
 }
 
 /** struct double4_16a */
 // struct double4_16a — vector_types.h:479
 export class double4_16a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct double4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -2433,42 +2946,55 @@ export class double4_16a extends CStruct {
     super(32, mem, dv);
     this._init(init, double4_16a.keys);
   }
+  /** `double x`, of `struct double4_16a` (no description in the header). */
   get x(): number {
     return this._dv.getFloat64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f64(this._dv, this._o + 0, v, 'double4_16a.x');
   }
+  /** `double y`, of `struct double4_16a` (no description in the header). */
   get y(): number {
     return this._dv.getFloat64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.f64(this._dv, this._o + 8, v, 'double4_16a.y');
   }
+  /** `double z`, of `struct double4_16a` (no description in the header). */
   get z(): number {
     return this._dv.getFloat64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.f64(this._dv, this._o + 16, v, 'double4_16a.z');
   }
+  /** `double w`, of `struct double4_16a` (no description in the header). */
   get w(): number {
     return this._dv.getFloat64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.f64(this._dv, this._o + 24, v, 'double4_16a.w');
   }
 }
 /** Fields accepted by `new double4_16a({...})`. */
 export interface double4_16aInit {
+  /** `double x`, of `struct double4_16a` (no description in the header). */
   x?: number;
+  /** `double y`, of `struct double4_16a` (no description in the header). */
   y?: number;
+  /** `double z`, of `struct double4_16a` (no description in the header). */
   z?: number;
+  /** `double w`, of `struct double4_16a` (no description in the header). */
   w?: number;
 }
 
 /** struct double4_32a */
 // struct double4_32a — vector_types.h:484
 export class double4_32a extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct double4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}});
   }
@@ -2485,42 +3011,55 @@ export class double4_32a extends CStruct {
     super(32, mem, dv);
     this._init(init, double4_32a.keys);
   }
+  /** `double x`, of `struct double4_32a` (no description in the header). */
   get x(): number {
     return this._dv.getFloat64(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.f64(this._dv, this._o + 0, v, 'double4_32a.x');
   }
+  /** `double y`, of `struct double4_32a` (no description in the header). */
   get y(): number {
     return this._dv.getFloat64(this._o + 8, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.f64(this._dv, this._o + 8, v, 'double4_32a.y');
   }
+  /** `double z`, of `struct double4_32a` (no description in the header). */
   get z(): number {
     return this._dv.getFloat64(this._o + 16, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.f64(this._dv, this._o + 16, v, 'double4_32a.z');
   }
+  /** `double w`, of `struct double4_32a` (no description in the header). */
   get w(): number {
     return this._dv.getFloat64(this._o + 24, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.f64(this._dv, this._o + 24, v, 'double4_32a.w');
   }
 }
 /** Fields accepted by `new double4_32a({...})`. */
 export interface double4_32aInit {
+  /** `double x`, of `struct double4_32a` (no description in the header). */
   x?: number;
+  /** `double y`, of `struct double4_32a` (no description in the header). */
   y?: number;
+  /** `double z`, of `struct double4_32a` (no description in the header). */
   z?: number;
+  /** `double w`, of `struct double4_32a` (no description in the header). */
   w?: number;
 }
 
-/** ***************************************************************************** * * * ***************************************************************************** */
+/** struct dim3 */
 // struct dim3 — vector_types.h:576
 export class dim3 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct dim3","path":"","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}});
   }
@@ -2537,35 +3076,45 @@ export class dim3 extends CStruct {
     super(12, mem, dv);
     this._init(init, dim3.keys);
   }
+  /** `unsigned int x`, of `struct dim3` (no description in the header). */
   get x(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u32(this._dv, this._o + 0, v, 'dim3.x');
   }
+  /** `unsigned int y`, of `struct dim3` (no description in the header). */
   get y(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u32(this._dv, this._o + 4, v, 'dim3.y');
   }
+  /** `unsigned int z`, of `struct dim3` (no description in the header). */
   get z(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u32(this._dv, this._o + 8, v, 'dim3.z');
   }
 }
 /** Fields accepted by `new dim3({...})`. */
 export interface dim3Init {
+  /** `unsigned int x`, of `struct dim3` (no description in the header). */
   x?: number;
+  /** `unsigned int y`, of `struct dim3` (no description in the header). */
   y?: number;
+  /** `unsigned int z`, of `struct dim3` (no description in the header). */
   z?: number;
 }
 
 /** CUDA Channel format descriptor */
 // struct cudaChannelFormatDesc — driver_types.h:1169
 export class cudaChannelFormatDesc extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaChannelFormatDesc","path":"","size":20,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4},"w":{"offset":12,"size":4},"f":{"offset":16,"size":4}}});
   }
@@ -2586,6 +3135,7 @@ export class cudaChannelFormatDesc extends CStruct {
   get x(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.i32(this._dv, this._o + 0, v, 'cudaChannelFormatDesc.x');
   }
@@ -2593,6 +3143,7 @@ export class cudaChannelFormatDesc extends CStruct {
   get y(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.i32(this._dv, this._o + 4, v, 'cudaChannelFormatDesc.y');
   }
@@ -2600,6 +3151,7 @@ export class cudaChannelFormatDesc extends CStruct {
   get z(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.i32(this._dv, this._o + 8, v, 'cudaChannelFormatDesc.z');
   }
@@ -2607,6 +3159,7 @@ export class cudaChannelFormatDesc extends CStruct {
   get w(): number {
     return this._dv.getInt32(this._o + 12, true);
   }
+  /** Writes `w` into the struct's bytes. */
   set w(v: number) {
     W.i32(this._dv, this._o + 12, v, 'cudaChannelFormatDesc.w');
   }
@@ -2614,22 +3167,29 @@ export class cudaChannelFormatDesc extends CStruct {
   get f(): E.cudaChannelFormatKind {
     return this._dv.getInt32(this._o + 16, true) as E.cudaChannelFormatKind;
   }
+  /** Writes `f` into the struct's bytes. */
   set f(v: E.cudaChannelFormatKind) {
     W.i32(this._dv, this._o + 16, v, 'cudaChannelFormatDesc.f');
   }
 }
 /** Fields accepted by `new cudaChannelFormatDesc({...})`. */
 export interface cudaChannelFormatDescInit {
+  /** x */
   x?: number;
+  /** y */
   y?: number;
+  /** z */
   z?: number;
+  /** w */
   w?: number;
+  /** Channel format kind */
   f?: E.cudaChannelFormatKind;
 }
 
 /** Sparse CUDA array and CUDA mipmapped array properties */
 // struct cudaArraySparseProperties — driver_types.h:1210
 export class cudaArraySparseProperties extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaArraySparseProperties","path":"","size":48,"align":8,"union":false,"fields":{"tileExtent":{"offset":0,"size":12},"miptailFirstLevel":{"offset":12,"size":4},"miptailSize":{"offset":16,"size":8},"flags":{"offset":24,"size":4},"reserved":{"offset":28,"size":16}}});
   }
@@ -2647,9 +3207,11 @@ export class cudaArraySparseProperties extends CStruct {
     this._init(init, cudaArraySparseProperties.keys);
   }
   private _n_tileExtent?: cudaArraySparseProperties_tileExtent;
+  /** `struct cudaArraySparseProperties_tileExtent tileExtent`, of `struct cudaArraySparseProperties` (no description in the header). */
   get tileExtent(): cudaArraySparseProperties_tileExtent {
     return (this._n_tileExtent ??= nestedView(this, cudaArraySparseProperties_tileExtent, 0, 12, 'tileExtent'));
   }
+  /** Writes `tileExtent` into the struct's bytes. */
   set tileExtent(v: cudaArraySparseProperties_tileExtent | cudaArraySparseProperties_tileExtentInit) {
     setNested(this.tileExtent, v, cudaArraySparseProperties_tileExtent, 'cudaArraySparseProperties.tileExtent');
   }
@@ -2657,6 +3219,7 @@ export class cudaArraySparseProperties extends CStruct {
   get miptailFirstLevel(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `miptailFirstLevel` into the struct's bytes. */
   set miptailFirstLevel(v: number) {
     W.u32(this._dv, this._o + 12, v, 'cudaArraySparseProperties.miptailFirstLevel');
   }
@@ -2664,35 +3227,45 @@ export class cudaArraySparseProperties extends CStruct {
   get miptailSize(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `miptailSize` into the struct's bytes. */
   set miptailSize(v: bigint | number) {
     W.u64(this._dv, this._o + 16, v, 'cudaArraySparseProperties.miptailSize');
   }
-  /** Flags will either be zero or::cudaArraySparsePropertiesSingleMipTail */
+  /** Flags will either be zero or cudaArraySparsePropertiesSingleMipTail */
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 24, v, 'cudaArraySparseProperties.flags');
   }
+  /** `unsigned int reserved[4]`, of `struct cudaArraySparseProperties` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 28 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 4, v, 'cudaArraySparseProperties.reserved', (i, x, n) => W.u32(this._dv, this._o + 28 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaArraySparseProperties({...})`. */
 export interface cudaArraySparsePropertiesInit {
+  /** `struct cudaArraySparseProperties_tileExtent tileExtent`, of `struct cudaArraySparseProperties` (no description in the header). */
   tileExtent?: cudaArraySparseProperties_tileExtent | cudaArraySparseProperties_tileExtentInit;
+  /** First mip level at which the mip tail begins */
   miptailFirstLevel?: number;
+  /** Total size of the mip tail. */
   miptailSize?: bigint | number;
+  /** Flags will either be zero or cudaArraySparsePropertiesSingleMipTail */
   flags?: number;
+  /** `unsigned int reserved[4]`, of `struct cudaArraySparseProperties` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** struct tileExtent in struct cudaArraySparseProperties */
 // member tileExtent of struct cudaArraySparseProperties — driver_types.h:1211
 export class cudaArraySparseProperties_tileExtent extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaArraySparseProperties","path":"tileExtent","size":12,"align":4,"union":false,"fields":{"width":{"offset":0,"size":4},"height":{"offset":4,"size":4},"depth":{"offset":8,"size":4}}});
   }
@@ -2713,6 +3286,7 @@ export class cudaArraySparseProperties_tileExtent extends CStruct {
   get width(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number) {
     W.u32(this._dv, this._o + 0, v, 'cudaArraySparseProperties_tileExtent.width');
   }
@@ -2720,6 +3294,7 @@ export class cudaArraySparseProperties_tileExtent extends CStruct {
   get height(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number) {
     W.u32(this._dv, this._o + 4, v, 'cudaArraySparseProperties_tileExtent.height');
   }
@@ -2727,20 +3302,25 @@ export class cudaArraySparseProperties_tileExtent extends CStruct {
   get depth(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `depth` into the struct's bytes. */
   set depth(v: number) {
     W.u32(this._dv, this._o + 8, v, 'cudaArraySparseProperties_tileExtent.depth');
   }
 }
 /** Fields accepted by `new cudaArraySparseProperties_tileExtent({...})`. */
 export interface cudaArraySparseProperties_tileExtentInit {
+  /** Tile width in elements */
   width?: number;
+  /** Tile height in elements */
   height?: number;
+  /** Tile depth in elements */
   depth?: number;
 }
 
 /** CUDA array and CUDA mipmapped array memory requirements */
 // struct cudaArrayMemoryRequirements — driver_types.h:1225
 export class cudaArrayMemoryRequirements extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaArrayMemoryRequirements","path":"","size":32,"align":8,"union":false,"fields":{"size":{"offset":0,"size":8},"alignment":{"offset":8,"size":8},"reserved":{"offset":16,"size":16}}});
   }
@@ -2761,6 +3341,7 @@ export class cudaArrayMemoryRequirements extends CStruct {
   get size(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaArrayMemoryRequirements.size');
   }
@@ -2768,26 +3349,33 @@ export class cudaArrayMemoryRequirements extends CStruct {
   get alignment(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `alignment` into the struct's bytes. */
   set alignment(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaArrayMemoryRequirements.alignment');
   }
+  /** `unsigned int reserved[4]`, of `struct cudaArrayMemoryRequirements` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 16 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 4, v, 'cudaArrayMemoryRequirements.reserved', (i, x, n) => W.u32(this._dv, this._o + 16 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaArrayMemoryRequirements({...})`. */
 export interface cudaArrayMemoryRequirementsInit {
+  /** Total size of the array. */
   size?: number | bigint;
+  /** Alignment necessary for mapping the array. */
   alignment?: number | bigint;
+  /** `unsigned int reserved[4]`, of `struct cudaArrayMemoryRequirements` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** CUDA Pitched memory pointer */
 // struct cudaPitchedPtr — driver_types.h:1259
 export class cudaPitchedPtr extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaPitchedPtr","path":"","size":32,"align":8,"union":false,"fields":{"ptr":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"xsize":{"offset":16,"size":8},"ysize":{"offset":24,"size":8}}});
   }
@@ -2808,6 +3396,7 @@ export class cudaPitchedPtr extends CStruct {
   get ptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `ptr` into the struct's bytes. */
   set ptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaPitchedPtr.ptr', 'ptr');
   }
@@ -2815,6 +3404,7 @@ export class cudaPitchedPtr extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `pitch` into the struct's bytes. */
   set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaPitchedPtr.pitch');
   }
@@ -2822,6 +3412,7 @@ export class cudaPitchedPtr extends CStruct {
   get xsize(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `xsize` into the struct's bytes. */
   set xsize(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaPitchedPtr.xsize');
   }
@@ -2829,21 +3420,27 @@ export class cudaPitchedPtr extends CStruct {
   get ysize(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `ysize` into the struct's bytes. */
   set ysize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaPitchedPtr.ysize');
   }
 }
 /** Fields accepted by `new cudaPitchedPtr({...})`. */
 export interface cudaPitchedPtrInit {
+  /** Pointer to allocated memory */
   ptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Pitch of allocated memory in bytes */
   pitch?: number | bigint;
+  /** Logical width of allocation in elements */
   xsize?: number | bigint;
+  /** Logical height of allocation in elements */
   ysize?: number | bigint;
 }
 
 /** CUDA extent */
 // struct cudaExtent — driver_types.h:1272
 export class cudaExtent extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExtent","path":"","size":24,"align":8,"union":false,"fields":{"width":{"offset":0,"size":8},"height":{"offset":8,"size":8},"depth":{"offset":16,"size":8}}});
   }
@@ -2864,6 +3461,7 @@ export class cudaExtent extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaExtent.width');
   }
@@ -2871,6 +3469,7 @@ export class cudaExtent extends CStruct {
   get height(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaExtent.height');
   }
@@ -2878,20 +3477,25 @@ export class cudaExtent extends CStruct {
   get depth(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `depth` into the struct's bytes. */
   set depth(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaExtent.depth');
   }
 }
 /** Fields accepted by `new cudaExtent({...})`. */
 export interface cudaExtentInit {
+  /** Width in elements when referring to array memory, in bytes when referring to linear memory */
   width?: number | bigint;
+  /** Height in elements */
   height?: number | bigint;
+  /** Depth in elements */
   depth?: number | bigint;
 }
 
 /** CUDA 3D position */
 // struct cudaPos — driver_types.h:1284
 export class cudaPos extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaPos","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}});
   }
@@ -2912,6 +3516,7 @@ export class cudaPos extends CStruct {
   get x(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaPos.x');
   }
@@ -2919,6 +3524,7 @@ export class cudaPos extends CStruct {
   get y(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaPos.y');
   }
@@ -2926,20 +3532,25 @@ export class cudaPos extends CStruct {
   get z(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaPos.z');
   }
 }
 /** Fields accepted by `new cudaPos({...})`. */
 export interface cudaPosInit {
+  /** x */
   x?: number | bigint;
+  /** y */
   y?: number | bigint;
+  /** z */
   z?: number | bigint;
 }
 
 /** CUDA 3D memory copying parameters */
 // struct cudaMemcpy3DParms — driver_types.h:1294
 export class cudaMemcpy3DParms extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemcpy3DParms","path":"","size":160,"align":8,"union":false,"fields":{"srcArray":{"offset":0,"size":8},"srcPos":{"offset":8,"size":24},"srcPtr":{"offset":32,"size":32},"dstArray":{"offset":64,"size":8},"dstPos":{"offset":72,"size":24},"dstPtr":{"offset":96,"size":32},"extent":{"offset":128,"size":24},"kind":{"offset":152,"size":4}}});
   }
@@ -2965,6 +3576,7 @@ export class cudaMemcpy3DParms extends CStruct {
   get srcArray(): H.cudaArray_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaArray_t;
   }
+  /** Writes `srcArray` into the struct's bytes. */
   set srcArray(v: H.cudaArray_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaMemcpy3DParms.srcArray');
   }
@@ -2973,6 +3585,7 @@ export class cudaMemcpy3DParms extends CStruct {
   get srcPos(): cudaPos {
     return (this._n_srcPos ??= nestedView(this, cudaPos, 8, 24, 'srcPos'));
   }
+  /** Writes `srcPos` into the struct's bytes. */
   set srcPos(v: cudaPos | cudaPosInit) {
     setNested(this.srcPos, v, cudaPos, 'cudaMemcpy3DParms.srcPos');
   }
@@ -2981,6 +3594,7 @@ export class cudaMemcpy3DParms extends CStruct {
   get srcPtr(): cudaPitchedPtr {
     return (this._n_srcPtr ??= nestedView(this, cudaPitchedPtr, 32, 32, 'srcPtr'));
   }
+  /** Writes `srcPtr` into the struct's bytes. */
   set srcPtr(v: cudaPitchedPtr | cudaPitchedPtrInit) {
     setNested(this.srcPtr, v, cudaPitchedPtr, 'cudaMemcpy3DParms.srcPtr');
   }
@@ -2988,6 +3602,7 @@ export class cudaMemcpy3DParms extends CStruct {
   get dstArray(): H.cudaArray_t {
     return this._dv.getBigUint64(this._o + 64, true) as H.cudaArray_t;
   }
+  /** Writes `dstArray` into the struct's bytes. */
   set dstArray(v: H.cudaArray_t | null) {
     W.ptr(this._dv, this._o + 64, v, 'cudaMemcpy3DParms.dstArray');
   }
@@ -2996,6 +3611,7 @@ export class cudaMemcpy3DParms extends CStruct {
   get dstPos(): cudaPos {
     return (this._n_dstPos ??= nestedView(this, cudaPos, 72, 24, 'dstPos'));
   }
+  /** Writes `dstPos` into the struct's bytes. */
   set dstPos(v: cudaPos | cudaPosInit) {
     setNested(this.dstPos, v, cudaPos, 'cudaMemcpy3DParms.dstPos');
   }
@@ -3004,6 +3620,7 @@ export class cudaMemcpy3DParms extends CStruct {
   get dstPtr(): cudaPitchedPtr {
     return (this._n_dstPtr ??= nestedView(this, cudaPitchedPtr, 96, 32, 'dstPtr'));
   }
+  /** Writes `dstPtr` into the struct's bytes. */
   set dstPtr(v: cudaPitchedPtr | cudaPitchedPtrInit) {
     setNested(this.dstPtr, v, cudaPitchedPtr, 'cudaMemcpy3DParms.dstPtr');
   }
@@ -3012,6 +3629,7 @@ export class cudaMemcpy3DParms extends CStruct {
   get extent(): cudaExtent {
     return (this._n_extent ??= nestedView(this, cudaExtent, 128, 24, 'extent'));
   }
+  /** Writes `extent` into the struct's bytes. */
   set extent(v: cudaExtent | cudaExtentInit) {
     setNested(this.extent, v, cudaExtent, 'cudaMemcpy3DParms.extent');
   }
@@ -3019,25 +3637,35 @@ export class cudaMemcpy3DParms extends CStruct {
   get kind(): E.cudaMemcpyKind {
     return this._dv.getInt32(this._o + 152, true) as E.cudaMemcpyKind;
   }
+  /** Writes `kind` into the struct's bytes. */
   set kind(v: E.cudaMemcpyKind) {
     W.i32(this._dv, this._o + 152, v, 'cudaMemcpy3DParms.kind');
   }
 }
 /** Fields accepted by `new cudaMemcpy3DParms({...})`. */
 export interface cudaMemcpy3DParmsInit {
+  /** Source memory address */
   srcArray?: H.cudaArray_t | null;
+  /** Source position offset */
   srcPos?: cudaPos | cudaPosInit;
+  /** Pitched source memory address */
   srcPtr?: cudaPitchedPtr | cudaPitchedPtrInit;
+  /** Destination memory address */
   dstArray?: H.cudaArray_t | null;
+  /** Destination position offset */
   dstPos?: cudaPos | cudaPosInit;
+  /** Pitched destination memory address */
   dstPtr?: cudaPitchedPtr | cudaPitchedPtrInit;
+  /** Requested memory copy size */
   extent?: cudaExtent | cudaExtentInit;
+  /** Type of transfer */
   kind?: E.cudaMemcpyKind;
 }
 
 /** Memcpy node parameters */
 // struct cudaMemcpyNodeParams — driver_types.h:1311
 export class cudaMemcpyNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemcpyNodeParams","path":"","size":176,"align":8,"union":false,"fields":{"flags":{"offset":0,"size":4},"reserved":{"offset":4,"size":12},"copyParams":{"offset":16,"size":160}}});
   }
@@ -3058,6 +3686,7 @@ export class cudaMemcpyNodeParams extends CStruct {
   get flags(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.i32(this._dv, this._o + 0, v, 'cudaMemcpyNodeParams.flags');
   }
@@ -3065,6 +3694,7 @@ export class cudaMemcpyNodeParams extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 4 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 3, v, 'cudaMemcpyNodeParams.reserved', (i, x, n) => W.i32(this._dv, this._o + 4 + i * 4, x, n));
   }
@@ -3073,20 +3703,25 @@ export class cudaMemcpyNodeParams extends CStruct {
   get copyParams(): cudaMemcpy3DParms {
     return (this._n_copyParams ??= nestedView(this, cudaMemcpy3DParms, 16, 160, 'copyParams'));
   }
+  /** Writes `copyParams` into the struct's bytes. */
   set copyParams(v: cudaMemcpy3DParms | cudaMemcpy3DParmsInit) {
     setNested(this.copyParams, v, cudaMemcpy3DParms, 'cudaMemcpyNodeParams.copyParams');
   }
 }
 /** Fields accepted by `new cudaMemcpyNodeParams({...})`. */
 export interface cudaMemcpyNodeParamsInit {
+  /** Must be zero */
   flags?: number;
+  /** Must be zero */
   reserved?: (number)[];
+  /** Parameters for the memory copy */
   copyParams?: cudaMemcpy3DParms | cudaMemcpy3DParmsInit;
 }
 
 /** CUDA 3D cross-device memory copying parameters */
 // struct cudaMemcpy3DPeerParms — driver_types.h:1320
 export class cudaMemcpy3DPeerParms extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemcpy3DPeerParms","path":"","size":168,"align":8,"union":false,"fields":{"srcArray":{"offset":0,"size":8},"srcPos":{"offset":8,"size":24},"srcPtr":{"offset":32,"size":32},"srcDevice":{"offset":64,"size":4},"dstArray":{"offset":72,"size":8},"dstPos":{"offset":80,"size":24},"dstPtr":{"offset":104,"size":32},"dstDevice":{"offset":136,"size":4},"extent":{"offset":144,"size":24}}});
   }
@@ -3112,6 +3747,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   get srcArray(): H.cudaArray_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaArray_t;
   }
+  /** Writes `srcArray` into the struct's bytes. */
   set srcArray(v: H.cudaArray_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaMemcpy3DPeerParms.srcArray');
   }
@@ -3120,6 +3756,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   get srcPos(): cudaPos {
     return (this._n_srcPos ??= nestedView(this, cudaPos, 8, 24, 'srcPos'));
   }
+  /** Writes `srcPos` into the struct's bytes. */
   set srcPos(v: cudaPos | cudaPosInit) {
     setNested(this.srcPos, v, cudaPos, 'cudaMemcpy3DPeerParms.srcPos');
   }
@@ -3128,6 +3765,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   get srcPtr(): cudaPitchedPtr {
     return (this._n_srcPtr ??= nestedView(this, cudaPitchedPtr, 32, 32, 'srcPtr'));
   }
+  /** Writes `srcPtr` into the struct's bytes. */
   set srcPtr(v: cudaPitchedPtr | cudaPitchedPtrInit) {
     setNested(this.srcPtr, v, cudaPitchedPtr, 'cudaMemcpy3DPeerParms.srcPtr');
   }
@@ -3135,6 +3773,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   get srcDevice(): number {
     return this._dv.getInt32(this._o + 64, true);
   }
+  /** Writes `srcDevice` into the struct's bytes. */
   set srcDevice(v: number) {
     W.i32(this._dv, this._o + 64, v, 'cudaMemcpy3DPeerParms.srcDevice');
   }
@@ -3142,6 +3781,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   get dstArray(): H.cudaArray_t {
     return this._dv.getBigUint64(this._o + 72, true) as H.cudaArray_t;
   }
+  /** Writes `dstArray` into the struct's bytes. */
   set dstArray(v: H.cudaArray_t | null) {
     W.ptr(this._dv, this._o + 72, v, 'cudaMemcpy3DPeerParms.dstArray');
   }
@@ -3150,6 +3790,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   get dstPos(): cudaPos {
     return (this._n_dstPos ??= nestedView(this, cudaPos, 80, 24, 'dstPos'));
   }
+  /** Writes `dstPos` into the struct's bytes. */
   set dstPos(v: cudaPos | cudaPosInit) {
     setNested(this.dstPos, v, cudaPos, 'cudaMemcpy3DPeerParms.dstPos');
   }
@@ -3158,6 +3799,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   get dstPtr(): cudaPitchedPtr {
     return (this._n_dstPtr ??= nestedView(this, cudaPitchedPtr, 104, 32, 'dstPtr'));
   }
+  /** Writes `dstPtr` into the struct's bytes. */
   set dstPtr(v: cudaPitchedPtr | cudaPitchedPtrInit) {
     setNested(this.dstPtr, v, cudaPitchedPtr, 'cudaMemcpy3DPeerParms.dstPtr');
   }
@@ -3165,6 +3807,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   get dstDevice(): number {
     return this._dv.getInt32(this._o + 136, true);
   }
+  /** Writes `dstDevice` into the struct's bytes. */
   set dstDevice(v: number) {
     W.i32(this._dv, this._o + 136, v, 'cudaMemcpy3DPeerParms.dstDevice');
   }
@@ -3173,26 +3816,37 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   get extent(): cudaExtent {
     return (this._n_extent ??= nestedView(this, cudaExtent, 144, 24, 'extent'));
   }
+  /** Writes `extent` into the struct's bytes. */
   set extent(v: cudaExtent | cudaExtentInit) {
     setNested(this.extent, v, cudaExtent, 'cudaMemcpy3DPeerParms.extent');
   }
 }
 /** Fields accepted by `new cudaMemcpy3DPeerParms({...})`. */
 export interface cudaMemcpy3DPeerParmsInit {
+  /** Source memory address */
   srcArray?: H.cudaArray_t | null;
+  /** Source position offset */
   srcPos?: cudaPos | cudaPosInit;
+  /** Pitched source memory address */
   srcPtr?: cudaPitchedPtr | cudaPitchedPtrInit;
+  /** Source device */
   srcDevice?: number;
+  /** Destination memory address */
   dstArray?: H.cudaArray_t | null;
+  /** Destination position offset */
   dstPos?: cudaPos | cudaPosInit;
+  /** Pitched destination memory address */
   dstPtr?: cudaPitchedPtr | cudaPitchedPtrInit;
+  /** Destination device */
   dstDevice?: number;
+  /** Requested memory copy size */
   extent?: cudaExtent | cudaExtentInit;
 }
 
 /** CUDA Memset node parameters */
 // struct cudaMemsetParams — driver_types.h:1338
 export class cudaMemsetParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemsetParams","path":"","size":40,"align":8,"union":false,"fields":{"dst":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"value":{"offset":16,"size":4},"elementSize":{"offset":20,"size":4},"width":{"offset":24,"size":8},"height":{"offset":32,"size":8}}});
   }
@@ -3213,6 +3867,7 @@ export class cudaMemsetParams extends CStruct {
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `dst` into the struct's bytes. */
   set dst(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaMemsetParams.dst', 'dst');
   }
@@ -3220,6 +3875,7 @@ export class cudaMemsetParams extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `pitch` into the struct's bytes. */
   set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaMemsetParams.pitch');
   }
@@ -3227,6 +3883,7 @@ export class cudaMemsetParams extends CStruct {
   get value(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: number) {
     W.u32(this._dv, this._o + 16, v, 'cudaMemsetParams.value');
   }
@@ -3234,6 +3891,7 @@ export class cudaMemsetParams extends CStruct {
   get elementSize(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `elementSize` into the struct's bytes. */
   set elementSize(v: number) {
     W.u32(this._dv, this._o + 20, v, 'cudaMemsetParams.elementSize');
   }
@@ -3241,6 +3899,7 @@ export class cudaMemsetParams extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaMemsetParams.width');
   }
@@ -3248,23 +3907,31 @@ export class cudaMemsetParams extends CStruct {
   get height(): number {
     return readSize(this._dv, this._o + 32);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'cudaMemsetParams.height');
   }
 }
 /** Fields accepted by `new cudaMemsetParams({...})`. */
 export interface cudaMemsetParamsInit {
+  /** Destination device pointer */
   dst?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Pitch of destination device pointer. Unused if height is 1 */
   pitch?: number | bigint;
+  /** Value to be set */
   value?: number;
+  /** Size of each element in bytes. Must be 1, 2, or 4. */
   elementSize?: number;
+  /** Width of the row in elements */
   width?: number | bigint;
+  /** Number of rows */
   height?: number | bigint;
 }
 
 /** CUDA Memset node parameters */
 // struct cudaMemsetParamsV2 — driver_types.h:1350
 export class cudaMemsetParamsV2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemsetParamsV2","path":"","size":40,"align":8,"union":false,"fields":{"dst":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"value":{"offset":16,"size":4},"elementSize":{"offset":20,"size":4},"width":{"offset":24,"size":8},"height":{"offset":32,"size":8}}});
   }
@@ -3285,6 +3952,7 @@ export class cudaMemsetParamsV2 extends CStruct {
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `dst` into the struct's bytes. */
   set dst(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaMemsetParamsV2.dst', 'dst');
   }
@@ -3292,6 +3960,7 @@ export class cudaMemsetParamsV2 extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `pitch` into the struct's bytes. */
   set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaMemsetParamsV2.pitch');
   }
@@ -3299,6 +3968,7 @@ export class cudaMemsetParamsV2 extends CStruct {
   get value(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: number) {
     W.u32(this._dv, this._o + 16, v, 'cudaMemsetParamsV2.value');
   }
@@ -3306,6 +3976,7 @@ export class cudaMemsetParamsV2 extends CStruct {
   get elementSize(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `elementSize` into the struct's bytes. */
   set elementSize(v: number) {
     W.u32(this._dv, this._o + 20, v, 'cudaMemsetParamsV2.elementSize');
   }
@@ -3313,6 +3984,7 @@ export class cudaMemsetParamsV2 extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaMemsetParamsV2.width');
   }
@@ -3320,23 +3992,31 @@ export class cudaMemsetParamsV2 extends CStruct {
   get height(): number {
     return readSize(this._dv, this._o + 32);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'cudaMemsetParamsV2.height');
   }
 }
 /** Fields accepted by `new cudaMemsetParamsV2({...})`. */
 export interface cudaMemsetParamsV2Init {
+  /** Destination device pointer */
   dst?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Pitch of destination device pointer. Unused if height is 1 */
   pitch?: number | bigint;
+  /** Value to be set */
   value?: number;
+  /** Size of each element in bytes. Must be 1, 2, or 4. */
   elementSize?: number;
+  /** Width of the row in elements */
   width?: number | bigint;
+  /** Number of rows */
   height?: number | bigint;
 }
 
 /** Specifies an access policy for a window, a contiguous extent of memory beginning at base_ptr and ending at base_ptr + num_bytes. Partition into many segments and assign segments such that. sum of "hit segments" / window == approx. ratio. sum of "miss segments" / window == approx 1-ratio. Segments and ratio specifications are fitted to the capabilities of the architecture. Accesses in a hit segment apply the hitProp access policy. Accesses in a miss segment apply the missProp access policy. */
 // struct cudaAccessPolicyWindow — driver_types.h:1379
 export class cudaAccessPolicyWindow extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaAccessPolicyWindow","path":"","size":32,"align":8,"union":false,"fields":{"base_ptr":{"offset":0,"size":8},"num_bytes":{"offset":8,"size":8},"hitRatio":{"offset":16,"size":4},"hitProp":{"offset":20,"size":4},"missProp":{"offset":24,"size":4}}});
   }
@@ -3357,6 +4037,7 @@ export class cudaAccessPolicyWindow extends CStruct {
   get base_ptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `base_ptr` into the struct's bytes. */
   set base_ptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaAccessPolicyWindow.base_ptr', 'base_ptr');
   }
@@ -3364,6 +4045,7 @@ export class cudaAccessPolicyWindow extends CStruct {
   get num_bytes(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `num_bytes` into the struct's bytes. */
   set num_bytes(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaAccessPolicyWindow.num_bytes');
   }
@@ -3371,36 +4053,45 @@ export class cudaAccessPolicyWindow extends CStruct {
   get hitRatio(): number {
     return this._dv.getFloat32(this._o + 16, true);
   }
+  /** Writes `hitRatio` into the struct's bytes. */
   set hitRatio(v: number) {
     W.f32(this._dv, this._o + 16, v, 'cudaAccessPolicyWindow.hitRatio');
   }
-  /** ::CUaccessProperty set for hit. */
+  /** CUaccessProperty set for hit. */
   get hitProp(): E.cudaAccessProperty {
     return this._dv.getInt32(this._o + 20, true) as E.cudaAccessProperty;
   }
+  /** Writes `hitProp` into the struct's bytes. */
   set hitProp(v: E.cudaAccessProperty) {
     W.i32(this._dv, this._o + 20, v, 'cudaAccessPolicyWindow.hitProp');
   }
-  /** ::CUaccessProperty set for miss. Must be either NORMAL or STREAMING. */
+  /** CUaccessProperty set for miss. Must be either NORMAL or STREAMING. */
   get missProp(): E.cudaAccessProperty {
     return this._dv.getInt32(this._o + 24, true) as E.cudaAccessProperty;
   }
+  /** Writes `missProp` into the struct's bytes. */
   set missProp(v: E.cudaAccessProperty) {
     W.i32(this._dv, this._o + 24, v, 'cudaAccessPolicyWindow.missProp');
   }
 }
 /** Fields accepted by `new cudaAccessPolicyWindow({...})`. */
 export interface cudaAccessPolicyWindowInit {
+  /** Starting address of the access policy window. CUDA driver may align it. */
   base_ptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Size in bytes of the window policy. CUDA driver may restrict the maximum size and alignment. */
   num_bytes?: number | bigint;
+  /** hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp. */
   hitRatio?: number;
+  /** CUaccessProperty set for hit. */
   hitProp?: E.cudaAccessProperty;
+  /** CUaccessProperty set for miss. Must be either NORMAL or STREAMING. */
   missProp?: E.cudaAccessProperty;
 }
 
 /** CUDA host node parameters */
 // struct cudaHostNodeParams — driver_types.h:1402
 export class cudaHostNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaHostNodeParams","path":"","size":16,"align":8,"union":false,"fields":{"fn":{"offset":0,"size":8},"userData":{"offset":8,"size":8}}});
   }
@@ -3421,6 +4112,7 @@ export class cudaHostNodeParams extends CStruct {
   get fn(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `fn` into the struct's bytes. */
   set fn(v: ((userData: bigint) => void) | bigint | null) {
     setHostFnField(this, 0, v, 'cudaHostNodeParams.fn', 'fn');
   }
@@ -3428,19 +4120,23 @@ export class cudaHostNodeParams extends CStruct {
   get userData(): bigint {
     return getHostFnUserData(this, 8);
   }
+  /** Writes `userData` into the struct's bytes. */
   set userData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setHostFnUserData(this, 8, v, 'cudaHostNodeParams.userData', 'userData');
   }
 }
 /** Fields accepted by `new cudaHostNodeParams({...})`. */
 export interface cudaHostNodeParamsInit {
+  /** The function to call when the node executes */
   fn?: ((userData: bigint) => void) | bigint | null;
+  /** Argument to pass to the function */
   userData?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** CUDA host node parameters */
 // struct cudaHostNodeParamsV2 — driver_types.h:1410
 export class cudaHostNodeParamsV2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaHostNodeParamsV2","path":"","size":16,"align":8,"union":false,"fields":{"fn":{"offset":0,"size":8},"userData":{"offset":8,"size":8}}});
   }
@@ -3461,6 +4157,7 @@ export class cudaHostNodeParamsV2 extends CStruct {
   get fn(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `fn` into the struct's bytes. */
   set fn(v: ((userData: bigint) => void) | bigint | null) {
     setHostFnField(this, 0, v, 'cudaHostNodeParamsV2.fn', 'fn');
   }
@@ -3468,19 +4165,23 @@ export class cudaHostNodeParamsV2 extends CStruct {
   get userData(): bigint {
     return getHostFnUserData(this, 8);
   }
+  /** Writes `userData` into the struct's bytes. */
   set userData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setHostFnUserData(this, 8, v, 'cudaHostNodeParamsV2.userData', 'userData');
   }
 }
 /** Fields accepted by `new cudaHostNodeParamsV2({...})`. */
 export interface cudaHostNodeParamsV2Init {
+  /** The function to call when the node executes */
   fn?: ((userData: bigint) => void) | bigint | null;
+  /** Argument to pass to the function */
   userData?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** CUDA resource descriptor */
 // struct cudaResourceDesc — driver_types.h:1569
 export class cudaResourceDesc extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaResourceDesc","path":"","size":144,"align":8,"union":false,"fields":{"resType":{"offset":0,"size":4},"res":{"offset":8,"size":128},"flags":{"offset":136,"size":4}}});
   }
@@ -3501,13 +4202,16 @@ export class cudaResourceDesc extends CStruct {
   get resType(): E.cudaResourceType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaResourceType;
   }
+  /** Writes `resType` into the struct's bytes. */
   set resType(v: E.cudaResourceType) {
     W.i32(this._dv, this._o + 0, v, 'cudaResourceDesc.resType');
   }
   private _n_res?: cudaResourceDesc_res;
+  /** `union cudaResourceDesc_res res`, of `struct cudaResourceDesc` (no description in the header). */
   get res(): cudaResourceDesc_res {
     return (this._n_res ??= nestedView(this, cudaResourceDesc_res, 8, 128, 'res'));
   }
+  /** Writes `res` into the struct's bytes. */
   set res(v: cudaResourceDesc_res | cudaResourceDesc_resInit) {
     setNested(this.res, v, cudaResourceDesc_res, 'cudaResourceDesc.res');
   }
@@ -3515,20 +4219,25 @@ export class cudaResourceDesc extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 136, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 136, v, 'cudaResourceDesc.flags');
   }
 }
 /** Fields accepted by `new cudaResourceDesc({...})`. */
 export interface cudaResourceDescInit {
+  /** Resource type */
   resType?: E.cudaResourceType;
+  /** `union cudaResourceDesc_res res`, of `struct cudaResourceDesc` (no description in the header). */
   res?: cudaResourceDesc_res | cudaResourceDesc_resInit;
+  /** Flags (must be zero) */
   flags?: number;
 }
 
 /** union res in struct cudaResourceDesc */
 // member res of struct cudaResourceDesc — driver_types.h:1572
 export class cudaResourceDesc_res extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaResourceDesc","path":"res","size":128,"align":8,"union":true,"fields":{"array":{"offset":0,"size":8},"mipmap":{"offset":0,"size":8},"linear":{"offset":0,"size":40},"pitch2D":{"offset":0,"size":56},"reserved":{"offset":0,"size":128}}});
   }
@@ -3546,53 +4255,69 @@ export class cudaResourceDesc_res extends CStruct {
     this._init(init, cudaResourceDesc_res.keys);
   }
   private _n_array?: cudaResourceDesc_res_array;
+  /** `struct cudaResourceDesc_res_array array`, of `union res in struct cudaResourceDesc` (no description in the header). */
   get array(): cudaResourceDesc_res_array {
     return (this._n_array ??= nestedView(this, cudaResourceDesc_res_array, 0, 8, 'array'));
   }
+  /** Writes `array` into the struct's bytes. */
   set array(v: cudaResourceDesc_res_array | cudaResourceDesc_res_arrayInit) {
     setNested(this.array, v, cudaResourceDesc_res_array, 'cudaResourceDesc_res.array');
   }
   private _n_mipmap?: cudaResourceDesc_res_mipmap;
+  /** `struct cudaResourceDesc_res_mipmap mipmap`, of `union res in struct cudaResourceDesc` (no description in the header). */
   get mipmap(): cudaResourceDesc_res_mipmap {
     return (this._n_mipmap ??= nestedView(this, cudaResourceDesc_res_mipmap, 0, 8, 'mipmap'));
   }
+  /** Writes `mipmap` into the struct's bytes. */
   set mipmap(v: cudaResourceDesc_res_mipmap | cudaResourceDesc_res_mipmapInit) {
     setNested(this.mipmap, v, cudaResourceDesc_res_mipmap, 'cudaResourceDesc_res.mipmap');
   }
   private _n_linear?: cudaResourceDesc_res_linear;
+  /** `struct cudaResourceDesc_res_linear linear`, of `union res in struct cudaResourceDesc` (no description in the header). */
   get linear(): cudaResourceDesc_res_linear {
     return (this._n_linear ??= nestedView(this, cudaResourceDesc_res_linear, 0, 40, 'linear'));
   }
+  /** Writes `linear` into the struct's bytes. */
   set linear(v: cudaResourceDesc_res_linear | cudaResourceDesc_res_linearInit) {
     setNested(this.linear, v, cudaResourceDesc_res_linear, 'cudaResourceDesc_res.linear');
   }
   private _n_pitch2D?: cudaResourceDesc_res_pitch2D;
+  /** `struct cudaResourceDesc_res_pitch2D pitch2D`, of `union res in struct cudaResourceDesc` (no description in the header). */
   get pitch2D(): cudaResourceDesc_res_pitch2D {
     return (this._n_pitch2D ??= nestedView(this, cudaResourceDesc_res_pitch2D, 0, 56, 'pitch2D'));
   }
+  /** Writes `pitch2D` into the struct's bytes. */
   set pitch2D(v: cudaResourceDesc_res_pitch2D | cudaResourceDesc_res_pitch2DInit) {
     setNested(this.pitch2D, v, cudaResourceDesc_res_pitch2D, 'cudaResourceDesc_res.pitch2D');
   }
   private _n_reserved?: cudaResourceDesc_res_reserved;
+  /** `struct cudaResourceDesc_res_reserved reserved`, of `union res in struct cudaResourceDesc` (no description in the header). */
   get reserved(): cudaResourceDesc_res_reserved {
     return (this._n_reserved ??= nestedView(this, cudaResourceDesc_res_reserved, 0, 128, 'reserved'));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: cudaResourceDesc_res_reserved | cudaResourceDesc_res_reservedInit) {
     setNested(this.reserved, v, cudaResourceDesc_res_reserved, 'cudaResourceDesc_res.reserved');
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res({...})`. */
 export interface cudaResourceDesc_resInit {
+  /** `struct cudaResourceDesc_res_array array`, of `union res in struct cudaResourceDesc` (no description in the header). */
   array?: cudaResourceDesc_res_array | cudaResourceDesc_res_arrayInit;
+  /** `struct cudaResourceDesc_res_mipmap mipmap`, of `union res in struct cudaResourceDesc` (no description in the header). */
   mipmap?: cudaResourceDesc_res_mipmap | cudaResourceDesc_res_mipmapInit;
+  /** `struct cudaResourceDesc_res_linear linear`, of `union res in struct cudaResourceDesc` (no description in the header). */
   linear?: cudaResourceDesc_res_linear | cudaResourceDesc_res_linearInit;
+  /** `struct cudaResourceDesc_res_pitch2D pitch2D`, of `union res in struct cudaResourceDesc` (no description in the header). */
   pitch2D?: cudaResourceDesc_res_pitch2D | cudaResourceDesc_res_pitch2DInit;
+  /** `struct cudaResourceDesc_res_reserved reserved`, of `union res in struct cudaResourceDesc` (no description in the header). */
   reserved?: cudaResourceDesc_res_reserved | cudaResourceDesc_res_reservedInit;
 }
 
 /** struct res.array in struct cudaResourceDesc */
 // member res.array of struct cudaResourceDesc — driver_types.h:1573
 export class cudaResourceDesc_res_array extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaResourceDesc","path":"res.array","size":8,"align":8,"union":false,"fields":{"array":{"offset":0,"size":8}}});
   }
@@ -3613,18 +4338,21 @@ export class cudaResourceDesc_res_array extends CStruct {
   get array(): H.cudaArray_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaArray_t;
   }
+  /** Writes `array` into the struct's bytes. */
   set array(v: H.cudaArray_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaResourceDesc_res_array.array');
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_array({...})`. */
 export interface cudaResourceDesc_res_arrayInit {
+  /** CUDA array */
   array?: H.cudaArray_t | null;
 }
 
 /** struct res.mipmap in struct cudaResourceDesc */
 // member res.mipmap of struct cudaResourceDesc — driver_types.h:1576
 export class cudaResourceDesc_res_mipmap extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaResourceDesc","path":"res.mipmap","size":8,"align":8,"union":false,"fields":{"mipmap":{"offset":0,"size":8}}});
   }
@@ -3645,18 +4373,21 @@ export class cudaResourceDesc_res_mipmap extends CStruct {
   get mipmap(): H.cudaMipmappedArray_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaMipmappedArray_t;
   }
+  /** Writes `mipmap` into the struct's bytes. */
   set mipmap(v: H.cudaMipmappedArray_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaResourceDesc_res_mipmap.mipmap');
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_mipmap({...})`. */
 export interface cudaResourceDesc_res_mipmapInit {
+  /** CUDA mipmapped array */
   mipmap?: H.cudaMipmappedArray_t | null;
 }
 
 /** struct res.linear in struct cudaResourceDesc */
 // member res.linear of struct cudaResourceDesc — driver_types.h:1579
 export class cudaResourceDesc_res_linear extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaResourceDesc","path":"res.linear","size":40,"align":8,"union":false,"fields":{"devPtr":{"offset":0,"size":8},"desc":{"offset":8,"size":20},"sizeInBytes":{"offset":32,"size":8}}});
   }
@@ -3677,6 +4408,7 @@ export class cudaResourceDesc_res_linear extends CStruct {
   get devPtr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `devPtr` into the struct's bytes. */
   set devPtr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaResourceDesc_res_linear.devPtr', 'devPtr');
   }
@@ -3685,6 +4417,7 @@ export class cudaResourceDesc_res_linear extends CStruct {
   get desc(): cudaChannelFormatDesc {
     return (this._n_desc ??= nestedView(this, cudaChannelFormatDesc, 8, 20, 'desc'));
   }
+  /** Writes `desc` into the struct's bytes. */
   set desc(v: cudaChannelFormatDesc | cudaChannelFormatDescInit) {
     setNested(this.desc, v, cudaChannelFormatDesc, 'cudaResourceDesc_res_linear.desc');
   }
@@ -3692,20 +4425,25 @@ export class cudaResourceDesc_res_linear extends CStruct {
   get sizeInBytes(): number {
     return readSize(this._dv, this._o + 32);
   }
+  /** Writes `sizeInBytes` into the struct's bytes. */
   set sizeInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'cudaResourceDesc_res_linear.sizeInBytes');
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_linear({...})`. */
 export interface cudaResourceDesc_res_linearInit {
+  /** Device pointer */
   devPtr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Channel descriptor */
   desc?: cudaChannelFormatDesc | cudaChannelFormatDescInit;
+  /** Size in bytes */
   sizeInBytes?: number | bigint;
 }
 
 /** struct res.pitch2D in struct cudaResourceDesc */
 // member res.pitch2D of struct cudaResourceDesc — driver_types.h:1584
 export class cudaResourceDesc_res_pitch2D extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaResourceDesc","path":"res.pitch2D","size":56,"align":8,"union":false,"fields":{"devPtr":{"offset":0,"size":8},"desc":{"offset":8,"size":20},"width":{"offset":32,"size":8},"height":{"offset":40,"size":8},"pitchInBytes":{"offset":48,"size":8}}});
   }
@@ -3726,6 +4464,7 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
   get devPtr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `devPtr` into the struct's bytes. */
   set devPtr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaResourceDesc_res_pitch2D.devPtr', 'devPtr');
   }
@@ -3734,6 +4473,7 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
   get desc(): cudaChannelFormatDesc {
     return (this._n_desc ??= nestedView(this, cudaChannelFormatDesc, 8, 20, 'desc'));
   }
+  /** Writes `desc` into the struct's bytes. */
   set desc(v: cudaChannelFormatDesc | cudaChannelFormatDescInit) {
     setNested(this.desc, v, cudaChannelFormatDesc, 'cudaResourceDesc_res_pitch2D.desc');
   }
@@ -3741,6 +4481,7 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 32);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'cudaResourceDesc_res_pitch2D.width');
   }
@@ -3748,6 +4489,7 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
   get height(): number {
     return readSize(this._dv, this._o + 40);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 40, v, 'cudaResourceDesc_res_pitch2D.height');
   }
@@ -3755,22 +4497,29 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
   get pitchInBytes(): number {
     return readSize(this._dv, this._o + 48);
   }
+  /** Writes `pitchInBytes` into the struct's bytes. */
   set pitchInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 48, v, 'cudaResourceDesc_res_pitch2D.pitchInBytes');
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_pitch2D({...})`. */
 export interface cudaResourceDesc_res_pitch2DInit {
+  /** Device pointer */
   devPtr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Channel descriptor */
   desc?: cudaChannelFormatDesc | cudaChannelFormatDescInit;
+  /** Width of the array in elements */
   width?: number | bigint;
+  /** Height of the array in elements */
   height?: number | bigint;
+  /** Pitch between two rows in bytes */
   pitchInBytes?: number | bigint;
 }
 
 /** struct res.reserved in struct cudaResourceDesc */
 // member res.reserved of struct cudaResourceDesc — driver_types.h:1591
 export class cudaResourceDesc_res_reserved extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaResourceDesc","path":"res.reserved","size":128,"align":4,"union":false,"fields":{"reserved":{"offset":0,"size":128}}});
   }
@@ -3787,21 +4536,25 @@ export class cudaResourceDesc_res_reserved extends CStruct {
     super(128, mem, dv);
     this._init(init, cudaResourceDesc_res_reserved.keys);
   }
+  /** `int reserved[32]`, of `struct res.reserved in struct cudaResourceDesc` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 32 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 32, v, 'cudaResourceDesc_res_reserved.reserved', (i, x, n) => W.i32(this._dv, this._o + 0 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_reserved({...})`. */
 export interface cudaResourceDesc_res_reservedInit {
+  /** `int reserved[32]`, of `struct res.reserved in struct cudaResourceDesc` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** CUDA resource view descriptor */
 // struct cudaResourceViewDesc — driver_types.h:1602
 export class cudaResourceViewDesc extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaResourceViewDesc","path":"","size":112,"align":8,"union":false,"fields":{"format":{"offset":0,"size":4},"width":{"offset":8,"size":8},"height":{"offset":16,"size":8},"depth":{"offset":24,"size":8},"firstMipmapLevel":{"offset":32,"size":4},"lastMipmapLevel":{"offset":36,"size":4},"firstLayer":{"offset":40,"size":4},"lastLayer":{"offset":44,"size":4},"reserved":{"offset":48,"size":64}}});
   }
@@ -3822,6 +4575,7 @@ export class cudaResourceViewDesc extends CStruct {
   get format(): E.cudaResourceViewFormat {
     return this._dv.getInt32(this._o + 0, true) as E.cudaResourceViewFormat;
   }
+  /** Writes `format` into the struct's bytes. */
   set format(v: E.cudaResourceViewFormat) {
     W.i32(this._dv, this._o + 0, v, 'cudaResourceViewDesc.format');
   }
@@ -3829,6 +4583,7 @@ export class cudaResourceViewDesc extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaResourceViewDesc.width');
   }
@@ -3836,6 +4591,7 @@ export class cudaResourceViewDesc extends CStruct {
   get height(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaResourceViewDesc.height');
   }
@@ -3843,6 +4599,7 @@ export class cudaResourceViewDesc extends CStruct {
   get depth(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `depth` into the struct's bytes. */
   set depth(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaResourceViewDesc.depth');
   }
@@ -3850,6 +4607,7 @@ export class cudaResourceViewDesc extends CStruct {
   get firstMipmapLevel(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `firstMipmapLevel` into the struct's bytes. */
   set firstMipmapLevel(v: number) {
     W.u32(this._dv, this._o + 32, v, 'cudaResourceViewDesc.firstMipmapLevel');
   }
@@ -3857,6 +4615,7 @@ export class cudaResourceViewDesc extends CStruct {
   get lastMipmapLevel(): number {
     return this._dv.getUint32(this._o + 36, true);
   }
+  /** Writes `lastMipmapLevel` into the struct's bytes. */
   set lastMipmapLevel(v: number) {
     W.u32(this._dv, this._o + 36, v, 'cudaResourceViewDesc.lastMipmapLevel');
   }
@@ -3864,6 +4623,7 @@ export class cudaResourceViewDesc extends CStruct {
   get firstLayer(): number {
     return this._dv.getUint32(this._o + 40, true);
   }
+  /** Writes `firstLayer` into the struct's bytes. */
   set firstLayer(v: number) {
     W.u32(this._dv, this._o + 40, v, 'cudaResourceViewDesc.firstLayer');
   }
@@ -3871,6 +4631,7 @@ export class cudaResourceViewDesc extends CStruct {
   get lastLayer(): number {
     return this._dv.getUint32(this._o + 44, true);
   }
+  /** Writes `lastLayer` into the struct's bytes. */
   set lastLayer(v: number) {
     W.u32(this._dv, this._o + 44, v, 'cudaResourceViewDesc.lastLayer');
   }
@@ -3878,26 +4639,37 @@ export class cudaResourceViewDesc extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 48 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'cudaResourceViewDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 48 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaResourceViewDesc({...})`. */
 export interface cudaResourceViewDescInit {
+  /** Resource view format */
   format?: E.cudaResourceViewFormat;
+  /** Width of the resource view */
   width?: number | bigint;
+  /** Height of the resource view */
   height?: number | bigint;
+  /** Depth of the resource view */
   depth?: number | bigint;
+  /** First defined mipmap level */
   firstMipmapLevel?: number;
+  /** Last defined mipmap level */
   lastMipmapLevel?: number;
+  /** First layer index */
   firstLayer?: number;
+  /** Last layer index */
   lastLayer?: number;
+  /** Must be zero */
   reserved?: (number)[];
 }
 
 /** CUDA pointer attributes */
 // struct cudaPointerAttributes — driver_types.h:1618
 export class cudaPointerAttributes extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaPointerAttributes","path":"","size":88,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"device":{"offset":4,"size":4},"devicePointer":{"offset":8,"size":8},"hostPointer":{"offset":16,"size":8},"reserved":{"offset":24,"size":64}}});
   }
@@ -3914,17 +4686,19 @@ export class cudaPointerAttributes extends CStruct {
     super(88, mem, dv);
     this._init(init, cudaPointerAttributes.keys);
   }
-  /** The type of memory -::cudaMemoryTypeUnregistered,::cudaMemoryTypeHost,::cudaMemoryTypeDevice or::cudaMemoryTypeManaged. */
+  /** The type of memory - cudaMemoryTypeUnregistered, cudaMemoryTypeHost, cudaMemoryTypeDevice or cudaMemoryTypeManaged. */
   get type(): E.cudaMemoryType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaMemoryType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.cudaMemoryType) {
     W.i32(this._dv, this._o + 0, v, 'cudaPointerAttributes.type');
   }
-  /** The device against which the memory was allocated or registered. If the memory type is::cudaMemoryTypeDevice then this identifies the device on which the memory referred physically resides. If the memory type is::cudaMemoryTypeHost or::cudaMemoryTypeManaged then this identifies the device which was current when the memory was allocated or registered (and if that device is deinitialized then this allocation will vanish with that device's state). */
+  /** The device against which the memory was allocated or registered. If the memory type is cudaMemoryTypeDevice then this identifies the device on which the memory referred physically resides. If the memory type is cudaMemoryTypeHost or cudaMemoryTypeManaged then this identifies the device which was current when the memory was allocated or registered (and if that device is deinitialized then this allocation will vanish with that device's state). */
   get device(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `device` into the struct's bytes. */
   set device(v: number) {
     W.i32(this._dv, this._o + 4, v, 'cudaPointerAttributes.device');
   }
@@ -3932,13 +4706,15 @@ export class cudaPointerAttributes extends CStruct {
   get devicePointer(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `devicePointer` into the struct's bytes. */
   set devicePointer(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'cudaPointerAttributes.devicePointer', 'devicePointer');
   }
-  /** The address which may be dereferenced on the host to access the memory or NULL if no such address exists. */
+  /** The address which may be dereferenced on the host to access the memory or NULL if no such address exists. Note: CUDA doesn't check if unregistered memory is allocated so this field may contain invalid pointer if an invalid pointer has been passed to CUDA. */
   get hostPointer(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `hostPointer` into the struct's bytes. */
   set hostPointer(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'cudaPointerAttributes.hostPointer', 'hostPointer');
   }
@@ -3946,22 +4722,29 @@ export class cudaPointerAttributes extends CStruct {
   get reserved(): bigint[] {
     return Array.from({ length: 8 }, (_, i) => this._dv.getBigInt64(this._o + 24 + i * 8, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (bigint | number)[]) {
     setArray(this, 8, v, 'cudaPointerAttributes.reserved', (i, x, n) => W.i64(this._dv, this._o + 24 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new cudaPointerAttributes({...})`. */
 export interface cudaPointerAttributesInit {
+  /** The type of memory - cudaMemoryTypeUnregistered, cudaMemoryTypeHost, cudaMemoryTypeDevice or cudaMemoryTypeManaged. */
   type?: E.cudaMemoryType;
+  /** The device against which the memory was allocated or registered. If the memory type is cudaMemoryTypeDevice then this identifies the device on which the memory referred physically resides. If the memory type is cudaMemoryTypeHost or cudaMemoryTypeManaged then this identifies the device which was current when the memory was allocated or registered (and if that device is deinitialized then this allocation will vanish with that device's state). */
   device?: number;
+  /** The address which may be dereferenced on the current device to access the memory or NULL if no such address exists. */
   devicePointer?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** The address which may be dereferenced on the host to access the memory or NULL if no such address exists. Note: CUDA doesn't check if unregistered memory is allocated so this field may contain invalid pointer if an invalid pointer has been passed to CUDA. */
   hostPointer?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Must be zero */
   reserved?: (bigint | number)[];
 }
 
 /** CUDA function attributes */
 // struct cudaFuncAttributes — driver_types.h:1661
 export class cudaFuncAttributes extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaFuncAttributes","path":"","size":144,"align":8,"union":false,"fields":{"sharedSizeBytes":{"offset":0,"size":8},"constSizeBytes":{"offset":8,"size":8},"localSizeBytes":{"offset":16,"size":8},"maxThreadsPerBlock":{"offset":24,"size":4},"numRegs":{"offset":28,"size":4},"ptxVersion":{"offset":32,"size":4},"binaryVersion":{"offset":36,"size":4},"cacheModeCA":{"offset":40,"size":4},"maxDynamicSharedSizeBytes":{"offset":44,"size":4},"preferredShmemCarveout":{"offset":48,"size":4},"clusterDimMustBeSet":{"offset":52,"size":4},"requiredClusterWidth":{"offset":56,"size":4},"requiredClusterHeight":{"offset":60,"size":4},"requiredClusterDepth":{"offset":64,"size":4},"clusterSchedulingPolicyPreference":{"offset":68,"size":4},"nonPortableClusterSizeAllowed":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}});
   }
@@ -3982,6 +4765,7 @@ export class cudaFuncAttributes extends CStruct {
   get sharedSizeBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `sharedSizeBytes` into the struct's bytes. */
   set sharedSizeBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaFuncAttributes.sharedSizeBytes');
   }
@@ -3989,6 +4773,7 @@ export class cudaFuncAttributes extends CStruct {
   get constSizeBytes(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `constSizeBytes` into the struct's bytes. */
   set constSizeBytes(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaFuncAttributes.constSizeBytes');
   }
@@ -3996,6 +4781,7 @@ export class cudaFuncAttributes extends CStruct {
   get localSizeBytes(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `localSizeBytes` into the struct's bytes. */
   set localSizeBytes(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaFuncAttributes.localSizeBytes');
   }
@@ -4003,6 +4789,7 @@ export class cudaFuncAttributes extends CStruct {
   get maxThreadsPerBlock(): number {
     return this._dv.getInt32(this._o + 24, true);
   }
+  /** Writes `maxThreadsPerBlock` into the struct's bytes. */
   set maxThreadsPerBlock(v: number) {
     W.i32(this._dv, this._o + 24, v, 'cudaFuncAttributes.maxThreadsPerBlock');
   }
@@ -4010,6 +4797,7 @@ export class cudaFuncAttributes extends CStruct {
   get numRegs(): number {
     return this._dv.getInt32(this._o + 28, true);
   }
+  /** Writes `numRegs` into the struct's bytes. */
   set numRegs(v: number) {
     W.i32(this._dv, this._o + 28, v, 'cudaFuncAttributes.numRegs');
   }
@@ -4017,6 +4805,7 @@ export class cudaFuncAttributes extends CStruct {
   get ptxVersion(): number {
     return this._dv.getInt32(this._o + 32, true);
   }
+  /** Writes `ptxVersion` into the struct's bytes. */
   set ptxVersion(v: number) {
     W.i32(this._dv, this._o + 32, v, 'cudaFuncAttributes.ptxVersion');
   }
@@ -4024,6 +4813,7 @@ export class cudaFuncAttributes extends CStruct {
   get binaryVersion(): number {
     return this._dv.getInt32(this._o + 36, true);
   }
+  /** Writes `binaryVersion` into the struct's bytes. */
   set binaryVersion(v: number) {
     W.i32(this._dv, this._o + 36, v, 'cudaFuncAttributes.binaryVersion');
   }
@@ -4031,6 +4821,7 @@ export class cudaFuncAttributes extends CStruct {
   get cacheModeCA(): number {
     return this._dv.getInt32(this._o + 40, true);
   }
+  /** Writes `cacheModeCA` into the struct's bytes. */
   set cacheModeCA(v: number) {
     W.i32(this._dv, this._o + 40, v, 'cudaFuncAttributes.cacheModeCA');
   }
@@ -4038,13 +4829,15 @@ export class cudaFuncAttributes extends CStruct {
   get maxDynamicSharedSizeBytes(): number {
     return this._dv.getInt32(this._o + 44, true);
   }
+  /** Writes `maxDynamicSharedSizeBytes` into the struct's bytes. */
   set maxDynamicSharedSizeBytes(v: number) {
     W.i32(this._dv, this._o + 44, v, 'cudaFuncAttributes.maxDynamicSharedSizeBytes');
   }
-  /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the maximum shared memory. Refer to::cudaDevAttrMaxSharedMemoryPerMultiprocessor. This is only a hint, and the driver can choose a different ratio if required to execute the function. See::cudaFuncSetAttribute */
+  /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the maximum shared memory. Refer to cudaDevAttrMaxSharedMemoryPerMultiprocessor. This is only a hint, and the driver can choose a different ratio if required to execute the function. See cudaFuncSetAttribute */
   get preferredShmemCarveout(): number {
     return this._dv.getInt32(this._o + 48, true);
   }
+  /** Writes `preferredShmemCarveout` into the struct's bytes. */
   set preferredShmemCarveout(v: number) {
     W.i32(this._dv, this._o + 48, v, 'cudaFuncAttributes.preferredShmemCarveout');
   }
@@ -4052,39 +4845,47 @@ export class cudaFuncAttributes extends CStruct {
   get clusterDimMustBeSet(): number {
     return this._dv.getInt32(this._o + 52, true);
   }
+  /** Writes `clusterDimMustBeSet` into the struct's bytes. */
   set clusterDimMustBeSet(v: number) {
     W.i32(this._dv, this._o + 52, v, 'cudaFuncAttributes.clusterDimMustBeSet');
   }
-  /** The required cluster width/height/depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return cudaErrorNotPermitted. See::cudaFuncSetAttribute */
+  /** The required cluster width/height/depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return cudaErrorNotPermitted. See cudaFuncSetAttribute */
   get requiredClusterWidth(): number {
     return this._dv.getInt32(this._o + 56, true);
   }
+  /** Writes `requiredClusterWidth` into the struct's bytes. */
   set requiredClusterWidth(v: number) {
     W.i32(this._dv, this._o + 56, v, 'cudaFuncAttributes.requiredClusterWidth');
   }
+  /** `int requiredClusterHeight`, of `struct cudaFuncAttributes` (no description in the header). */
   get requiredClusterHeight(): number {
     return this._dv.getInt32(this._o + 60, true);
   }
+  /** Writes `requiredClusterHeight` into the struct's bytes. */
   set requiredClusterHeight(v: number) {
     W.i32(this._dv, this._o + 60, v, 'cudaFuncAttributes.requiredClusterHeight');
   }
+  /** `int requiredClusterDepth`, of `struct cudaFuncAttributes` (no description in the header). */
   get requiredClusterDepth(): number {
     return this._dv.getInt32(this._o + 64, true);
   }
+  /** Writes `requiredClusterDepth` into the struct's bytes. */
   set requiredClusterDepth(v: number) {
     W.i32(this._dv, this._o + 64, v, 'cudaFuncAttributes.requiredClusterDepth');
   }
-  /** The block scheduling policy of a function. See::cudaFuncSetAttribute */
+  /** The block scheduling policy of a function. See cudaFuncSetAttribute */
   get clusterSchedulingPolicyPreference(): number {
     return this._dv.getInt32(this._o + 68, true);
   }
+  /** Writes `clusterSchedulingPolicyPreference` into the struct's bytes. */
   set clusterSchedulingPolicyPreference(v: number) {
     W.i32(this._dv, this._o + 68, v, 'cudaFuncAttributes.clusterSchedulingPolicyPreference');
   }
-  /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides::cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See::cudaFuncSetAttribute */
+  /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See cudaFuncSetAttribute */
   get nonPortableClusterSizeAllowed(): number {
     return this._dv.getInt32(this._o + 72, true);
   }
+  /** Writes `nonPortableClusterSizeAllowed` into the struct's bytes. */
   set nonPortableClusterSizeAllowed(v: number) {
     W.i32(this._dv, this._o + 72, v, 'cudaFuncAttributes.nonPortableClusterSizeAllowed');
   }
@@ -4092,34 +4893,53 @@ export class cudaFuncAttributes extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getInt32(this._o + 76 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'cudaFuncAttributes.reserved', (i, x, n) => W.i32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaFuncAttributes({...})`. */
 export interface cudaFuncAttributesInit {
+  /** The size in bytes of statically-allocated shared memory per block required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime. */
   sharedSizeBytes?: number | bigint;
+  /** The size in bytes of user-allocated constant memory required by this function. */
   constSizeBytes?: number | bigint;
+  /** The size in bytes of local memory used by each thread of this function. */
   localSizeBytes?: number | bigint;
+  /** The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded. */
   maxThreadsPerBlock?: number;
+  /** The number of registers used by each thread of this function. */
   numRegs?: number;
+  /** The PTX virtual architecture version for which the function was compiled. This value is the major PTX version * 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13. */
   ptxVersion?: number;
+  /** The binary architecture version for which the function was compiled. This value is the major binary version * 10 + the minor binary version, so a binary version 1.3 function would return the value 13. */
   binaryVersion?: number;
+  /** The attribute to indicate whether the function has been compiled with user specified option "-Xptxas --dlcm=ca" set. */
   cacheModeCA?: number;
+  /** The maximum size in bytes of dynamic shared memory per block for this function. Any launch must have a dynamic shared memory size smaller than this value. */
   maxDynamicSharedSizeBytes?: number;
+  /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the maximum shared memory. Refer to cudaDevAttrMaxSharedMemoryPerMultiprocessor. This is only a hint, and the driver can choose a different ratio if required to execute the function. See cudaFuncSetAttribute */
   preferredShmemCarveout?: number;
+  /** If this attribute is set, the kernel must launch with a valid cluster dimension specified. */
   clusterDimMustBeSet?: number;
+  /** The required cluster width/height/depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return cudaErrorNotPermitted. See cudaFuncSetAttribute */
   requiredClusterWidth?: number;
+  /** `int requiredClusterHeight`, of `struct cudaFuncAttributes` (no description in the header). */
   requiredClusterHeight?: number;
+  /** `int requiredClusterDepth`, of `struct cudaFuncAttributes` (no description in the header). */
   requiredClusterDepth?: number;
+  /** The block scheduling policy of a function. See cudaFuncSetAttribute */
   clusterSchedulingPolicyPreference?: number;
+  /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See cudaFuncSetAttribute */
   nonPortableClusterSizeAllowed?: number;
+  /** Reserved for future use. */
   reserved?: (number)[];
 }
 
-/** Specifies a memory location. To specify a gpu, set type =::cudaMemLocationTypeDevice and set id = the gpu's device ordinal. To specify a cpu NUMA node, set type =::cudaMemLocationTypeHostNuma and set id = host NUMA node id. */
+/** Specifies a memory location. To specify a gpu, set type = cudaMemLocationTypeDevice and set id = the gpu's device ordinal. To specify a cpu NUMA node, set type = cudaMemLocationTypeHostNuma and set id = host NUMA node id. */
 // struct cudaMemLocation — driver_types.h:2147
 export class cudaMemLocation extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemLocation","path":"","size":8,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"id":{"offset":4,"size":4}}});
   }
@@ -4140,26 +4960,31 @@ export class cudaMemLocation extends CStruct {
   get type(): E.cudaMemLocationType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaMemLocationType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.cudaMemLocationType) {
     W.i32(this._dv, this._o + 0, v, 'cudaMemLocation.type');
   }
-  /** identifier for a given this location's::CUmemLocationType. */
+  /** identifier for a given this location's CUmemLocationType. */
   get id(): number {
     return this._dv.getInt32(this._o + 4, true);
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: number) {
     W.i32(this._dv, this._o + 4, v, 'cudaMemLocation.id');
   }
 }
 /** Fields accepted by `new cudaMemLocation({...})`. */
 export interface cudaMemLocationInit {
+  /** Specifies the location type, which modifies the meaning of id. */
   type?: E.cudaMemLocationType;
+  /** identifier for a given this location's CUmemLocationType. */
   id?: number;
 }
 
 /** Memory access descriptor */
 // struct cudaMemAccessDesc — driver_types.h:2164
 export class cudaMemAccessDesc extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemAccessDesc","path":"","size":12,"align":4,"union":false,"fields":{"location":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}});
   }
@@ -4181,26 +5006,31 @@ export class cudaMemAccessDesc extends CStruct {
   get location(): cudaMemLocation {
     return (this._n_location ??= nestedView(this, cudaMemLocation, 0, 8, 'location'));
   }
+  /** Writes `location` into the struct's bytes. */
   set location(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.location, v, cudaMemLocation, 'cudaMemAccessDesc.location');
   }
-  /** ::CUmemProt accessibility flags to set on the request */
+  /** CUmemProt accessibility flags to set on the request */
   get flags(): E.cudaMemAccessFlags {
     return this._dv.getInt32(this._o + 8, true) as E.cudaMemAccessFlags;
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: E.cudaMemAccessFlags) {
     W.i32(this._dv, this._o + 8, v, 'cudaMemAccessDesc.flags');
   }
 }
 /** Fields accepted by `new cudaMemAccessDesc({...})`. */
 export interface cudaMemAccessDescInit {
+  /** Location on which the request is to change it's accessibility */
   location?: cudaMemLocation | cudaMemLocationInit;
+  /** CUmemProt accessibility flags to set on the request */
   flags?: E.cudaMemAccessFlags;
 }
 
 /** Specifies the properties of allocations made from the pool. */
 // struct cudaMemPoolProps — driver_types.h:2204
 export class cudaMemPoolProps extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemPoolProps","path":"","size":88,"align":8,"union":false,"fields":{"allocType":{"offset":0,"size":4},"handleTypes":{"offset":4,"size":4},"location":{"offset":8,"size":8},"win32SecurityAttributes":{"offset":16,"size":8},"maxSize":{"offset":24,"size":8},"usage":{"offset":32,"size":2},"reserved":{"offset":34,"size":54}}});
   }
@@ -4221,6 +5051,7 @@ export class cudaMemPoolProps extends CStruct {
   get allocType(): E.cudaMemAllocationType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaMemAllocationType;
   }
+  /** Writes `allocType` into the struct's bytes. */
   set allocType(v: E.cudaMemAllocationType) {
     W.i32(this._dv, this._o + 0, v, 'cudaMemPoolProps.allocType');
   }
@@ -4228,6 +5059,7 @@ export class cudaMemPoolProps extends CStruct {
   get handleTypes(): E.cudaMemAllocationHandleType {
     return this._dv.getInt32(this._o + 4, true) as E.cudaMemAllocationHandleType;
   }
+  /** Writes `handleTypes` into the struct's bytes. */
   set handleTypes(v: E.cudaMemAllocationHandleType) {
     W.i32(this._dv, this._o + 4, v, 'cudaMemPoolProps.handleTypes');
   }
@@ -4236,13 +5068,15 @@ export class cudaMemPoolProps extends CStruct {
   get location(): cudaMemLocation {
     return (this._n_location ??= nestedView(this, cudaMemLocation, 8, 8, 'location'));
   }
+  /** Writes `location` into the struct's bytes. */
   set location(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.location, v, cudaMemLocation, 'cudaMemPoolProps.location');
   }
-  /** Windows-specific LPSECURITYATTRIBUTES required when::cudaMemHandleTypeWin32 is specified. This security attribute defines the scope of which exported allocations may be tranferred to other processes. In all other cases, this field is required to be zero. */
+  /** Windows-specific LPSECURITYATTRIBUTES required when cudaMemHandleTypeWin32 is specified. This security attribute defines the scope of which exported allocations may be tranferred to other processes. In all other cases, this field is required to be zero. */
   get win32SecurityAttributes(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `win32SecurityAttributes` into the struct's bytes. */
   set win32SecurityAttributes(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'cudaMemPoolProps.win32SecurityAttributes', 'win32SecurityAttributes');
   }
@@ -4250,6 +5084,7 @@ export class cudaMemPoolProps extends CStruct {
   get maxSize(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `maxSize` into the struct's bytes. */
   set maxSize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaMemPoolProps.maxSize');
   }
@@ -4257,6 +5092,7 @@ export class cudaMemPoolProps extends CStruct {
   get usage(): number {
     return this._dv.getUint16(this._o + 32, true);
   }
+  /** Writes `usage` into the struct's bytes. */
   set usage(v: number) {
     W.u16(this._dv, this._o + 32, v, 'cudaMemPoolProps.usage');
   }
@@ -4264,24 +5100,33 @@ export class cudaMemPoolProps extends CStruct {
   get reserved(): Uint8Array {
     return this._u8.slice(34, 88);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 34, 54, v, 'cudaMemPoolProps.reserved');
   }
 }
 /** Fields accepted by `new cudaMemPoolProps({...})`. */
 export interface cudaMemPoolPropsInit {
+  /** Allocation type. Currently must be specified as cudaMemAllocationTypePinned */
   allocType?: E.cudaMemAllocationType;
+  /** Handle types that will be supported by allocations from the pool. */
   handleTypes?: E.cudaMemAllocationHandleType;
+  /** Location allocations should reside. */
   location?: cudaMemLocation | cudaMemLocationInit;
+  /** Windows-specific LPSECURITYATTRIBUTES required when cudaMemHandleTypeWin32 is specified. This security attribute defines the scope of which exported allocations may be tranferred to other processes. In all other cases, this field is required to be zero. */
   win32SecurityAttributes?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Maximum pool size. When set to 0, defaults to a system dependent value. */
   maxSize?: number | bigint;
+  /** Bitmask indicating intended usage for the pool. */
   usage?: number;
+  /** reserved for future use, must be 0 */
   reserved?: Uint8Array | number[];
 }
 
 /** Opaque data for exporting a pool allocation */
 // struct cudaMemPoolPtrExportData — driver_types.h:2223
 export class cudaMemPoolPtrExportData extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemPoolPtrExportData","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}});
   }
@@ -4298,21 +5143,25 @@ export class cudaMemPoolPtrExportData extends CStruct {
     super(64, mem, dv);
     this._init(init, cudaMemPoolPtrExportData.keys);
   }
+  /** `unsigned char reserved[64]`, of `struct cudaMemPoolPtrExportData` (no description in the header). */
   get reserved(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'cudaMemPoolPtrExportData.reserved');
   }
 }
 /** Fields accepted by `new cudaMemPoolPtrExportData({...})`. */
 export interface cudaMemPoolPtrExportDataInit {
+  /** `unsigned char reserved[64]`, of `struct cudaMemPoolPtrExportData` (no description in the header). */
   reserved?: Uint8Array | number[];
 }
 
 /** Memory allocation node parameters */
 // struct cudaMemAllocNodeParams — driver_types.h:2230
 export class cudaMemAllocNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemAllocNodeParams","path":"","size":120,"align":8,"union":false,"fields":{"poolProps":{"offset":0,"size":88},"accessDescs":{"offset":88,"size":8},"accessDescCount":{"offset":96,"size":8},"bytesize":{"offset":104,"size":8},"dptr":{"offset":112,"size":8}}});
   }
@@ -4334,6 +5183,7 @@ export class cudaMemAllocNodeParams extends CStruct {
   get poolProps(): cudaMemPoolProps {
     return (this._n_poolProps ??= nestedView(this, cudaMemPoolProps, 0, 88, 'poolProps'));
   }
+  /** Writes `poolProps` into the struct's bytes. */
   set poolProps(v: cudaMemPoolProps | cudaMemPoolPropsInit) {
     setNested(this.poolProps, v, cudaMemPoolProps, 'cudaMemAllocNodeParams.poolProps');
   }
@@ -4341,6 +5191,7 @@ export class cudaMemAllocNodeParams extends CStruct {
   get accessDescs(): bigint {
     return this._dv.getBigUint64(this._o + 88, true);
   }
+  /** Writes `accessDescs` into the struct's bytes. */
   set accessDescs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaMemAccessDesc | cudaMemAccessDescInit)[] | null) {
     setPointerArray(this, 88, v, 'cudaMemAllocNodeParams.accessDescs', 'accessDescs', 12, (dv, at, x, n) => packStruct(dv, at, x, cudaMemAccessDesc, n));
   }
@@ -4348,6 +5199,7 @@ export class cudaMemAllocNodeParams extends CStruct {
   get accessDescCount(): number {
     return readSize(this._dv, this._o + 96);
   }
+  /** Writes `accessDescCount` into the struct's bytes. */
   set accessDescCount(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'cudaMemAllocNodeParams.accessDescCount');
   }
@@ -4355,6 +5207,7 @@ export class cudaMemAllocNodeParams extends CStruct {
   get bytesize(): number {
     return readSize(this._dv, this._o + 104);
   }
+  /** Writes `bytesize` into the struct's bytes. */
   set bytesize(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'cudaMemAllocNodeParams.bytesize');
   }
@@ -4362,22 +5215,29 @@ export class cudaMemAllocNodeParams extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 112, true);
   }
+  /** Writes `dptr` into the struct's bytes. */
   set dptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 112, v, 'cudaMemAllocNodeParams.dptr', 'dptr');
   }
 }
 /** Fields accepted by `new cudaMemAllocNodeParams({...})`. */
 export interface cudaMemAllocNodeParamsInit {
+  /** in: array of memory access descriptors. Used to describe peer GPU access */
   poolProps?: cudaMemPoolProps | cudaMemPoolPropsInit;
+  /** in: number of memory access descriptors. Must not exceed the number of GPUs. */
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaMemAccessDesc | cudaMemAccessDescInit)[] | null;
+  /** in: Number of `accessDescs`s */
   accessDescCount?: number | bigint;
+  /** in: size in bytes of the requested allocation */
   bytesize?: number | bigint;
+  /** out: address of the allocation returned by CUDA */
   dptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** Memory allocation node parameters */
 // struct cudaMemAllocNodeParamsV2 — driver_types.h:2245
 export class cudaMemAllocNodeParamsV2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemAllocNodeParamsV2","path":"","size":120,"align":8,"union":false,"fields":{"poolProps":{"offset":0,"size":88},"accessDescs":{"offset":88,"size":8},"accessDescCount":{"offset":96,"size":8},"bytesize":{"offset":104,"size":8},"dptr":{"offset":112,"size":8}}});
   }
@@ -4399,6 +5259,7 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
   get poolProps(): cudaMemPoolProps {
     return (this._n_poolProps ??= nestedView(this, cudaMemPoolProps, 0, 88, 'poolProps'));
   }
+  /** Writes `poolProps` into the struct's bytes. */
   set poolProps(v: cudaMemPoolProps | cudaMemPoolPropsInit) {
     setNested(this.poolProps, v, cudaMemPoolProps, 'cudaMemAllocNodeParamsV2.poolProps');
   }
@@ -4406,6 +5267,7 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
   get accessDescs(): bigint {
     return this._dv.getBigUint64(this._o + 88, true);
   }
+  /** Writes `accessDescs` into the struct's bytes. */
   set accessDescs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaMemAccessDesc | cudaMemAccessDescInit)[] | null) {
     setPointerArray(this, 88, v, 'cudaMemAllocNodeParamsV2.accessDescs', 'accessDescs', 12, (dv, at, x, n) => packStruct(dv, at, x, cudaMemAccessDesc, n));
   }
@@ -4413,6 +5275,7 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
   get accessDescCount(): number {
     return readSize(this._dv, this._o + 96);
   }
+  /** Writes `accessDescCount` into the struct's bytes. */
   set accessDescCount(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'cudaMemAllocNodeParamsV2.accessDescCount');
   }
@@ -4420,6 +5283,7 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
   get bytesize(): number {
     return readSize(this._dv, this._o + 104);
   }
+  /** Writes `bytesize` into the struct's bytes. */
   set bytesize(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'cudaMemAllocNodeParamsV2.bytesize');
   }
@@ -4427,22 +5291,29 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 112, true);
   }
+  /** Writes `dptr` into the struct's bytes. */
   set dptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 112, v, 'cudaMemAllocNodeParamsV2.dptr', 'dptr');
   }
 }
 /** Fields accepted by `new cudaMemAllocNodeParamsV2({...})`. */
 export interface cudaMemAllocNodeParamsV2Init {
+  /** in: array of memory access descriptors. Used to describe peer GPU access */
   poolProps?: cudaMemPoolProps | cudaMemPoolPropsInit;
+  /** in: number of memory access descriptors. Must not exceed the number of GPUs. */
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaMemAccessDesc | cudaMemAccessDescInit)[] | null;
+  /** in: Number of `accessDescs`s */
   accessDescCount?: number | bigint;
+  /** in: size in bytes of the requested allocation */
   bytesize?: number | bigint;
+  /** out: address of the allocation returned by CUDA */
   dptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** Memory free node parameters */
 // struct cudaMemFreeNodeParams — driver_types.h:2260
 export class cudaMemFreeNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemFreeNodeParams","path":"","size":8,"align":8,"union":false,"fields":{"dptr":{"offset":0,"size":8}}});
   }
@@ -4463,18 +5334,21 @@ export class cudaMemFreeNodeParams extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `dptr` into the struct's bytes. */
   set dptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaMemFreeNodeParams.dptr', 'dptr');
   }
 }
 /** Fields accepted by `new cudaMemFreeNodeParams({...})`. */
 export interface cudaMemFreeNodeParamsInit {
+  /** in: the pointer to free */
   dptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Attributes specific to copies within a batch. For more details on usage see::cudaMemcpyBatchAsync. */
+/** Attributes specific to copies within a batch. For more details on usage see cudaMemcpyBatchAsync. */
 // struct cudaMemcpyAttributes — driver_types.h:2345
 export class cudaMemcpyAttributes extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemcpyAttributes","path":"","size":24,"align":4,"union":false,"fields":{"srcAccessOrder":{"offset":0,"size":4},"srcLocHint":{"offset":4,"size":8},"dstLocHint":{"offset":12,"size":8},"flags":{"offset":20,"size":4}}});
   }
@@ -4495,6 +5369,7 @@ export class cudaMemcpyAttributes extends CStruct {
   get srcAccessOrder(): E.cudaMemcpySrcAccessOrder {
     return this._dv.getInt32(this._o + 0, true) as E.cudaMemcpySrcAccessOrder;
   }
+  /** Writes `srcAccessOrder` into the struct's bytes. */
   set srcAccessOrder(v: E.cudaMemcpySrcAccessOrder) {
     W.i32(this._dv, this._o + 0, v, 'cudaMemcpyAttributes.srcAccessOrder');
   }
@@ -4503,6 +5378,7 @@ export class cudaMemcpyAttributes extends CStruct {
   get srcLocHint(): cudaMemLocation {
     return (this._n_srcLocHint ??= nestedView(this, cudaMemLocation, 4, 8, 'srcLocHint'));
   }
+  /** Writes `srcLocHint` into the struct's bytes. */
   set srcLocHint(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.srcLocHint, v, cudaMemLocation, 'cudaMemcpyAttributes.srcLocHint');
   }
@@ -4511,28 +5387,35 @@ export class cudaMemcpyAttributes extends CStruct {
   get dstLocHint(): cudaMemLocation {
     return (this._n_dstLocHint ??= nestedView(this, cudaMemLocation, 12, 8, 'dstLocHint'));
   }
+  /** Writes `dstLocHint` into the struct's bytes. */
   set dstLocHint(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.dstLocHint, v, cudaMemLocation, 'cudaMemcpyAttributes.dstLocHint');
   }
-  /** Additional flags for copies with this attribute. See::cudaMemcpyFlags. */
+  /** Additional flags for copies with this attribute. See cudaMemcpyFlags. */
   get flags(): number {
     return this._dv.getUint32(this._o + 20, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 20, v, 'cudaMemcpyAttributes.flags');
   }
 }
 /** Fields accepted by `new cudaMemcpyAttributes({...})`. */
 export interface cudaMemcpyAttributesInit {
+  /** Source access ordering to be observed for copies with this attribute. */
   srcAccessOrder?: E.cudaMemcpySrcAccessOrder;
+  /** Hint location for the source operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   srcLocHint?: cudaMemLocation | cudaMemLocationInit;
+  /** Hint location for the destination operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   dstLocHint?: cudaMemLocation | cudaMemLocationInit;
+  /** Additional flags for copies with this attribute. See cudaMemcpyFlags. */
   flags?: number;
 }
 
-/** Struct representing offset into a::cudaArray_t in elements */
+/** Struct representing offset into a cudaArray_t in elements */
 // struct cudaOffset3D — driver_types.h:2364
 export class cudaOffset3D extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaOffset3D","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}});
   }
@@ -4549,35 +5432,45 @@ export class cudaOffset3D extends CStruct {
     super(24, mem, dv);
     this._init(init, cudaOffset3D.keys);
   }
+  /** `size_t x`, of `struct cudaOffset3D` (no description in the header). */
   get x(): number {
     return readSize(this._dv, this._o + 0);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaOffset3D.x');
   }
+  /** `size_t y`, of `struct cudaOffset3D` (no description in the header). */
   get y(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaOffset3D.y');
   }
+  /** `size_t z`, of `struct cudaOffset3D` (no description in the header). */
   get z(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaOffset3D.z');
   }
 }
 /** Fields accepted by `new cudaOffset3D({...})`. */
 export interface cudaOffset3DInit {
+  /** `size_t x`, of `struct cudaOffset3D` (no description in the header). */
   x?: number | bigint;
+  /** `size_t y`, of `struct cudaOffset3D` (no description in the header). */
   y?: number | bigint;
+  /** `size_t z`, of `struct cudaOffset3D` (no description in the header). */
   z?: number | bigint;
 }
 
-/** Struct representing an operand for copy with::cudaMemcpy3DBatchAsync */
+/** Struct representing an operand for copy with cudaMemcpy3DBatchAsync */
 // struct cudaMemcpy3DOperand — driver_types.h:2373
 export class cudaMemcpy3DOperand extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemcpy3DOperand","path":"","size":40,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"op":{"offset":8,"size":32}}});
   }
@@ -4594,29 +5487,36 @@ export class cudaMemcpy3DOperand extends CStruct {
     super(40, mem, dv);
     this._init(init, cudaMemcpy3DOperand.keys);
   }
+  /** `enum cudaMemcpy3DOperandType type`, of `struct cudaMemcpy3DOperand` (no description in the header). */
   get type(): E.cudaMemcpy3DOperandType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaMemcpy3DOperandType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.cudaMemcpy3DOperandType) {
     W.i32(this._dv, this._o + 0, v, 'cudaMemcpy3DOperand.type');
   }
   private _n_op?: cudaMemcpy3DOperand_op;
+  /** `union cudaMemcpy3DOperand_op op`, of `struct cudaMemcpy3DOperand` (no description in the header). */
   get op(): cudaMemcpy3DOperand_op {
     return (this._n_op ??= nestedView(this, cudaMemcpy3DOperand_op, 8, 32, 'op'));
   }
+  /** Writes `op` into the struct's bytes. */
   set op(v: cudaMemcpy3DOperand_op | cudaMemcpy3DOperand_opInit) {
     setNested(this.op, v, cudaMemcpy3DOperand_op, 'cudaMemcpy3DOperand.op');
   }
 }
 /** Fields accepted by `new cudaMemcpy3DOperand({...})`. */
 export interface cudaMemcpy3DOperandInit {
+  /** `enum cudaMemcpy3DOperandType type`, of `struct cudaMemcpy3DOperand` (no description in the header). */
   type?: E.cudaMemcpy3DOperandType;
+  /** `union cudaMemcpy3DOperand_op op`, of `struct cudaMemcpy3DOperand` (no description in the header). */
   op?: cudaMemcpy3DOperand_op | cudaMemcpy3DOperand_opInit;
 }
 
 /** union op in struct cudaMemcpy3DOperand */
 // member op of struct cudaMemcpy3DOperand — driver_types.h:2375
 export class cudaMemcpy3DOperand_op extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemcpy3DOperand","path":"op","size":32,"align":8,"union":true,"fields":{"ptr":{"offset":0,"size":32},"array":{"offset":0,"size":32}}});
   }
@@ -4634,29 +5534,36 @@ export class cudaMemcpy3DOperand_op extends CStruct {
     this._init(init, cudaMemcpy3DOperand_op.keys);
   }
   private _n_ptr?: cudaMemcpy3DOperand_op_ptr;
+  /** `struct cudaMemcpy3DOperand_op_ptr ptr`, of `union op in struct cudaMemcpy3DOperand` (no description in the header). */
   get ptr(): cudaMemcpy3DOperand_op_ptr {
     return (this._n_ptr ??= nestedView(this, cudaMemcpy3DOperand_op_ptr, 0, 32, 'ptr'));
   }
+  /** Writes `ptr` into the struct's bytes. */
   set ptr(v: cudaMemcpy3DOperand_op_ptr | cudaMemcpy3DOperand_op_ptrInit) {
     setNested(this.ptr, v, cudaMemcpy3DOperand_op_ptr, 'cudaMemcpy3DOperand_op.ptr');
   }
   private _n_array?: cudaMemcpy3DOperand_op_array;
+  /** `struct cudaMemcpy3DOperand_op_array array`, of `union op in struct cudaMemcpy3DOperand` (no description in the header). */
   get array(): cudaMemcpy3DOperand_op_array {
     return (this._n_array ??= nestedView(this, cudaMemcpy3DOperand_op_array, 0, 32, 'array'));
   }
+  /** Writes `array` into the struct's bytes. */
   set array(v: cudaMemcpy3DOperand_op_array | cudaMemcpy3DOperand_op_arrayInit) {
     setNested(this.array, v, cudaMemcpy3DOperand_op_array, 'cudaMemcpy3DOperand_op.array');
   }
 }
 /** Fields accepted by `new cudaMemcpy3DOperand_op({...})`. */
 export interface cudaMemcpy3DOperand_opInit {
+  /** `struct cudaMemcpy3DOperand_op_ptr ptr`, of `union op in struct cudaMemcpy3DOperand` (no description in the header). */
   ptr?: cudaMemcpy3DOperand_op_ptr | cudaMemcpy3DOperand_op_ptrInit;
+  /** `struct cudaMemcpy3DOperand_op_array array`, of `union op in struct cudaMemcpy3DOperand` (no description in the header). */
   array?: cudaMemcpy3DOperand_op_array | cudaMemcpy3DOperand_op_arrayInit;
 }
 
-/** Struct representing an operand when::cudaMemcpy3DOperand::type is::cudaMemcpyOperandTypePointer */
+/** Struct representing an operand when cudaMemcpy3DOperand.type is cudaMemcpyOperandTypePointer */
 // member op.ptr of struct cudaMemcpy3DOperand — driver_types.h:2379
 export class cudaMemcpy3DOperand_op_ptr extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemcpy3DOperand","path":"op.ptr","size":32,"align":8,"union":false,"fields":{"ptr":{"offset":0,"size":8},"rowLength":{"offset":8,"size":8},"layerHeight":{"offset":16,"size":8},"locHint":{"offset":24,"size":8}}});
   }
@@ -4673,9 +5580,11 @@ export class cudaMemcpy3DOperand_op_ptr extends CStruct {
     super(32, mem, dv);
     this._init(init, cudaMemcpy3DOperand_op_ptr.keys);
   }
+  /** `void * ptr`, of `struct op.ptr in struct cudaMemcpy3DOperand` (no description in the header). */
   get ptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `ptr` into the struct's bytes. */
   set ptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaMemcpy3DOperand_op_ptr.ptr', 'ptr');
   }
@@ -4683,6 +5592,7 @@ export class cudaMemcpy3DOperand_op_ptr extends CStruct {
   get rowLength(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `rowLength` into the struct's bytes. */
   set rowLength(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaMemcpy3DOperand_op_ptr.rowLength');
   }
@@ -4690,6 +5600,7 @@ export class cudaMemcpy3DOperand_op_ptr extends CStruct {
   get layerHeight(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `layerHeight` into the struct's bytes. */
   set layerHeight(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaMemcpy3DOperand_op_ptr.layerHeight');
   }
@@ -4698,21 +5609,27 @@ export class cudaMemcpy3DOperand_op_ptr extends CStruct {
   get locHint(): cudaMemLocation {
     return (this._n_locHint ??= nestedView(this, cudaMemLocation, 24, 8, 'locHint'));
   }
+  /** Writes `locHint` into the struct's bytes. */
   set locHint(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.locHint, v, cudaMemLocation, 'cudaMemcpy3DOperand_op_ptr.locHint');
   }
 }
 /** Fields accepted by `new cudaMemcpy3DOperand_op_ptr({...})`. */
 export interface cudaMemcpy3DOperand_op_ptrInit {
+  /** `void * ptr`, of `struct op.ptr in struct cudaMemcpy3DOperand` (no description in the header). */
   ptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Length of each row in elements. */
   rowLength?: number | bigint;
+  /** Height of each layer in elements. */
   layerHeight?: number | bigint;
+  /** Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   locHint?: cudaMemLocation | cudaMemLocationInit;
 }
 
-/** Struct representing an operand when::cudaMemcpy3DOperand::type is::cudaMemcpyOperandTypeArray */
+/** Struct representing an operand when cudaMemcpy3DOperand.type is cudaMemcpyOperandTypeArray */
 // member op.array of struct cudaMemcpy3DOperand — driver_types.h:2389
 export class cudaMemcpy3DOperand_op_array extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemcpy3DOperand","path":"op.array","size":32,"align":8,"union":false,"fields":{"array":{"offset":0,"size":8},"offset":{"offset":8,"size":24}}});
   }
@@ -4729,29 +5646,36 @@ export class cudaMemcpy3DOperand_op_array extends CStruct {
     super(32, mem, dv);
     this._init(init, cudaMemcpy3DOperand_op_array.keys);
   }
+  /** `cudaArray_t array`, of `struct op.array in struct cudaMemcpy3DOperand` (no description in the header). */
   get array(): H.cudaArray_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaArray_t;
   }
+  /** Writes `array` into the struct's bytes. */
   set array(v: H.cudaArray_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaMemcpy3DOperand_op_array.array');
   }
   private _n_offset?: cudaOffset3D;
+  /** `struct cudaOffset3D offset`, of `struct op.array in struct cudaMemcpy3DOperand` (no description in the header). */
   get offset(): cudaOffset3D {
     return (this._n_offset ??= nestedView(this, cudaOffset3D, 8, 24, 'offset'));
   }
+  /** Writes `offset` into the struct's bytes. */
   set offset(v: cudaOffset3D | cudaOffset3DInit) {
     setNested(this.offset, v, cudaOffset3D, 'cudaMemcpy3DOperand_op_array.offset');
   }
 }
 /** Fields accepted by `new cudaMemcpy3DOperand_op_array({...})`. */
 export interface cudaMemcpy3DOperand_op_arrayInit {
+  /** `cudaArray_t array`, of `struct op.array in struct cudaMemcpy3DOperand` (no description in the header). */
   array?: H.cudaArray_t | null;
+  /** `struct cudaOffset3D offset`, of `struct op.array in struct cudaMemcpy3DOperand` (no description in the header). */
   offset?: cudaOffset3D | cudaOffset3DInit;
 }
 
 /** struct cudaMemcpy3DBatchOp */
 // struct cudaMemcpy3DBatchOp — driver_types.h:2396
 export class cudaMemcpy3DBatchOp extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemcpy3DBatchOp","path":"","size":112,"align":8,"union":false,"fields":{"src":{"offset":0,"size":40},"dst":{"offset":40,"size":40},"extent":{"offset":80,"size":24},"srcAccessOrder":{"offset":104,"size":4},"flags":{"offset":108,"size":4}}});
   }
@@ -4773,6 +5697,7 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   get src(): cudaMemcpy3DOperand {
     return (this._n_src ??= nestedView(this, cudaMemcpy3DOperand, 0, 40, 'src'));
   }
+  /** Writes `src` into the struct's bytes. */
   set src(v: cudaMemcpy3DOperand | cudaMemcpy3DOperandInit) {
     setNested(this.src, v, cudaMemcpy3DOperand, 'cudaMemcpy3DBatchOp.src');
   }
@@ -4781,6 +5706,7 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   get dst(): cudaMemcpy3DOperand {
     return (this._n_dst ??= nestedView(this, cudaMemcpy3DOperand, 40, 40, 'dst'));
   }
+  /** Writes `dst` into the struct's bytes. */
   set dst(v: cudaMemcpy3DOperand | cudaMemcpy3DOperandInit) {
     setNested(this.dst, v, cudaMemcpy3DOperand, 'cudaMemcpy3DBatchOp.dst');
   }
@@ -4789,6 +5715,7 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   get extent(): cudaExtent {
     return (this._n_extent ??= nestedView(this, cudaExtent, 80, 24, 'extent'));
   }
+  /** Writes `extent` into the struct's bytes. */
   set extent(v: cudaExtent | cudaExtentInit) {
     setNested(this.extent, v, cudaExtent, 'cudaMemcpy3DBatchOp.extent');
   }
@@ -4796,29 +5723,37 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   get srcAccessOrder(): E.cudaMemcpySrcAccessOrder {
     return this._dv.getInt32(this._o + 104, true) as E.cudaMemcpySrcAccessOrder;
   }
+  /** Writes `srcAccessOrder` into the struct's bytes. */
   set srcAccessOrder(v: E.cudaMemcpySrcAccessOrder) {
     W.i32(this._dv, this._o + 104, v, 'cudaMemcpy3DBatchOp.srcAccessOrder');
   }
-  /** Additional flags for copy from src to dst. See::cudaMemcpyFlags. */
+  /** Additional flags for copy from src to dst. See cudaMemcpyFlags. */
   get flags(): number {
     return this._dv.getUint32(this._o + 108, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 108, v, 'cudaMemcpy3DBatchOp.flags');
   }
 }
 /** Fields accepted by `new cudaMemcpy3DBatchOp({...})`. */
 export interface cudaMemcpy3DBatchOpInit {
+  /** Source memcpy operand. */
   src?: cudaMemcpy3DOperand | cudaMemcpy3DOperandInit;
+  /** Destination memcpy operand. */
   dst?: cudaMemcpy3DOperand | cudaMemcpy3DOperandInit;
+  /** Extents of the memcpy between src and dst. The width, height and depth components must not be 0. */
   extent?: cudaExtent | cudaExtentInit;
+  /** Source access ordering to be observed for copy from src to dst. */
   srcAccessOrder?: E.cudaMemcpySrcAccessOrder;
+  /** Additional flags for copy from src to dst. See cudaMemcpyFlags. */
   flags?: number;
 }
 
 /** struct CUuuid_st */
 // struct CUuuid_st — driver_types.h:2457
 export class CUuuid_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct CUuuid_st","path":"","size":16,"align":1,"union":false,"fields":{"bytes":{"offset":0,"size":16}}});
   }
@@ -4835,21 +5770,25 @@ export class CUuuid_st extends CStruct {
     super(16, mem, dv);
     this._init(init, CUuuid_st.keys);
   }
+  /** `char bytes[16]`, of `struct CUuuid_st` (no description in the header). */
   get bytes(): Uint8Array {
     return this._u8.slice(0, 16);
   }
+  /** Writes `bytes` into the struct's bytes. */
   set bytes(v: Uint8Array | number[]) {
     setBytes(this, 0, 16, v, 'CUuuid_st.bytes');
   }
 }
 /** Fields accepted by `new CUuuid_st({...})`. */
 export interface CUuuid_stInit {
+  /** `char bytes[16]`, of `struct CUuuid_st` (no description in the header). */
   bytes?: Uint8Array | number[];
 }
 
 /** CUDA device properties */
 // struct cudaDeviceProp — driver_types.h:2467
 export class cudaDeviceProp extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaDeviceProp","path":"","size":1008,"align":8,"union":false,"fields":{"name":{"offset":0,"size":256},"uuid":{"offset":256,"size":16},"luid":{"offset":272,"size":8},"luidDeviceNodeMask":{"offset":280,"size":4},"totalGlobalMem":{"offset":288,"size":8},"sharedMemPerBlock":{"offset":296,"size":8},"regsPerBlock":{"offset":304,"size":4},"warpSize":{"offset":308,"size":4},"memPitch":{"offset":312,"size":8},"maxThreadsPerBlock":{"offset":320,"size":4},"maxThreadsDim":{"offset":324,"size":12},"maxGridSize":{"offset":336,"size":12},"totalConstMem":{"offset":352,"size":8},"major":{"offset":360,"size":4},"minor":{"offset":364,"size":4},"textureAlignment":{"offset":368,"size":8},"texturePitchAlignment":{"offset":376,"size":8},"multiProcessorCount":{"offset":384,"size":4},"integrated":{"offset":388,"size":4},"canMapHostMemory":{"offset":392,"size":4},"maxTexture1D":{"offset":396,"size":4},"maxTexture1DMipmap":{"offset":400,"size":4},"maxTexture2D":{"offset":404,"size":8},"maxTexture2DMipmap":{"offset":412,"size":8},"maxTexture2DLinear":{"offset":420,"size":12},"maxTexture2DGather":{"offset":432,"size":8},"maxTexture3D":{"offset":440,"size":12},"maxTexture3DAlt":{"offset":452,"size":12},"maxTextureCubemap":{"offset":464,"size":4},"maxTexture1DLayered":{"offset":468,"size":8},"maxTexture2DLayered":{"offset":476,"size":12},"maxTextureCubemapLayered":{"offset":488,"size":8},"maxSurface1D":{"offset":496,"size":4},"maxSurface2D":{"offset":500,"size":8},"maxSurface3D":{"offset":508,"size":12},"maxSurface1DLayered":{"offset":520,"size":8},"maxSurface2DLayered":{"offset":528,"size":12},"maxSurfaceCubemap":{"offset":540,"size":4},"maxSurfaceCubemapLayered":{"offset":544,"size":8},"surfaceAlignment":{"offset":552,"size":8},"concurrentKernels":{"offset":560,"size":4},"ECCEnabled":{"offset":564,"size":4},"pciBusID":{"offset":568,"size":4},"pciDeviceID":{"offset":572,"size":4},"pciDomainID":{"offset":576,"size":4},"tccDriver":{"offset":580,"size":4},"asyncEngineCount":{"offset":584,"size":4},"unifiedAddressing":{"offset":588,"size":4},"memoryBusWidth":{"offset":592,"size":4},"l2CacheSize":{"offset":596,"size":4},"persistingL2CacheMaxSize":{"offset":600,"size":4},"maxThreadsPerMultiProcessor":{"offset":604,"size":4},"streamPrioritiesSupported":{"offset":608,"size":4},"globalL1CacheSupported":{"offset":612,"size":4},"localL1CacheSupported":{"offset":616,"size":4},"sharedMemPerMultiprocessor":{"offset":624,"size":8},"regsPerMultiprocessor":{"offset":632,"size":4},"managedMemory":{"offset":636,"size":4},"isMultiGpuBoard":{"offset":640,"size":4},"multiGpuBoardGroupID":{"offset":644,"size":4},"hostNativeAtomicSupported":{"offset":648,"size":4},"pageableMemoryAccess":{"offset":652,"size":4},"concurrentManagedAccess":{"offset":656,"size":4},"computePreemptionSupported":{"offset":660,"size":4},"canUseHostPointerForRegisteredMem":{"offset":664,"size":4},"cooperativeLaunch":{"offset":668,"size":4},"sharedMemPerBlockOptin":{"offset":672,"size":8},"pageableMemoryAccessUsesHostPageTables":{"offset":680,"size":4},"directManagedMemAccessFromHost":{"offset":684,"size":4},"maxBlocksPerMultiProcessor":{"offset":688,"size":4},"accessPolicyMaxWindowSize":{"offset":692,"size":4},"reservedSharedMemPerBlock":{"offset":696,"size":8},"hostRegisterSupported":{"offset":704,"size":4},"sparseCudaArraySupported":{"offset":708,"size":4},"hostRegisterReadOnlySupported":{"offset":712,"size":4},"timelineSemaphoreInteropSupported":{"offset":716,"size":4},"memoryPoolsSupported":{"offset":720,"size":4},"gpuDirectRDMASupported":{"offset":724,"size":4},"gpuDirectRDMAFlushWritesOptions":{"offset":728,"size":4},"gpuDirectRDMAWritesOrdering":{"offset":732,"size":4},"memoryPoolSupportedHandleTypes":{"offset":736,"size":4},"deferredMappingCudaArraySupported":{"offset":740,"size":4},"ipcEventSupported":{"offset":744,"size":4},"clusterLaunch":{"offset":748,"size":4},"unifiedFunctionPointers":{"offset":752,"size":4},"deviceNumaConfig":{"offset":756,"size":4},"deviceNumaId":{"offset":760,"size":4},"mpsEnabled":{"offset":764,"size":4},"hostNumaId":{"offset":768,"size":4},"gpuPciDeviceID":{"offset":772,"size":4},"gpuPciSubsystemID":{"offset":776,"size":4},"hostNumaMultinodeIpcSupported":{"offset":780,"size":4},"reserved":{"offset":784,"size":224}}});
   }
@@ -4870,6 +5809,7 @@ export class cudaDeviceProp extends CStruct {
   get name(): string {
     return getString(this, 0, 256);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: string) {
     setString(this, 0, 256, v, 'cudaDeviceProp.name');
   }
@@ -4878,6 +5818,7 @@ export class cudaDeviceProp extends CStruct {
   get uuid(): CUuuid_st {
     return (this._n_uuid ??= nestedView(this, CUuuid_st, 256, 16, 'uuid'));
   }
+  /** Writes `uuid` into the struct's bytes. */
   set uuid(v: CUuuid_st | CUuuid_stInit) {
     setNested(this.uuid, v, CUuuid_st, 'cudaDeviceProp.uuid');
   }
@@ -4885,6 +5826,7 @@ export class cudaDeviceProp extends CStruct {
   get luid(): Uint8Array {
     return this._u8.slice(272, 280);
   }
+  /** Writes `luid` into the struct's bytes. */
   set luid(v: Uint8Array | number[]) {
     setBytes(this, 272, 8, v, 'cudaDeviceProp.luid');
   }
@@ -4892,6 +5834,7 @@ export class cudaDeviceProp extends CStruct {
   get luidDeviceNodeMask(): number {
     return this._dv.getUint32(this._o + 280, true);
   }
+  /** Writes `luidDeviceNodeMask` into the struct's bytes. */
   set luidDeviceNodeMask(v: number) {
     W.u32(this._dv, this._o + 280, v, 'cudaDeviceProp.luidDeviceNodeMask');
   }
@@ -4899,6 +5842,7 @@ export class cudaDeviceProp extends CStruct {
   get totalGlobalMem(): number {
     return readSize(this._dv, this._o + 288);
   }
+  /** Writes `totalGlobalMem` into the struct's bytes. */
   set totalGlobalMem(v: number | bigint) {
     W.size(this._dv, this._o + 288, v, 'cudaDeviceProp.totalGlobalMem');
   }
@@ -4906,6 +5850,7 @@ export class cudaDeviceProp extends CStruct {
   get sharedMemPerBlock(): number {
     return readSize(this._dv, this._o + 296);
   }
+  /** Writes `sharedMemPerBlock` into the struct's bytes. */
   set sharedMemPerBlock(v: number | bigint) {
     W.size(this._dv, this._o + 296, v, 'cudaDeviceProp.sharedMemPerBlock');
   }
@@ -4913,6 +5858,7 @@ export class cudaDeviceProp extends CStruct {
   get regsPerBlock(): number {
     return this._dv.getInt32(this._o + 304, true);
   }
+  /** Writes `regsPerBlock` into the struct's bytes. */
   set regsPerBlock(v: number) {
     W.i32(this._dv, this._o + 304, v, 'cudaDeviceProp.regsPerBlock');
   }
@@ -4920,6 +5866,7 @@ export class cudaDeviceProp extends CStruct {
   get warpSize(): number {
     return this._dv.getInt32(this._o + 308, true);
   }
+  /** Writes `warpSize` into the struct's bytes. */
   set warpSize(v: number) {
     W.i32(this._dv, this._o + 308, v, 'cudaDeviceProp.warpSize');
   }
@@ -4927,6 +5874,7 @@ export class cudaDeviceProp extends CStruct {
   get memPitch(): number {
     return readSize(this._dv, this._o + 312);
   }
+  /** Writes `memPitch` into the struct's bytes. */
   set memPitch(v: number | bigint) {
     W.size(this._dv, this._o + 312, v, 'cudaDeviceProp.memPitch');
   }
@@ -4934,6 +5882,7 @@ export class cudaDeviceProp extends CStruct {
   get maxThreadsPerBlock(): number {
     return this._dv.getInt32(this._o + 320, true);
   }
+  /** Writes `maxThreadsPerBlock` into the struct's bytes. */
   set maxThreadsPerBlock(v: number) {
     W.i32(this._dv, this._o + 320, v, 'cudaDeviceProp.maxThreadsPerBlock');
   }
@@ -4941,6 +5890,7 @@ export class cudaDeviceProp extends CStruct {
   get maxThreadsDim(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 324 + i * 4, true));
   }
+  /** Writes `maxThreadsDim` into the struct's bytes. */
   set maxThreadsDim(v: (number)[]) {
     setArray(this, 3, v, 'cudaDeviceProp.maxThreadsDim', (i, x, n) => W.i32(this._dv, this._o + 324 + i * 4, x, n));
   }
@@ -4948,6 +5898,7 @@ export class cudaDeviceProp extends CStruct {
   get maxGridSize(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 336 + i * 4, true));
   }
+  /** Writes `maxGridSize` into the struct's bytes. */
   set maxGridSize(v: (number)[]) {
     setArray(this, 3, v, 'cudaDeviceProp.maxGridSize', (i, x, n) => W.i32(this._dv, this._o + 336 + i * 4, x, n));
   }
@@ -4955,6 +5906,7 @@ export class cudaDeviceProp extends CStruct {
   get totalConstMem(): number {
     return readSize(this._dv, this._o + 352);
   }
+  /** Writes `totalConstMem` into the struct's bytes. */
   set totalConstMem(v: number | bigint) {
     W.size(this._dv, this._o + 352, v, 'cudaDeviceProp.totalConstMem');
   }
@@ -4962,6 +5914,7 @@ export class cudaDeviceProp extends CStruct {
   get major(): number {
     return this._dv.getInt32(this._o + 360, true);
   }
+  /** Writes `major` into the struct's bytes. */
   set major(v: number) {
     W.i32(this._dv, this._o + 360, v, 'cudaDeviceProp.major');
   }
@@ -4969,6 +5922,7 @@ export class cudaDeviceProp extends CStruct {
   get minor(): number {
     return this._dv.getInt32(this._o + 364, true);
   }
+  /** Writes `minor` into the struct's bytes. */
   set minor(v: number) {
     W.i32(this._dv, this._o + 364, v, 'cudaDeviceProp.minor');
   }
@@ -4976,6 +5930,7 @@ export class cudaDeviceProp extends CStruct {
   get textureAlignment(): number {
     return readSize(this._dv, this._o + 368);
   }
+  /** Writes `textureAlignment` into the struct's bytes. */
   set textureAlignment(v: number | bigint) {
     W.size(this._dv, this._o + 368, v, 'cudaDeviceProp.textureAlignment');
   }
@@ -4983,6 +5938,7 @@ export class cudaDeviceProp extends CStruct {
   get texturePitchAlignment(): number {
     return readSize(this._dv, this._o + 376);
   }
+  /** Writes `texturePitchAlignment` into the struct's bytes. */
   set texturePitchAlignment(v: number | bigint) {
     W.size(this._dv, this._o + 376, v, 'cudaDeviceProp.texturePitchAlignment');
   }
@@ -4990,6 +5946,7 @@ export class cudaDeviceProp extends CStruct {
   get multiProcessorCount(): number {
     return this._dv.getInt32(this._o + 384, true);
   }
+  /** Writes `multiProcessorCount` into the struct's bytes. */
   set multiProcessorCount(v: number) {
     W.i32(this._dv, this._o + 384, v, 'cudaDeviceProp.multiProcessorCount');
   }
@@ -4997,6 +5954,7 @@ export class cudaDeviceProp extends CStruct {
   get integrated(): number {
     return this._dv.getInt32(this._o + 388, true);
   }
+  /** Writes `integrated` into the struct's bytes. */
   set integrated(v: number) {
     W.i32(this._dv, this._o + 388, v, 'cudaDeviceProp.integrated');
   }
@@ -5004,6 +5962,7 @@ export class cudaDeviceProp extends CStruct {
   get canMapHostMemory(): number {
     return this._dv.getInt32(this._o + 392, true);
   }
+  /** Writes `canMapHostMemory` into the struct's bytes. */
   set canMapHostMemory(v: number) {
     W.i32(this._dv, this._o + 392, v, 'cudaDeviceProp.canMapHostMemory');
   }
@@ -5011,6 +5970,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture1D(): number {
     return this._dv.getInt32(this._o + 396, true);
   }
+  /** Writes `maxTexture1D` into the struct's bytes. */
   set maxTexture1D(v: number) {
     W.i32(this._dv, this._o + 396, v, 'cudaDeviceProp.maxTexture1D');
   }
@@ -5018,6 +5978,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture1DMipmap(): number {
     return this._dv.getInt32(this._o + 400, true);
   }
+  /** Writes `maxTexture1DMipmap` into the struct's bytes. */
   set maxTexture1DMipmap(v: number) {
     W.i32(this._dv, this._o + 400, v, 'cudaDeviceProp.maxTexture1DMipmap');
   }
@@ -5025,6 +5986,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture2D(): number[] {
     return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 404 + i * 4, true));
   }
+  /** Writes `maxTexture2D` into the struct's bytes. */
   set maxTexture2D(v: (number)[]) {
     setArray(this, 2, v, 'cudaDeviceProp.maxTexture2D', (i, x, n) => W.i32(this._dv, this._o + 404 + i * 4, x, n));
   }
@@ -5032,6 +5994,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture2DMipmap(): number[] {
     return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 412 + i * 4, true));
   }
+  /** Writes `maxTexture2DMipmap` into the struct's bytes. */
   set maxTexture2DMipmap(v: (number)[]) {
     setArray(this, 2, v, 'cudaDeviceProp.maxTexture2DMipmap', (i, x, n) => W.i32(this._dv, this._o + 412 + i * 4, x, n));
   }
@@ -5039,6 +6002,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture2DLinear(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 420 + i * 4, true));
   }
+  /** Writes `maxTexture2DLinear` into the struct's bytes. */
   set maxTexture2DLinear(v: (number)[]) {
     setArray(this, 3, v, 'cudaDeviceProp.maxTexture2DLinear', (i, x, n) => W.i32(this._dv, this._o + 420 + i * 4, x, n));
   }
@@ -5046,6 +6010,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture2DGather(): number[] {
     return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 432 + i * 4, true));
   }
+  /** Writes `maxTexture2DGather` into the struct's bytes. */
   set maxTexture2DGather(v: (number)[]) {
     setArray(this, 2, v, 'cudaDeviceProp.maxTexture2DGather', (i, x, n) => W.i32(this._dv, this._o + 432 + i * 4, x, n));
   }
@@ -5053,6 +6018,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture3D(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 440 + i * 4, true));
   }
+  /** Writes `maxTexture3D` into the struct's bytes. */
   set maxTexture3D(v: (number)[]) {
     setArray(this, 3, v, 'cudaDeviceProp.maxTexture3D', (i, x, n) => W.i32(this._dv, this._o + 440 + i * 4, x, n));
   }
@@ -5060,6 +6026,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture3DAlt(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 452 + i * 4, true));
   }
+  /** Writes `maxTexture3DAlt` into the struct's bytes. */
   set maxTexture3DAlt(v: (number)[]) {
     setArray(this, 3, v, 'cudaDeviceProp.maxTexture3DAlt', (i, x, n) => W.i32(this._dv, this._o + 452 + i * 4, x, n));
   }
@@ -5067,6 +6034,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTextureCubemap(): number {
     return this._dv.getInt32(this._o + 464, true);
   }
+  /** Writes `maxTextureCubemap` into the struct's bytes. */
   set maxTextureCubemap(v: number) {
     W.i32(this._dv, this._o + 464, v, 'cudaDeviceProp.maxTextureCubemap');
   }
@@ -5074,6 +6042,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture1DLayered(): number[] {
     return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 468 + i * 4, true));
   }
+  /** Writes `maxTexture1DLayered` into the struct's bytes. */
   set maxTexture1DLayered(v: (number)[]) {
     setArray(this, 2, v, 'cudaDeviceProp.maxTexture1DLayered', (i, x, n) => W.i32(this._dv, this._o + 468 + i * 4, x, n));
   }
@@ -5081,6 +6050,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTexture2DLayered(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 476 + i * 4, true));
   }
+  /** Writes `maxTexture2DLayered` into the struct's bytes. */
   set maxTexture2DLayered(v: (number)[]) {
     setArray(this, 3, v, 'cudaDeviceProp.maxTexture2DLayered', (i, x, n) => W.i32(this._dv, this._o + 476 + i * 4, x, n));
   }
@@ -5088,6 +6058,7 @@ export class cudaDeviceProp extends CStruct {
   get maxTextureCubemapLayered(): number[] {
     return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 488 + i * 4, true));
   }
+  /** Writes `maxTextureCubemapLayered` into the struct's bytes. */
   set maxTextureCubemapLayered(v: (number)[]) {
     setArray(this, 2, v, 'cudaDeviceProp.maxTextureCubemapLayered', (i, x, n) => W.i32(this._dv, this._o + 488 + i * 4, x, n));
   }
@@ -5095,6 +6066,7 @@ export class cudaDeviceProp extends CStruct {
   get maxSurface1D(): number {
     return this._dv.getInt32(this._o + 496, true);
   }
+  /** Writes `maxSurface1D` into the struct's bytes. */
   set maxSurface1D(v: number) {
     W.i32(this._dv, this._o + 496, v, 'cudaDeviceProp.maxSurface1D');
   }
@@ -5102,6 +6074,7 @@ export class cudaDeviceProp extends CStruct {
   get maxSurface2D(): number[] {
     return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 500 + i * 4, true));
   }
+  /** Writes `maxSurface2D` into the struct's bytes. */
   set maxSurface2D(v: (number)[]) {
     setArray(this, 2, v, 'cudaDeviceProp.maxSurface2D', (i, x, n) => W.i32(this._dv, this._o + 500 + i * 4, x, n));
   }
@@ -5109,6 +6082,7 @@ export class cudaDeviceProp extends CStruct {
   get maxSurface3D(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 508 + i * 4, true));
   }
+  /** Writes `maxSurface3D` into the struct's bytes. */
   set maxSurface3D(v: (number)[]) {
     setArray(this, 3, v, 'cudaDeviceProp.maxSurface3D', (i, x, n) => W.i32(this._dv, this._o + 508 + i * 4, x, n));
   }
@@ -5116,6 +6090,7 @@ export class cudaDeviceProp extends CStruct {
   get maxSurface1DLayered(): number[] {
     return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 520 + i * 4, true));
   }
+  /** Writes `maxSurface1DLayered` into the struct's bytes. */
   set maxSurface1DLayered(v: (number)[]) {
     setArray(this, 2, v, 'cudaDeviceProp.maxSurface1DLayered', (i, x, n) => W.i32(this._dv, this._o + 520 + i * 4, x, n));
   }
@@ -5123,6 +6098,7 @@ export class cudaDeviceProp extends CStruct {
   get maxSurface2DLayered(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 528 + i * 4, true));
   }
+  /** Writes `maxSurface2DLayered` into the struct's bytes. */
   set maxSurface2DLayered(v: (number)[]) {
     setArray(this, 3, v, 'cudaDeviceProp.maxSurface2DLayered', (i, x, n) => W.i32(this._dv, this._o + 528 + i * 4, x, n));
   }
@@ -5130,6 +6106,7 @@ export class cudaDeviceProp extends CStruct {
   get maxSurfaceCubemap(): number {
     return this._dv.getInt32(this._o + 540, true);
   }
+  /** Writes `maxSurfaceCubemap` into the struct's bytes. */
   set maxSurfaceCubemap(v: number) {
     W.i32(this._dv, this._o + 540, v, 'cudaDeviceProp.maxSurfaceCubemap');
   }
@@ -5137,6 +6114,7 @@ export class cudaDeviceProp extends CStruct {
   get maxSurfaceCubemapLayered(): number[] {
     return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 544 + i * 4, true));
   }
+  /** Writes `maxSurfaceCubemapLayered` into the struct's bytes. */
   set maxSurfaceCubemapLayered(v: (number)[]) {
     setArray(this, 2, v, 'cudaDeviceProp.maxSurfaceCubemapLayered', (i, x, n) => W.i32(this._dv, this._o + 544 + i * 4, x, n));
   }
@@ -5144,6 +6122,7 @@ export class cudaDeviceProp extends CStruct {
   get surfaceAlignment(): number {
     return readSize(this._dv, this._o + 552);
   }
+  /** Writes `surfaceAlignment` into the struct's bytes. */
   set surfaceAlignment(v: number | bigint) {
     W.size(this._dv, this._o + 552, v, 'cudaDeviceProp.surfaceAlignment');
   }
@@ -5151,6 +6130,7 @@ export class cudaDeviceProp extends CStruct {
   get concurrentKernels(): number {
     return this._dv.getInt32(this._o + 560, true);
   }
+  /** Writes `concurrentKernels` into the struct's bytes. */
   set concurrentKernels(v: number) {
     W.i32(this._dv, this._o + 560, v, 'cudaDeviceProp.concurrentKernels');
   }
@@ -5158,6 +6138,7 @@ export class cudaDeviceProp extends CStruct {
   get ECCEnabled(): number {
     return this._dv.getInt32(this._o + 564, true);
   }
+  /** Writes `ECCEnabled` into the struct's bytes. */
   set ECCEnabled(v: number) {
     W.i32(this._dv, this._o + 564, v, 'cudaDeviceProp.ECCEnabled');
   }
@@ -5165,6 +6146,7 @@ export class cudaDeviceProp extends CStruct {
   get pciBusID(): number {
     return this._dv.getInt32(this._o + 568, true);
   }
+  /** Writes `pciBusID` into the struct's bytes. */
   set pciBusID(v: number) {
     W.i32(this._dv, this._o + 568, v, 'cudaDeviceProp.pciBusID');
   }
@@ -5172,6 +6154,7 @@ export class cudaDeviceProp extends CStruct {
   get pciDeviceID(): number {
     return this._dv.getInt32(this._o + 572, true);
   }
+  /** Writes `pciDeviceID` into the struct's bytes. */
   set pciDeviceID(v: number) {
     W.i32(this._dv, this._o + 572, v, 'cudaDeviceProp.pciDeviceID');
   }
@@ -5179,6 +6162,7 @@ export class cudaDeviceProp extends CStruct {
   get pciDomainID(): number {
     return this._dv.getInt32(this._o + 576, true);
   }
+  /** Writes `pciDomainID` into the struct's bytes. */
   set pciDomainID(v: number) {
     W.i32(this._dv, this._o + 576, v, 'cudaDeviceProp.pciDomainID');
   }
@@ -5186,6 +6170,7 @@ export class cudaDeviceProp extends CStruct {
   get tccDriver(): number {
     return this._dv.getInt32(this._o + 580, true);
   }
+  /** Writes `tccDriver` into the struct's bytes. */
   set tccDriver(v: number) {
     W.i32(this._dv, this._o + 580, v, 'cudaDeviceProp.tccDriver');
   }
@@ -5193,6 +6178,7 @@ export class cudaDeviceProp extends CStruct {
   get asyncEngineCount(): number {
     return this._dv.getInt32(this._o + 584, true);
   }
+  /** Writes `asyncEngineCount` into the struct's bytes. */
   set asyncEngineCount(v: number) {
     W.i32(this._dv, this._o + 584, v, 'cudaDeviceProp.asyncEngineCount');
   }
@@ -5200,6 +6186,7 @@ export class cudaDeviceProp extends CStruct {
   get unifiedAddressing(): number {
     return this._dv.getInt32(this._o + 588, true);
   }
+  /** Writes `unifiedAddressing` into the struct's bytes. */
   set unifiedAddressing(v: number) {
     W.i32(this._dv, this._o + 588, v, 'cudaDeviceProp.unifiedAddressing');
   }
@@ -5207,6 +6194,7 @@ export class cudaDeviceProp extends CStruct {
   get memoryBusWidth(): number {
     return this._dv.getInt32(this._o + 592, true);
   }
+  /** Writes `memoryBusWidth` into the struct's bytes. */
   set memoryBusWidth(v: number) {
     W.i32(this._dv, this._o + 592, v, 'cudaDeviceProp.memoryBusWidth');
   }
@@ -5214,6 +6202,7 @@ export class cudaDeviceProp extends CStruct {
   get l2CacheSize(): number {
     return this._dv.getInt32(this._o + 596, true);
   }
+  /** Writes `l2CacheSize` into the struct's bytes. */
   set l2CacheSize(v: number) {
     W.i32(this._dv, this._o + 596, v, 'cudaDeviceProp.l2CacheSize');
   }
@@ -5221,6 +6210,7 @@ export class cudaDeviceProp extends CStruct {
   get persistingL2CacheMaxSize(): number {
     return this._dv.getInt32(this._o + 600, true);
   }
+  /** Writes `persistingL2CacheMaxSize` into the struct's bytes. */
   set persistingL2CacheMaxSize(v: number) {
     W.i32(this._dv, this._o + 600, v, 'cudaDeviceProp.persistingL2CacheMaxSize');
   }
@@ -5228,6 +6218,7 @@ export class cudaDeviceProp extends CStruct {
   get maxThreadsPerMultiProcessor(): number {
     return this._dv.getInt32(this._o + 604, true);
   }
+  /** Writes `maxThreadsPerMultiProcessor` into the struct's bytes. */
   set maxThreadsPerMultiProcessor(v: number) {
     W.i32(this._dv, this._o + 604, v, 'cudaDeviceProp.maxThreadsPerMultiProcessor');
   }
@@ -5235,6 +6226,7 @@ export class cudaDeviceProp extends CStruct {
   get streamPrioritiesSupported(): number {
     return this._dv.getInt32(this._o + 608, true);
   }
+  /** Writes `streamPrioritiesSupported` into the struct's bytes. */
   set streamPrioritiesSupported(v: number) {
     W.i32(this._dv, this._o + 608, v, 'cudaDeviceProp.streamPrioritiesSupported');
   }
@@ -5242,6 +6234,7 @@ export class cudaDeviceProp extends CStruct {
   get globalL1CacheSupported(): number {
     return this._dv.getInt32(this._o + 612, true);
   }
+  /** Writes `globalL1CacheSupported` into the struct's bytes. */
   set globalL1CacheSupported(v: number) {
     W.i32(this._dv, this._o + 612, v, 'cudaDeviceProp.globalL1CacheSupported');
   }
@@ -5249,6 +6242,7 @@ export class cudaDeviceProp extends CStruct {
   get localL1CacheSupported(): number {
     return this._dv.getInt32(this._o + 616, true);
   }
+  /** Writes `localL1CacheSupported` into the struct's bytes. */
   set localL1CacheSupported(v: number) {
     W.i32(this._dv, this._o + 616, v, 'cudaDeviceProp.localL1CacheSupported');
   }
@@ -5256,6 +6250,7 @@ export class cudaDeviceProp extends CStruct {
   get sharedMemPerMultiprocessor(): number {
     return readSize(this._dv, this._o + 624);
   }
+  /** Writes `sharedMemPerMultiprocessor` into the struct's bytes. */
   set sharedMemPerMultiprocessor(v: number | bigint) {
     W.size(this._dv, this._o + 624, v, 'cudaDeviceProp.sharedMemPerMultiprocessor');
   }
@@ -5263,6 +6258,7 @@ export class cudaDeviceProp extends CStruct {
   get regsPerMultiprocessor(): number {
     return this._dv.getInt32(this._o + 632, true);
   }
+  /** Writes `regsPerMultiprocessor` into the struct's bytes. */
   set regsPerMultiprocessor(v: number) {
     W.i32(this._dv, this._o + 632, v, 'cudaDeviceProp.regsPerMultiprocessor');
   }
@@ -5270,6 +6266,7 @@ export class cudaDeviceProp extends CStruct {
   get managedMemory(): number {
     return this._dv.getInt32(this._o + 636, true);
   }
+  /** Writes `managedMemory` into the struct's bytes. */
   set managedMemory(v: number) {
     W.i32(this._dv, this._o + 636, v, 'cudaDeviceProp.managedMemory');
   }
@@ -5277,6 +6274,7 @@ export class cudaDeviceProp extends CStruct {
   get isMultiGpuBoard(): number {
     return this._dv.getInt32(this._o + 640, true);
   }
+  /** Writes `isMultiGpuBoard` into the struct's bytes. */
   set isMultiGpuBoard(v: number) {
     W.i32(this._dv, this._o + 640, v, 'cudaDeviceProp.isMultiGpuBoard');
   }
@@ -5284,6 +6282,7 @@ export class cudaDeviceProp extends CStruct {
   get multiGpuBoardGroupID(): number {
     return this._dv.getInt32(this._o + 644, true);
   }
+  /** Writes `multiGpuBoardGroupID` into the struct's bytes. */
   set multiGpuBoardGroupID(v: number) {
     W.i32(this._dv, this._o + 644, v, 'cudaDeviceProp.multiGpuBoardGroupID');
   }
@@ -5291,6 +6290,7 @@ export class cudaDeviceProp extends CStruct {
   get hostNativeAtomicSupported(): number {
     return this._dv.getInt32(this._o + 648, true);
   }
+  /** Writes `hostNativeAtomicSupported` into the struct's bytes. */
   set hostNativeAtomicSupported(v: number) {
     W.i32(this._dv, this._o + 648, v, 'cudaDeviceProp.hostNativeAtomicSupported');
   }
@@ -5298,6 +6298,7 @@ export class cudaDeviceProp extends CStruct {
   get pageableMemoryAccess(): number {
     return this._dv.getInt32(this._o + 652, true);
   }
+  /** Writes `pageableMemoryAccess` into the struct's bytes. */
   set pageableMemoryAccess(v: number) {
     W.i32(this._dv, this._o + 652, v, 'cudaDeviceProp.pageableMemoryAccess');
   }
@@ -5305,6 +6306,7 @@ export class cudaDeviceProp extends CStruct {
   get concurrentManagedAccess(): number {
     return this._dv.getInt32(this._o + 656, true);
   }
+  /** Writes `concurrentManagedAccess` into the struct's bytes. */
   set concurrentManagedAccess(v: number) {
     W.i32(this._dv, this._o + 656, v, 'cudaDeviceProp.concurrentManagedAccess');
   }
@@ -5312,6 +6314,7 @@ export class cudaDeviceProp extends CStruct {
   get computePreemptionSupported(): number {
     return this._dv.getInt32(this._o + 660, true);
   }
+  /** Writes `computePreemptionSupported` into the struct's bytes. */
   set computePreemptionSupported(v: number) {
     W.i32(this._dv, this._o + 660, v, 'cudaDeviceProp.computePreemptionSupported');
   }
@@ -5319,13 +6322,15 @@ export class cudaDeviceProp extends CStruct {
   get canUseHostPointerForRegisteredMem(): number {
     return this._dv.getInt32(this._o + 664, true);
   }
+  /** Writes `canUseHostPointerForRegisteredMem` into the struct's bytes. */
   set canUseHostPointerForRegisteredMem(v: number) {
     W.i32(this._dv, this._o + 664, v, 'cudaDeviceProp.canUseHostPointerForRegisteredMem');
   }
-  /** Device supports launching cooperative kernels via::cudaLaunchCooperativeKernel */
+  /** Device supports launching cooperative kernels via cudaLaunchCooperativeKernel */
   get cooperativeLaunch(): number {
     return this._dv.getInt32(this._o + 668, true);
   }
+  /** Writes `cooperativeLaunch` into the struct's bytes. */
   set cooperativeLaunch(v: number) {
     W.i32(this._dv, this._o + 668, v, 'cudaDeviceProp.cooperativeLaunch');
   }
@@ -5333,6 +6338,7 @@ export class cudaDeviceProp extends CStruct {
   get sharedMemPerBlockOptin(): number {
     return readSize(this._dv, this._o + 672);
   }
+  /** Writes `sharedMemPerBlockOptin` into the struct's bytes. */
   set sharedMemPerBlockOptin(v: number | bigint) {
     W.size(this._dv, this._o + 672, v, 'cudaDeviceProp.sharedMemPerBlockOptin');
   }
@@ -5340,6 +6346,7 @@ export class cudaDeviceProp extends CStruct {
   get pageableMemoryAccessUsesHostPageTables(): number {
     return this._dv.getInt32(this._o + 680, true);
   }
+  /** Writes `pageableMemoryAccessUsesHostPageTables` into the struct's bytes. */
   set pageableMemoryAccessUsesHostPageTables(v: number) {
     W.i32(this._dv, this._o + 680, v, 'cudaDeviceProp.pageableMemoryAccessUsesHostPageTables');
   }
@@ -5347,6 +6354,7 @@ export class cudaDeviceProp extends CStruct {
   get directManagedMemAccessFromHost(): number {
     return this._dv.getInt32(this._o + 684, true);
   }
+  /** Writes `directManagedMemAccessFromHost` into the struct's bytes. */
   set directManagedMemAccessFromHost(v: number) {
     W.i32(this._dv, this._o + 684, v, 'cudaDeviceProp.directManagedMemAccessFromHost');
   }
@@ -5354,13 +6362,15 @@ export class cudaDeviceProp extends CStruct {
   get maxBlocksPerMultiProcessor(): number {
     return this._dv.getInt32(this._o + 688, true);
   }
+  /** Writes `maxBlocksPerMultiProcessor` into the struct's bytes. */
   set maxBlocksPerMultiProcessor(v: number) {
     W.i32(this._dv, this._o + 688, v, 'cudaDeviceProp.maxBlocksPerMultiProcessor');
   }
-  /** The maximum value of::cudaAccessPolicyWindow::num_bytes. */
+  /** The maximum value of cudaAccessPolicyWindow.num_bytes. */
   get accessPolicyMaxWindowSize(): number {
     return this._dv.getInt32(this._o + 692, true);
   }
+  /** Writes `accessPolicyMaxWindowSize` into the struct's bytes. */
   set accessPolicyMaxWindowSize(v: number) {
     W.i32(this._dv, this._o + 692, v, 'cudaDeviceProp.accessPolicyMaxWindowSize');
   }
@@ -5368,13 +6378,15 @@ export class cudaDeviceProp extends CStruct {
   get reservedSharedMemPerBlock(): number {
     return readSize(this._dv, this._o + 696);
   }
+  /** Writes `reservedSharedMemPerBlock` into the struct's bytes. */
   set reservedSharedMemPerBlock(v: number | bigint) {
     W.size(this._dv, this._o + 696, v, 'cudaDeviceProp.reservedSharedMemPerBlock');
   }
-  /** Device supports host memory registration via::cudaHostRegister. */
+  /** Device supports host memory registration via cudaHostRegister. */
   get hostRegisterSupported(): number {
     return this._dv.getInt32(this._o + 704, true);
   }
+  /** Writes `hostRegisterSupported` into the struct's bytes. */
   set hostRegisterSupported(v: number) {
     W.i32(this._dv, this._o + 704, v, 'cudaDeviceProp.hostRegisterSupported');
   }
@@ -5382,13 +6394,15 @@ export class cudaDeviceProp extends CStruct {
   get sparseCudaArraySupported(): number {
     return this._dv.getInt32(this._o + 708, true);
   }
+  /** Writes `sparseCudaArraySupported` into the struct's bytes. */
   set sparseCudaArraySupported(v: number) {
     W.i32(this._dv, this._o + 708, v, 'cudaDeviceProp.sparseCudaArraySupported');
   }
-  /** Device supports using the::cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU */
+  /** Device supports using the cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU */
   get hostRegisterReadOnlySupported(): number {
     return this._dv.getInt32(this._o + 712, true);
   }
+  /** Writes `hostRegisterReadOnlySupported` into the struct's bytes. */
   set hostRegisterReadOnlySupported(v: number) {
     W.i32(this._dv, this._o + 712, v, 'cudaDeviceProp.hostRegisterReadOnlySupported');
   }
@@ -5396,6 +6410,7 @@ export class cudaDeviceProp extends CStruct {
   get timelineSemaphoreInteropSupported(): number {
     return this._dv.getInt32(this._o + 716, true);
   }
+  /** Writes `timelineSemaphoreInteropSupported` into the struct's bytes. */
   set timelineSemaphoreInteropSupported(v: number) {
     W.i32(this._dv, this._o + 716, v, 'cudaDeviceProp.timelineSemaphoreInteropSupported');
   }
@@ -5403,6 +6418,7 @@ export class cudaDeviceProp extends CStruct {
   get memoryPoolsSupported(): number {
     return this._dv.getInt32(this._o + 720, true);
   }
+  /** Writes `memoryPoolsSupported` into the struct's bytes. */
   set memoryPoolsSupported(v: number) {
     W.i32(this._dv, this._o + 720, v, 'cudaDeviceProp.memoryPoolsSupported');
   }
@@ -5410,20 +6426,23 @@ export class cudaDeviceProp extends CStruct {
   get gpuDirectRDMASupported(): number {
     return this._dv.getInt32(this._o + 724, true);
   }
+  /** Writes `gpuDirectRDMASupported` into the struct's bytes. */
   set gpuDirectRDMASupported(v: number) {
     W.i32(this._dv, this._o + 724, v, 'cudaDeviceProp.gpuDirectRDMASupported');
   }
-  /** Bitmask to be interpreted according to the::cudaFlushGPUDirectRDMAWritesOptions enum */
+  /** Bitmask to be interpreted according to the cudaFlushGPUDirectRDMAWritesOptions enum */
   get gpuDirectRDMAFlushWritesOptions(): number {
     return this._dv.getUint32(this._o + 728, true);
   }
+  /** Writes `gpuDirectRDMAFlushWritesOptions` into the struct's bytes. */
   set gpuDirectRDMAFlushWritesOptions(v: number) {
     W.u32(this._dv, this._o + 728, v, 'cudaDeviceProp.gpuDirectRDMAFlushWritesOptions');
   }
-  /** See the::cudaGPUDirectRDMAWritesOrdering enum for numerical values */
+  /** See the cudaGPUDirectRDMAWritesOrdering enum for numerical values */
   get gpuDirectRDMAWritesOrdering(): number {
     return this._dv.getInt32(this._o + 732, true);
   }
+  /** Writes `gpuDirectRDMAWritesOrdering` into the struct's bytes. */
   set gpuDirectRDMAWritesOrdering(v: number) {
     W.i32(this._dv, this._o + 732, v, 'cudaDeviceProp.gpuDirectRDMAWritesOrdering');
   }
@@ -5431,6 +6450,7 @@ export class cudaDeviceProp extends CStruct {
   get memoryPoolSupportedHandleTypes(): number {
     return this._dv.getUint32(this._o + 736, true);
   }
+  /** Writes `memoryPoolSupportedHandleTypes` into the struct's bytes. */
   set memoryPoolSupportedHandleTypes(v: number) {
     W.u32(this._dv, this._o + 736, v, 'cudaDeviceProp.memoryPoolSupportedHandleTypes');
   }
@@ -5438,6 +6458,7 @@ export class cudaDeviceProp extends CStruct {
   get deferredMappingCudaArraySupported(): number {
     return this._dv.getInt32(this._o + 740, true);
   }
+  /** Writes `deferredMappingCudaArraySupported` into the struct's bytes. */
   set deferredMappingCudaArraySupported(v: number) {
     W.i32(this._dv, this._o + 740, v, 'cudaDeviceProp.deferredMappingCudaArraySupported');
   }
@@ -5445,6 +6466,7 @@ export class cudaDeviceProp extends CStruct {
   get ipcEventSupported(): number {
     return this._dv.getInt32(this._o + 744, true);
   }
+  /** Writes `ipcEventSupported` into the struct's bytes. */
   set ipcEventSupported(v: number) {
     W.i32(this._dv, this._o + 744, v, 'cudaDeviceProp.ipcEventSupported');
   }
@@ -5452,6 +6474,7 @@ export class cudaDeviceProp extends CStruct {
   get clusterLaunch(): number {
     return this._dv.getInt32(this._o + 748, true);
   }
+  /** Writes `clusterLaunch` into the struct's bytes. */
   set clusterLaunch(v: number) {
     W.i32(this._dv, this._o + 748, v, 'cudaDeviceProp.clusterLaunch');
   }
@@ -5459,13 +6482,15 @@ export class cudaDeviceProp extends CStruct {
   get unifiedFunctionPointers(): number {
     return this._dv.getInt32(this._o + 752, true);
   }
+  /** Writes `unifiedFunctionPointers` into the struct's bytes. */
   set unifiedFunctionPointers(v: number) {
     W.i32(this._dv, this._o + 752, v, 'cudaDeviceProp.unifiedFunctionPointers');
   }
-  /** NUMA configuration of a device: value is of type::cudaDeviceNumaConfig enum */
+  /** NUMA configuration of a device: value is of type cudaDeviceNumaConfig enum */
   get deviceNumaConfig(): number {
     return this._dv.getInt32(this._o + 756, true);
   }
+  /** Writes `deviceNumaConfig` into the struct's bytes. */
   set deviceNumaConfig(v: number) {
     W.i32(this._dv, this._o + 756, v, 'cudaDeviceProp.deviceNumaConfig');
   }
@@ -5473,6 +6498,7 @@ export class cudaDeviceProp extends CStruct {
   get deviceNumaId(): number {
     return this._dv.getInt32(this._o + 760, true);
   }
+  /** Writes `deviceNumaId` into the struct's bytes. */
   set deviceNumaId(v: number) {
     W.i32(this._dv, this._o + 760, v, 'cudaDeviceProp.deviceNumaId');
   }
@@ -5480,6 +6506,7 @@ export class cudaDeviceProp extends CStruct {
   get mpsEnabled(): number {
     return this._dv.getInt32(this._o + 764, true);
   }
+  /** Writes `mpsEnabled` into the struct's bytes. */
   set mpsEnabled(v: number) {
     W.i32(this._dv, this._o + 764, v, 'cudaDeviceProp.mpsEnabled');
   }
@@ -5487,6 +6514,7 @@ export class cudaDeviceProp extends CStruct {
   get hostNumaId(): number {
     return this._dv.getInt32(this._o + 768, true);
   }
+  /** Writes `hostNumaId` into the struct's bytes. */
   set hostNumaId(v: number) {
     W.i32(this._dv, this._o + 768, v, 'cudaDeviceProp.hostNumaId');
   }
@@ -5494,6 +6522,7 @@ export class cudaDeviceProp extends CStruct {
   get gpuPciDeviceID(): number {
     return this._dv.getUint32(this._o + 772, true);
   }
+  /** Writes `gpuPciDeviceID` into the struct's bytes. */
   set gpuPciDeviceID(v: number) {
     W.u32(this._dv, this._o + 772, v, 'cudaDeviceProp.gpuPciDeviceID');
   }
@@ -5501,6 +6530,7 @@ export class cudaDeviceProp extends CStruct {
   get gpuPciSubsystemID(): number {
     return this._dv.getUint32(this._o + 776, true);
   }
+  /** Writes `gpuPciSubsystemID` into the struct's bytes. */
   set gpuPciSubsystemID(v: number) {
     W.u32(this._dv, this._o + 776, v, 'cudaDeviceProp.gpuPciSubsystemID');
   }
@@ -5508,6 +6538,7 @@ export class cudaDeviceProp extends CStruct {
   get hostNumaMultinodeIpcSupported(): number {
     return this._dv.getInt32(this._o + 780, true);
   }
+  /** Writes `hostNumaMultinodeIpcSupported` into the struct's bytes. */
   set hostNumaMultinodeIpcSupported(v: number) {
     W.i32(this._dv, this._o + 780, v, 'cudaDeviceProp.hostNumaMultinodeIpcSupported');
   }
@@ -5515,110 +6546,205 @@ export class cudaDeviceProp extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 56 }, (_, i) => this._dv.getInt32(this._o + 784 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 56, v, 'cudaDeviceProp.reserved', (i, x, n) => W.i32(this._dv, this._o + 784 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaDeviceProp({...})`. */
 export interface cudaDevicePropInit {
+  /** ASCII string identifying device */
   name?: string;
+  /** 16-byte unique identifier */
   uuid?: CUuuid_st | CUuuid_stInit;
+  /** 8-byte locally unique identifier. Value is undefined on TCC and non-Windows platforms */
   luid?: Uint8Array | number[];
+  /** LUID device node mask. Value is undefined on TCC and non-Windows platforms */
   luidDeviceNodeMask?: number;
+  /** Global memory available on device in bytes */
   totalGlobalMem?: number | bigint;
+  /** Shared memory available per block in bytes */
   sharedMemPerBlock?: number | bigint;
+  /** 32-bit registers available per block */
   regsPerBlock?: number;
+  /** Warp size in threads */
   warpSize?: number;
+  /** Maximum pitch in bytes allowed by memory copies */
   memPitch?: number | bigint;
+  /** Maximum number of threads per block */
   maxThreadsPerBlock?: number;
+  /** Maximum size of each dimension of a block */
   maxThreadsDim?: (number)[];
+  /** Maximum size of each dimension of a grid */
   maxGridSize?: (number)[];
+  /** Constant memory available on device in bytes */
   totalConstMem?: number | bigint;
+  /** Major compute capability */
   major?: number;
+  /** Minor compute capability */
   minor?: number;
+  /** Alignment requirement for textures */
   textureAlignment?: number | bigint;
+  /** Pitch alignment requirement for texture references bound to pitched memory */
   texturePitchAlignment?: number | bigint;
+  /** Number of multiprocessors on device */
   multiProcessorCount?: number;
+  /** Device is integrated as opposed to discrete */
   integrated?: number;
+  /** Device can map host memory with cudaHostAlloc/cudaHostGetDevicePointer */
   canMapHostMemory?: number;
+  /** Maximum 1D texture size */
   maxTexture1D?: number;
+  /** Maximum 1D mipmapped texture size */
   maxTexture1DMipmap?: number;
+  /** Maximum 2D texture dimensions */
   maxTexture2D?: (number)[];
+  /** Maximum 2D mipmapped texture dimensions */
   maxTexture2DMipmap?: (number)[];
+  /** Maximum dimensions (width, height, pitch) for 2D textures bound to pitched memory */
   maxTexture2DLinear?: (number)[];
+  /** Maximum 2D texture dimensions if texture gather operations have to be performed */
   maxTexture2DGather?: (number)[];
+  /** Maximum 3D texture dimensions */
   maxTexture3D?: (number)[];
+  /** Maximum alternate 3D texture dimensions */
   maxTexture3DAlt?: (number)[];
+  /** Maximum Cubemap texture dimensions */
   maxTextureCubemap?: number;
+  /** Maximum 1D layered texture dimensions */
   maxTexture1DLayered?: (number)[];
+  /** Maximum 2D layered texture dimensions */
   maxTexture2DLayered?: (number)[];
+  /** Maximum Cubemap layered texture dimensions */
   maxTextureCubemapLayered?: (number)[];
+  /** Maximum 1D surface size */
   maxSurface1D?: number;
+  /** Maximum 2D surface dimensions */
   maxSurface2D?: (number)[];
+  /** Maximum 3D surface dimensions */
   maxSurface3D?: (number)[];
+  /** Maximum 1D layered surface dimensions */
   maxSurface1DLayered?: (number)[];
+  /** Maximum 2D layered surface dimensions */
   maxSurface2DLayered?: (number)[];
+  /** Maximum Cubemap surface dimensions */
   maxSurfaceCubemap?: number;
+  /** Maximum Cubemap layered surface dimensions */
   maxSurfaceCubemapLayered?: (number)[];
+  /** Alignment requirements for surfaces */
   surfaceAlignment?: number | bigint;
+  /** Device can possibly execute multiple kernels concurrently */
   concurrentKernels?: number;
+  /** Device has ECC support enabled */
   ECCEnabled?: number;
+  /** PCI bus ID of the device */
   pciBusID?: number;
+  /** PCI device ID of the device */
   pciDeviceID?: number;
+  /** PCI domain ID of the device */
   pciDomainID?: number;
+  /** 1 if device is a Tesla device using TCC driver, 0 otherwise */
   tccDriver?: number;
+  /** Number of asynchronous engines */
   asyncEngineCount?: number;
+  /** Device shares a unified address space with the host */
   unifiedAddressing?: number;
+  /** Global memory bus width in bits */
   memoryBusWidth?: number;
+  /** Size of L2 cache in bytes */
   l2CacheSize?: number;
+  /** Device's maximum l2 persisting lines capacity setting in bytes */
   persistingL2CacheMaxSize?: number;
+  /** Maximum resident threads per multiprocessor */
   maxThreadsPerMultiProcessor?: number;
+  /** Device supports stream priorities */
   streamPrioritiesSupported?: number;
+  /** Device supports caching globals in L1 */
   globalL1CacheSupported?: number;
+  /** Device supports caching locals in L1 */
   localL1CacheSupported?: number;
+  /** Shared memory available per multiprocessor in bytes */
   sharedMemPerMultiprocessor?: number | bigint;
+  /** 32-bit registers available per multiprocessor */
   regsPerMultiprocessor?: number;
+  /** Device supports allocating managed memory on this system */
   managedMemory?: number;
+  /** Device is on a multi-GPU board */
   isMultiGpuBoard?: number;
+  /** Unique identifier for a group of devices on the same multi-GPU board */
   multiGpuBoardGroupID?: number;
+  /** Link between the device and the host supports native atomic operations */
   hostNativeAtomicSupported?: number;
+  /** Device supports coherently accessing pageable memory without calling cudaHostRegister on it */
   pageableMemoryAccess?: number;
+  /** Device can coherently access managed memory concurrently with the CPU */
   concurrentManagedAccess?: number;
+  /** Device supports Compute Preemption */
   computePreemptionSupported?: number;
+  /** Device can access host registered memory at the same virtual address as the CPU */
   canUseHostPointerForRegisteredMem?: number;
+  /** Device supports launching cooperative kernels via cudaLaunchCooperativeKernel */
   cooperativeLaunch?: number;
+  /** Per device maximum shared memory per block usable by special opt in */
   sharedMemPerBlockOptin?: number | bigint;
+  /** Device accesses pageable memory via the host's page tables */
   pageableMemoryAccessUsesHostPageTables?: number;
+  /** Host can directly access managed memory on the device without migration. */
   directManagedMemAccessFromHost?: number;
+  /** Maximum number of resident blocks per multiprocessor */
   maxBlocksPerMultiProcessor?: number;
+  /** The maximum value of cudaAccessPolicyWindow.num_bytes. */
   accessPolicyMaxWindowSize?: number;
+  /** Shared memory reserved by CUDA driver per block in bytes */
   reservedSharedMemPerBlock?: number | bigint;
+  /** Device supports host memory registration via cudaHostRegister. */
   hostRegisterSupported?: number;
+  /** 1 if the device supports sparse CUDA arrays and sparse CUDA mipmapped arrays, 0 otherwise */
   sparseCudaArraySupported?: number;
+  /** Device supports using the cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU */
   hostRegisterReadOnlySupported?: number;
+  /** External timeline semaphore interop is supported on the device */
   timelineSemaphoreInteropSupported?: number;
+  /** 1 if the device supports using the cudaMallocAsync and cudaMemPool family of APIs, 0 otherwise */
   memoryPoolsSupported?: number;
+  /** 1 if the device supports GPUDirect RDMA APIs, 0 otherwise */
   gpuDirectRDMASupported?: number;
+  /** Bitmask to be interpreted according to the cudaFlushGPUDirectRDMAWritesOptions enum */
   gpuDirectRDMAFlushWritesOptions?: number;
+  /** See the cudaGPUDirectRDMAWritesOrdering enum for numerical values */
   gpuDirectRDMAWritesOrdering?: number;
+  /** Bitmask of handle types supported with mempool-based IPC */
   memoryPoolSupportedHandleTypes?: number;
+  /** 1 if the device supports deferred mapping CUDA arrays and CUDA mipmapped arrays */
   deferredMappingCudaArraySupported?: number;
+  /** Device supports IPC Events. */
   ipcEventSupported?: number;
+  /** Indicates device supports cluster launch */
   clusterLaunch?: number;
+  /** Indicates device supports unified pointers */
   unifiedFunctionPointers?: number;
+  /** NUMA configuration of a device: value is of type cudaDeviceNumaConfig enum */
   deviceNumaConfig?: number;
+  /** NUMA node ID of the GPU memory */
   deviceNumaId?: number;
+  /** Indicates if contexts created on this device will be shared via MPS */
   mpsEnabled?: number;
+  /** NUMA ID of the host node closest to the device or -1 when system does not support NUMA */
   hostNumaId?: number;
+  /** The combined 16-bit PCI device ID and 16-bit PCI vendor ID */
   gpuPciDeviceID?: number;
+  /** The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID */
   gpuPciSubsystemID?: number;
+  /** 1 if the device supports HostNuma location IPC between nodes in a multi-node system. */
   hostNumaMultinodeIpcSupported?: number;
+  /** Reserved for future use */
   reserved?: (number)[];
 }
 
 /** CUDA IPC event handle */
 // struct cudaIpcEventHandle_st — driver_types.h:2572
 export class cudaIpcEventHandle_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaIpcEventHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}});
   }
@@ -5635,21 +6761,25 @@ export class cudaIpcEventHandle_st extends CStruct {
     super(64, mem, dv);
     this._init(init, cudaIpcEventHandle_st.keys);
   }
+  /** `char reserved[64]`, of `struct cudaIpcEventHandle_st` (no description in the header). */
   get reserved(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'cudaIpcEventHandle_st.reserved');
   }
 }
 /** Fields accepted by `new cudaIpcEventHandle_st({...})`. */
 export interface cudaIpcEventHandle_stInit {
+  /** `char reserved[64]`, of `struct cudaIpcEventHandle_st` (no description in the header). */
   reserved?: Uint8Array | number[];
 }
 
 /** CUDA IPC memory handle */
 // struct cudaIpcMemHandle_st — driver_types.h:2580
 export class cudaIpcMemHandle_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaIpcMemHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}});
   }
@@ -5666,21 +6796,25 @@ export class cudaIpcMemHandle_st extends CStruct {
     super(64, mem, dv);
     this._init(init, cudaIpcMemHandle_st.keys);
   }
+  /** `char reserved[64]`, of `struct cudaIpcMemHandle_st` (no description in the header). */
   get reserved(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'cudaIpcMemHandle_st.reserved');
   }
 }
 /** Fields accepted by `new cudaIpcMemHandle_st({...})`. */
 export interface cudaIpcMemHandle_stInit {
+  /** `char reserved[64]`, of `struct cudaIpcMemHandle_st` (no description in the header). */
   reserved?: Uint8Array | number[];
 }
 
 /** struct cudaMemFabricHandle_st */
 // struct cudaMemFabricHandle_st — driver_types.h:2588
 export class cudaMemFabricHandle_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaMemFabricHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}});
   }
@@ -5697,21 +6831,25 @@ export class cudaMemFabricHandle_st extends CStruct {
     super(64, mem, dv);
     this._init(init, cudaMemFabricHandle_st.keys);
   }
+  /** `char reserved[64]`, of `struct cudaMemFabricHandle_st` (no description in the header). */
   get reserved(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'cudaMemFabricHandle_st.reserved');
   }
 }
 /** Fields accepted by `new cudaMemFabricHandle_st({...})`. */
 export interface cudaMemFabricHandle_stInit {
+  /** `char reserved[64]`, of `struct cudaMemFabricHandle_st` (no description in the header). */
   reserved?: Uint8Array | number[];
 }
 
 /** External memory handle descriptor */
 // struct cudaExternalMemoryHandleDesc — driver_types.h:2671
 export class cudaExternalMemoryHandleDesc extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalMemoryHandleDesc","path":"","size":104,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"handle":{"offset":8,"size":16},"size":{"offset":24,"size":8},"flags":{"offset":32,"size":4},"reserved":{"offset":36,"size":64}}});
   }
@@ -5732,13 +6870,16 @@ export class cudaExternalMemoryHandleDesc extends CStruct {
   get type(): E.cudaExternalMemoryHandleType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaExternalMemoryHandleType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.cudaExternalMemoryHandleType) {
     W.i32(this._dv, this._o + 0, v, 'cudaExternalMemoryHandleDesc.type');
   }
   private _n_handle?: cudaExternalMemoryHandleDesc_handle;
+  /** `union cudaExternalMemoryHandleDesc_handle handle`, of `struct cudaExternalMemoryHandleDesc` (no description in the header). */
   get handle(): cudaExternalMemoryHandleDesc_handle {
     return (this._n_handle ??= nestedView(this, cudaExternalMemoryHandleDesc_handle, 8, 16, 'handle'));
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: cudaExternalMemoryHandleDesc_handle | cudaExternalMemoryHandleDesc_handleInit) {
     setNested(this.handle, v, cudaExternalMemoryHandleDesc_handle, 'cudaExternalMemoryHandleDesc.handle');
   }
@@ -5746,13 +6887,15 @@ export class cudaExternalMemoryHandleDesc extends CStruct {
   get size(): bigint {
     return this._dv.getBigUint64(this._o + 24, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: bigint | number) {
     W.u64(this._dv, this._o + 24, v, 'cudaExternalMemoryHandleDesc.size');
   }
-  /** Flags must either be zero or::cudaExternalMemoryDedicated */
+  /** Flags must either be zero or cudaExternalMemoryDedicated */
   get flags(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 32, v, 'cudaExternalMemoryHandleDesc.flags');
   }
@@ -5760,22 +6903,29 @@ export class cudaExternalMemoryHandleDesc extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 36 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'cudaExternalMemoryHandleDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 36 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalMemoryHandleDesc({...})`. */
 export interface cudaExternalMemoryHandleDescInit {
+  /** Type of the handle */
   type?: E.cudaExternalMemoryHandleType;
+  /** `union cudaExternalMemoryHandleDesc_handle handle`, of `struct cudaExternalMemoryHandleDesc` (no description in the header). */
   handle?: cudaExternalMemoryHandleDesc_handle | cudaExternalMemoryHandleDesc_handleInit;
+  /** Size of the memory allocation */
   size?: bigint | number;
+  /** Flags must either be zero or cudaExternalMemoryDedicated */
   flags?: number;
+  /** Must be zero */
   reserved?: (number)[];
 }
 
 /** union handle in struct cudaExternalMemoryHandleDesc */
 // member handle of struct cudaExternalMemoryHandleDesc — driver_types.h:2676
 export class cudaExternalMemoryHandleDesc_handle extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalMemoryHandleDesc","path":"handle","size":16,"align":8,"union":true,"fields":{"fd":{"offset":0,"size":4},"win32":{"offset":0,"size":16},"nvSciBufObject":{"offset":0,"size":8}}});
   }
@@ -5792,38 +6942,46 @@ export class cudaExternalMemoryHandleDesc_handle extends CStruct {
     super(16, mem, dv);
     this._init(init, cudaExternalMemoryHandleDesc_handle.keys);
   }
-  /** File descriptor referencing the memory object. Valid when type is::cudaExternalMemoryHandleTypeOpaqueFd */
+  /** File descriptor referencing the memory object. Valid when type is cudaExternalMemoryHandleTypeOpaqueFd */
   get fd(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `fd` into the struct's bytes. */
   set fd(v: number) {
     W.i32(this._dv, this._o + 0, v, 'cudaExternalMemoryHandleDesc_handle.fd');
   }
   private _n_win32?: cudaExternalMemoryHandleDesc_handle_win32;
+  /** `struct cudaExternalMemoryHandleDesc_handle_win32 win32`, of `union handle in struct cudaExternalMemoryHandleDesc` (no description in the header). */
   get win32(): cudaExternalMemoryHandleDesc_handle_win32 {
     return (this._n_win32 ??= nestedView(this, cudaExternalMemoryHandleDesc_handle_win32, 0, 16, 'win32'));
   }
+  /** Writes `win32` into the struct's bytes. */
   set win32(v: cudaExternalMemoryHandleDesc_handle_win32 | cudaExternalMemoryHandleDesc_handle_win32Init) {
     setNested(this.win32, v, cudaExternalMemoryHandleDesc_handle_win32, 'cudaExternalMemoryHandleDesc_handle.win32');
   }
-  /** A handle representing NvSciBuf Object. Valid when type is::cudaExternalMemoryHandleTypeNvSciBuf */
+  /** A handle representing NvSciBuf Object. Valid when type is cudaExternalMemoryHandleTypeNvSciBuf */
   get nvSciBufObject(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `nvSciBufObject` into the struct's bytes. */
   set nvSciBufObject(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalMemoryHandleDesc_handle.nvSciBufObject', 'nvSciBufObject');
   }
 }
 /** Fields accepted by `new cudaExternalMemoryHandleDesc_handle({...})`. */
 export interface cudaExternalMemoryHandleDesc_handleInit {
+  /** File descriptor referencing the memory object. Valid when type is cudaExternalMemoryHandleTypeOpaqueFd */
   fd?: number;
+  /** `struct cudaExternalMemoryHandleDesc_handle_win32 win32`, of `union handle in struct cudaExternalMemoryHandleDesc` (no description in the header). */
   win32?: cudaExternalMemoryHandleDesc_handle_win32 | cudaExternalMemoryHandleDesc_handle_win32Init;
+  /** A handle representing NvSciBuf Object. Valid when type is cudaExternalMemoryHandleTypeNvSciBuf */
   nvSciBufObject?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Win32 handle referencing the semaphore object. Valid when type is one of the following: -::cudaExternalMemoryHandleTypeOpaqueWin32 -::cudaExternalMemoryHandleTypeOpaqueWin32Kmt -::cudaExternalMemoryHandleTypeD3D12Heap -::cudaExternalMemoryHandleTypeD3D12Resource -::cudaExternalMemoryHandleTypeD3D11Resource -::cudaExternalMemoryHandleTypeD3D11ResourceKmt Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following:::cudaExternalMemoryHandleTypeOpaqueWin32Kmt::cudaExternalMemoryHandleTypeD3D11ResourceKmt then 'name' must be NULL. */
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following: - cudaExternalMemoryHandleTypeOpaqueWin32 - cudaExternalMemoryHandleTypeOpaqueWin32Kmt - cudaExternalMemoryHandleTypeD3D12Heap - cudaExternalMemoryHandleTypeD3D12Resource - cudaExternalMemoryHandleTypeD3D11Resource - cudaExternalMemoryHandleTypeD3D11ResourceKmt Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: cudaExternalMemoryHandleTypeOpaqueWin32Kmt cudaExternalMemoryHandleTypeD3D11ResourceKmt then 'name' must be NULL. */
 // member handle.win32 of struct cudaExternalMemoryHandleDesc — driver_types.h:2698
 export class cudaExternalMemoryHandleDesc_handle_win32 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalMemoryHandleDesc","path":"handle.win32","size":16,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"name":{"offset":8,"size":8}}});
   }
@@ -5844,6 +7002,7 @@ export class cudaExternalMemoryHandleDesc_handle_win32 extends CStruct {
   get handle(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalMemoryHandleDesc_handle_win32.handle', 'handle');
   }
@@ -5851,19 +7010,23 @@ export class cudaExternalMemoryHandleDesc_handle_win32 extends CStruct {
   get name(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'cudaExternalMemoryHandleDesc_handle_win32.name', 'name');
   }
 }
 /** Fields accepted by `new cudaExternalMemoryHandleDesc_handle_win32({...})`. */
 export interface cudaExternalMemoryHandleDesc_handle_win32Init {
+  /** Valid NT handle. Must be NULL if 'name' is non-NULL */
   handle?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Name of a valid memory object. Must be NULL if 'handle' is non-NULL. */
   name?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** External memory buffer descriptor */
 // struct cudaExternalMemoryBufferDesc — driver_types.h:2732
 export class cudaExternalMemoryBufferDesc extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalMemoryBufferDesc","path":"","size":88,"align":8,"union":false,"fields":{"offset":{"offset":0,"size":8},"size":{"offset":8,"size":8},"flags":{"offset":16,"size":4},"reserved":{"offset":20,"size":64}}});
   }
@@ -5884,6 +7047,7 @@ export class cudaExternalMemoryBufferDesc extends CStruct {
   get offset(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `offset` into the struct's bytes. */
   set offset(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaExternalMemoryBufferDesc.offset');
   }
@@ -5891,6 +7055,7 @@ export class cudaExternalMemoryBufferDesc extends CStruct {
   get size(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: bigint | number) {
     W.u64(this._dv, this._o + 8, v, 'cudaExternalMemoryBufferDesc.size');
   }
@@ -5898,6 +7063,7 @@ export class cudaExternalMemoryBufferDesc extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 16, v, 'cudaExternalMemoryBufferDesc.flags');
   }
@@ -5905,21 +7071,27 @@ export class cudaExternalMemoryBufferDesc extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 20 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'cudaExternalMemoryBufferDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 20 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalMemoryBufferDesc({...})`. */
 export interface cudaExternalMemoryBufferDescInit {
+  /** Offset into the memory object where the buffer's base is */
   offset?: bigint | number;
+  /** Size of the buffer */
   size?: bigint | number;
+  /** Flags reserved for future use. Must be zero. */
   flags?: number;
+  /** Must be zero */
   reserved?: (number)[];
 }
 
 /** External memory mipmap descriptor */
 // struct cudaExternalMemoryMipmappedArrayDesc — driver_types.h:2754
 export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalMemoryMipmappedArrayDesc","path":"","size":128,"align":8,"union":false,"fields":{"offset":{"offset":0,"size":8},"formatDesc":{"offset":8,"size":20},"extent":{"offset":32,"size":24},"flags":{"offset":56,"size":4},"numLevels":{"offset":60,"size":4},"reserved":{"offset":64,"size":64}}});
   }
@@ -5940,6 +7112,7 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   get offset(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `offset` into the struct's bytes. */
   set offset(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaExternalMemoryMipmappedArrayDesc.offset');
   }
@@ -5948,6 +7121,7 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   get formatDesc(): cudaChannelFormatDesc {
     return (this._n_formatDesc ??= nestedView(this, cudaChannelFormatDesc, 8, 20, 'formatDesc'));
   }
+  /** Writes `formatDesc` into the struct's bytes. */
   set formatDesc(v: cudaChannelFormatDesc | cudaChannelFormatDescInit) {
     setNested(this.formatDesc, v, cudaChannelFormatDesc, 'cudaExternalMemoryMipmappedArrayDesc.formatDesc');
   }
@@ -5956,13 +7130,15 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   get extent(): cudaExtent {
     return (this._n_extent ??= nestedView(this, cudaExtent, 32, 24, 'extent'));
   }
+  /** Writes `extent` into the struct's bytes. */
   set extent(v: cudaExtent | cudaExtentInit) {
     setNested(this.extent, v, cudaExtent, 'cudaExternalMemoryMipmappedArrayDesc.extent');
   }
-  /** Flags associated with CUDA mipmapped arrays. See::cudaMallocMipmappedArray */
+  /** Flags associated with CUDA mipmapped arrays. See cudaMallocMipmappedArray */
   get flags(): number {
     return this._dv.getUint32(this._o + 56, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 56, v, 'cudaExternalMemoryMipmappedArrayDesc.flags');
   }
@@ -5970,6 +7146,7 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   get numLevels(): number {
     return this._dv.getUint32(this._o + 60, true);
   }
+  /** Writes `numLevels` into the struct's bytes. */
   set numLevels(v: number) {
     W.u32(this._dv, this._o + 60, v, 'cudaExternalMemoryMipmappedArrayDesc.numLevels');
   }
@@ -5977,23 +7154,31 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 64 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'cudaExternalMemoryMipmappedArrayDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 64 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalMemoryMipmappedArrayDesc({...})`. */
 export interface cudaExternalMemoryMipmappedArrayDescInit {
+  /** Offset into the memory object where the base level of the mipmap chain is. */
   offset?: bigint | number;
+  /** Format of base level of the mipmap chain */
   formatDesc?: cudaChannelFormatDesc | cudaChannelFormatDescInit;
+  /** Dimensions of base level of the mipmap chain */
   extent?: cudaExtent | cudaExtentInit;
+  /** Flags associated with CUDA mipmapped arrays. See cudaMallocMipmappedArray */
   flags?: number;
+  /** Total number of levels in the mipmap chain */
   numLevels?: number;
+  /** Must be zero */
   reserved?: (number)[];
 }
 
 /** External semaphore handle descriptor */
 // struct cudaExternalSemaphoreHandleDesc — driver_types.h:2832
 export class cudaExternalSemaphoreHandleDesc extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreHandleDesc","path":"","size":96,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"handle":{"offset":8,"size":16},"flags":{"offset":24,"size":4},"reserved":{"offset":28,"size":64}}});
   }
@@ -6014,13 +7199,16 @@ export class cudaExternalSemaphoreHandleDesc extends CStruct {
   get type(): E.cudaExternalSemaphoreHandleType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaExternalSemaphoreHandleType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.cudaExternalSemaphoreHandleType) {
     W.i32(this._dv, this._o + 0, v, 'cudaExternalSemaphoreHandleDesc.type');
   }
   private _n_handle?: cudaExternalSemaphoreHandleDesc_handle;
+  /** `union cudaExternalSemaphoreHandleDesc_handle handle`, of `struct cudaExternalSemaphoreHandleDesc` (no description in the header). */
   get handle(): cudaExternalSemaphoreHandleDesc_handle {
     return (this._n_handle ??= nestedView(this, cudaExternalSemaphoreHandleDesc_handle, 8, 16, 'handle'));
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: cudaExternalSemaphoreHandleDesc_handle | cudaExternalSemaphoreHandleDesc_handleInit) {
     setNested(this.handle, v, cudaExternalSemaphoreHandleDesc_handle, 'cudaExternalSemaphoreHandleDesc.handle');
   }
@@ -6028,6 +7216,7 @@ export class cudaExternalSemaphoreHandleDesc extends CStruct {
   get flags(): number {
     return this._dv.getUint32(this._o + 24, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 24, v, 'cudaExternalSemaphoreHandleDesc.flags');
   }
@@ -6035,21 +7224,27 @@ export class cudaExternalSemaphoreHandleDesc extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 28 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'cudaExternalSemaphoreHandleDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 28 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreHandleDesc({...})`. */
 export interface cudaExternalSemaphoreHandleDescInit {
+  /** Type of the handle */
   type?: E.cudaExternalSemaphoreHandleType;
+  /** `union cudaExternalSemaphoreHandleDesc_handle handle`, of `struct cudaExternalSemaphoreHandleDesc` (no description in the header). */
   handle?: cudaExternalSemaphoreHandleDesc_handle | cudaExternalSemaphoreHandleDesc_handleInit;
+  /** Flags reserved for the future. Must be zero. */
   flags?: number;
+  /** Must be zero */
   reserved?: (number)[];
 }
 
 /** union handle in struct cudaExternalSemaphoreHandleDesc */
 // member handle of struct cudaExternalSemaphoreHandleDesc — driver_types.h:2837
 export class cudaExternalSemaphoreHandleDesc_handle extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreHandleDesc","path":"handle","size":16,"align":8,"union":true,"fields":{"fd":{"offset":0,"size":4},"win32":{"offset":0,"size":16},"nvSciSyncObj":{"offset":0,"size":8}}});
   }
@@ -6066,17 +7261,20 @@ export class cudaExternalSemaphoreHandleDesc_handle extends CStruct {
     super(16, mem, dv);
     this._init(init, cudaExternalSemaphoreHandleDesc_handle.keys);
   }
-  /** File descriptor referencing the semaphore object. Valid when type is one of the following: -::cudaExternalSemaphoreHandleTypeOpaqueFd -::cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd */
+  /** File descriptor referencing the semaphore object. Valid when type is one of the following: - cudaExternalSemaphoreHandleTypeOpaqueFd - cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd */
   get fd(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `fd` into the struct's bytes. */
   set fd(v: number) {
     W.i32(this._dv, this._o + 0, v, 'cudaExternalSemaphoreHandleDesc_handle.fd');
   }
   private _n_win32?: cudaExternalSemaphoreHandleDesc_handle_win32;
+  /** `struct cudaExternalSemaphoreHandleDesc_handle_win32 win32`, of `union handle in struct cudaExternalSemaphoreHandleDesc` (no description in the header). */
   get win32(): cudaExternalSemaphoreHandleDesc_handle_win32 {
     return (this._n_win32 ??= nestedView(this, cudaExternalSemaphoreHandleDesc_handle_win32, 0, 16, 'win32'));
   }
+  /** Writes `win32` into the struct's bytes. */
   set win32(v: cudaExternalSemaphoreHandleDesc_handle_win32 | cudaExternalSemaphoreHandleDesc_handle_win32Init) {
     setNested(this.win32, v, cudaExternalSemaphoreHandleDesc_handle_win32, 'cudaExternalSemaphoreHandleDesc_handle.win32');
   }
@@ -6084,20 +7282,25 @@ export class cudaExternalSemaphoreHandleDesc_handle extends CStruct {
   get nvSciSyncObj(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `nvSciSyncObj` into the struct's bytes. */
   set nvSciSyncObj(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalSemaphoreHandleDesc_handle.nvSciSyncObj', 'nvSciSyncObj');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreHandleDesc_handle({...})`. */
 export interface cudaExternalSemaphoreHandleDesc_handleInit {
+  /** File descriptor referencing the semaphore object. Valid when type is one of the following: - cudaExternalSemaphoreHandleTypeOpaqueFd - cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd */
   fd?: number;
+  /** `struct cudaExternalSemaphoreHandleDesc_handle_win32 win32`, of `union handle in struct cudaExternalSemaphoreHandleDesc` (no description in the header). */
   win32?: cudaExternalSemaphoreHandleDesc_handle_win32 | cudaExternalSemaphoreHandleDesc_handle_win32Init;
+  /** Valid NvSciSyncObj. Must be non NULL */
   nvSciSyncObj?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
-/** Win32 handle referencing the semaphore object. Valid when type is one of the following: -::cudaExternalSemaphoreHandleTypeOpaqueWin32 -::cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt -::cudaExternalSemaphoreHandleTypeD3D12Fence -::cudaExternalSemaphoreHandleTypeD3D11Fence -::cudaExternalSemaphoreHandleTypeKeyedMutex -::cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following:::cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt::cudaExternalSemaphoreHandleTypeKeyedMutexKmt then 'name' must be NULL. */
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following: - cudaExternalSemaphoreHandleTypeOpaqueWin32 - cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt - cudaExternalSemaphoreHandleTypeD3D12Fence - cudaExternalSemaphoreHandleTypeD3D11Fence - cudaExternalSemaphoreHandleTypeKeyedMutex - cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt cudaExternalSemaphoreHandleTypeKeyedMutexKmt then 'name' must be NULL. */
 // member handle.win32 of struct cudaExternalSemaphoreHandleDesc — driver_types.h:2860
 export class cudaExternalSemaphoreHandleDesc_handle_win32 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreHandleDesc","path":"handle.win32","size":16,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"name":{"offset":8,"size":8}}});
   }
@@ -6118,6 +7321,7 @@ export class cudaExternalSemaphoreHandleDesc_handle_win32 extends CStruct {
   get handle(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalSemaphoreHandleDesc_handle_win32.handle', 'handle');
   }
@@ -6125,19 +7329,23 @@ export class cudaExternalSemaphoreHandleDesc_handle_win32 extends CStruct {
   get name(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `name` into the struct's bytes. */
   set name(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'cudaExternalSemaphoreHandleDesc_handle_win32.name', 'name');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreHandleDesc_handle_win32({...})`. */
 export interface cudaExternalSemaphoreHandleDesc_handle_win32Init {
+  /** Valid NT handle. Must be NULL if 'name' is non-NULL */
   handle?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Name of a valid synchronization primitive. Must be NULL if 'handle' is non-NULL. */
   name?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
 /** External semaphore signal parameters, compatible with driver type */
 // struct cudaExternalSemaphoreSignalParams — driver_types.h:2889
 export class cudaExternalSemaphoreSignalParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreSignalParams","path":"","size":144,"align":8,"union":false,"fields":{"params":{"offset":0,"size":72},"flags":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}});
   }
@@ -6155,36 +7363,45 @@ export class cudaExternalSemaphoreSignalParams extends CStruct {
     this._init(init, cudaExternalSemaphoreSignalParams.keys);
   }
   private _n_params?: cudaExternalSemaphoreSignalParams_params;
+  /** `struct cudaExternalSemaphoreSignalParams_params params`, of `struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   get params(): cudaExternalSemaphoreSignalParams_params {
     return (this._n_params ??= nestedView(this, cudaExternalSemaphoreSignalParams_params, 0, 72, 'params'));
   }
+  /** Writes `params` into the struct's bytes. */
   set params(v: cudaExternalSemaphoreSignalParams_params | cudaExternalSemaphoreSignalParams_paramsInit) {
     setNested(this.params, v, cudaExternalSemaphoreSignalParams_params, 'cudaExternalSemaphoreSignalParams.params');
   }
-  /** Only when::cudaExternalSemaphoreSignalParams is used to signal a::cudaExternalSemaphore_t of type::cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is::cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while signaling the::cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as::cudaExternalMemoryHandleTypeNvSciBuf. For all other types of::cudaExternalSemaphore_t, flags must be zero. */
+  /** Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while signaling the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero. */
   get flags(): number {
     return this._dv.getUint32(this._o + 72, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 72, v, 'cudaExternalSemaphoreSignalParams.flags');
   }
+  /** `unsigned int reserved[16]`, of `struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 76 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'cudaExternalSemaphoreSignalParams.reserved', (i, x, n) => W.u32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams({...})`. */
 export interface cudaExternalSemaphoreSignalParamsInit {
+  /** `struct cudaExternalSemaphoreSignalParams_params params`, of `struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   params?: cudaExternalSemaphoreSignalParams_params | cudaExternalSemaphoreSignalParams_paramsInit;
+  /** Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while signaling the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero. */
   flags?: number;
+  /** `unsigned int reserved[16]`, of `struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** struct params in struct cudaExternalSemaphoreSignalParams */
 // member params of struct cudaExternalSemaphoreSignalParams — driver_types.h:2890
 export class cudaExternalSemaphoreSignalParams_params extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreSignalParams","path":"params","size":72,"align":8,"union":false,"fields":{"fence":{"offset":0,"size":8},"nvSciSync":{"offset":8,"size":8},"keyedMutex":{"offset":16,"size":8},"reserved":{"offset":24,"size":48}}});
   }
@@ -6202,44 +7419,57 @@ export class cudaExternalSemaphoreSignalParams_params extends CStruct {
     this._init(init, cudaExternalSemaphoreSignalParams_params.keys);
   }
   private _n_fence?: cudaExternalSemaphoreSignalParams_params_fence;
+  /** `struct cudaExternalSemaphoreSignalParams_params_fence fence`, of `struct params in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   get fence(): cudaExternalSemaphoreSignalParams_params_fence {
     return (this._n_fence ??= nestedView(this, cudaExternalSemaphoreSignalParams_params_fence, 0, 8, 'fence'));
   }
+  /** Writes `fence` into the struct's bytes. */
   set fence(v: cudaExternalSemaphoreSignalParams_params_fence | cudaExternalSemaphoreSignalParams_params_fenceInit) {
     setNested(this.fence, v, cudaExternalSemaphoreSignalParams_params_fence, 'cudaExternalSemaphoreSignalParams_params.fence');
   }
   private _n_nvSciSync?: cudaExternalSemaphoreSignalParams_params_nvSciSync;
+  /** `union cudaExternalSemaphoreSignalParams_params_nvSciSync nvSciSync`, of `struct params in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   get nvSciSync(): cudaExternalSemaphoreSignalParams_params_nvSciSync {
     return (this._n_nvSciSync ??= nestedView(this, cudaExternalSemaphoreSignalParams_params_nvSciSync, 8, 8, 'nvSciSync'));
   }
+  /** Writes `nvSciSync` into the struct's bytes. */
   set nvSciSync(v: cudaExternalSemaphoreSignalParams_params_nvSciSync | cudaExternalSemaphoreSignalParams_params_nvSciSyncInit) {
     setNested(this.nvSciSync, v, cudaExternalSemaphoreSignalParams_params_nvSciSync, 'cudaExternalSemaphoreSignalParams_params.nvSciSync');
   }
   private _n_keyedMutex?: cudaExternalSemaphoreSignalParams_params_keyedMutex;
+  /** `struct cudaExternalSemaphoreSignalParams_params_keyedMutex keyedMutex`, of `struct params in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   get keyedMutex(): cudaExternalSemaphoreSignalParams_params_keyedMutex {
     return (this._n_keyedMutex ??= nestedView(this, cudaExternalSemaphoreSignalParams_params_keyedMutex, 16, 8, 'keyedMutex'));
   }
+  /** Writes `keyedMutex` into the struct's bytes. */
   set keyedMutex(v: cudaExternalSemaphoreSignalParams_params_keyedMutex | cudaExternalSemaphoreSignalParams_params_keyedMutexInit) {
     setNested(this.keyedMutex, v, cudaExternalSemaphoreSignalParams_params_keyedMutex, 'cudaExternalSemaphoreSignalParams_params.keyedMutex');
   }
+  /** `unsigned int reserved[12]`, of `struct params in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 12 }, (_, i) => this._dv.getUint32(this._o + 24 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 12, v, 'cudaExternalSemaphoreSignalParams_params.reserved', (i, x, n) => W.u32(this._dv, this._o + 24 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams_params({...})`. */
 export interface cudaExternalSemaphoreSignalParams_paramsInit {
+  /** `struct cudaExternalSemaphoreSignalParams_params_fence fence`, of `struct params in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   fence?: cudaExternalSemaphoreSignalParams_params_fence | cudaExternalSemaphoreSignalParams_params_fenceInit;
+  /** `union cudaExternalSemaphoreSignalParams_params_nvSciSync nvSciSync`, of `struct params in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   nvSciSync?: cudaExternalSemaphoreSignalParams_params_nvSciSync | cudaExternalSemaphoreSignalParams_params_nvSciSyncInit;
+  /** `struct cudaExternalSemaphoreSignalParams_params_keyedMutex keyedMutex`, of `struct params in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   keyedMutex?: cudaExternalSemaphoreSignalParams_params_keyedMutex | cudaExternalSemaphoreSignalParams_params_keyedMutexInit;
+  /** `unsigned int reserved[12]`, of `struct params in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** Parameters for fence objects */
 // member params.fence of struct cudaExternalSemaphoreSignalParams — driver_types.h:2894
 export class cudaExternalSemaphoreSignalParams_params_fence extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreSignalParams","path":"params.fence","size":8,"align":8,"union":false,"fields":{"value":{"offset":0,"size":8}}});
   }
@@ -6260,18 +7490,21 @@ export class cudaExternalSemaphoreSignalParams_params_fence extends CStruct {
   get value(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreSignalParams_params_fence.value');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams_params_fence({...})`. */
 export interface cudaExternalSemaphoreSignalParams_params_fenceInit {
+  /** Value of fence to be signaled */
   value?: bigint | number;
 }
 
 /** union params.nvSciSync in struct cudaExternalSemaphoreSignalParams */
 // member params.nvSciSync of struct cudaExternalSemaphoreSignalParams — driver_types.h:2900
 export class cudaExternalSemaphoreSignalParams_params_nvSciSync extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreSignalParams","path":"params.nvSciSync","size":8,"align":8,"union":true,"fields":{"fence":{"offset":0,"size":8},"reserved":{"offset":0,"size":8}}});
   }
@@ -6288,29 +7521,35 @@ export class cudaExternalSemaphoreSignalParams_params_nvSciSync extends CStruct 
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params_nvSciSync.keys);
   }
-  /** Pointer to NvSciSyncFence. Valid if::cudaExternalSemaphoreHandleType is of type::cudaExternalSemaphoreHandleTypeNvSciSync. */
+  /** Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync. */
   get fence(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `fence` into the struct's bytes. */
   set fence(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalSemaphoreSignalParams_params_nvSciSync.fence', 'fence');
   }
+  /** `unsigned long long reserved`, of `union params.nvSciSync in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   get reserved(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreSignalParams_params_nvSciSync.reserved');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams_params_nvSciSync({...})`. */
 export interface cudaExternalSemaphoreSignalParams_params_nvSciSyncInit {
+  /** Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync. */
   fence?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** `unsigned long long reserved`, of `union params.nvSciSync in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   reserved?: bigint | number;
 }
 
 /** Parameters for keyed mutex objects */
 // member params.keyedMutex of struct cudaExternalSemaphoreSignalParams — driver_types.h:2911
 export class cudaExternalSemaphoreSignalParams_params_keyedMutex extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreSignalParams","path":"params.keyedMutex","size":8,"align":8,"union":false,"fields":{"key":{"offset":0,"size":8}}});
   }
@@ -6327,21 +7566,25 @@ export class cudaExternalSemaphoreSignalParams_params_keyedMutex extends CStruct
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params_keyedMutex.keys);
   }
+  /** `unsigned long long key`, of `struct params.keyedMutex in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   get key(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `key` into the struct's bytes. */
   set key(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreSignalParams_params_keyedMutex.key');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams_params_keyedMutex({...})`. */
 export interface cudaExternalSemaphoreSignalParams_params_keyedMutexInit {
+  /** `unsigned long long key`, of `struct params.keyedMutex in struct cudaExternalSemaphoreSignalParams` (no description in the header). */
   key?: bigint | number;
 }
 
 /** External semaphore wait parameters, compatible with driver type */
 // struct cudaExternalSemaphoreWaitParams — driver_types.h:2936
 export class cudaExternalSemaphoreWaitParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreWaitParams","path":"","size":144,"align":8,"union":false,"fields":{"params":{"offset":0,"size":72},"flags":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}});
   }
@@ -6359,36 +7602,45 @@ export class cudaExternalSemaphoreWaitParams extends CStruct {
     this._init(init, cudaExternalSemaphoreWaitParams.keys);
   }
   private _n_params?: cudaExternalSemaphoreWaitParams_params;
+  /** `struct cudaExternalSemaphoreWaitParams_params params`, of `struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   get params(): cudaExternalSemaphoreWaitParams_params {
     return (this._n_params ??= nestedView(this, cudaExternalSemaphoreWaitParams_params, 0, 72, 'params'));
   }
+  /** Writes `params` into the struct's bytes. */
   set params(v: cudaExternalSemaphoreWaitParams_params | cudaExternalSemaphoreWaitParams_paramsInit) {
     setNested(this.params, v, cudaExternalSemaphoreWaitParams_params, 'cudaExternalSemaphoreWaitParams.params');
   }
-  /** Only when::cudaExternalSemaphoreSignalParams is used to signal a::cudaExternalSemaphore_t of type::cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is::cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while waiting for the::cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as::cudaExternalMemoryHandleTypeNvSciBuf. For all other types of::cudaExternalSemaphore_t, flags must be zero. */
+  /** Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while waiting for the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero. */
   get flags(): number {
     return this._dv.getUint32(this._o + 72, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.u32(this._dv, this._o + 72, v, 'cudaExternalSemaphoreWaitParams.flags');
   }
+  /** `unsigned int reserved[16]`, of `struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 76 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 16, v, 'cudaExternalSemaphoreWaitParams.reserved', (i, x, n) => W.u32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams({...})`. */
 export interface cudaExternalSemaphoreWaitParamsInit {
+  /** `struct cudaExternalSemaphoreWaitParams_params params`, of `struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   params?: cudaExternalSemaphoreWaitParams_params | cudaExternalSemaphoreWaitParams_paramsInit;
+  /** Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while waiting for the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero. */
   flags?: number;
+  /** `unsigned int reserved[16]`, of `struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** struct params in struct cudaExternalSemaphoreWaitParams */
 // member params of struct cudaExternalSemaphoreWaitParams — driver_types.h:2937
 export class cudaExternalSemaphoreWaitParams_params extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreWaitParams","path":"params","size":72,"align":8,"union":false,"fields":{"fence":{"offset":0,"size":8},"nvSciSync":{"offset":8,"size":8},"keyedMutex":{"offset":16,"size":16},"reserved":{"offset":32,"size":40}}});
   }
@@ -6406,44 +7658,57 @@ export class cudaExternalSemaphoreWaitParams_params extends CStruct {
     this._init(init, cudaExternalSemaphoreWaitParams_params.keys);
   }
   private _n_fence?: cudaExternalSemaphoreWaitParams_params_fence;
+  /** `struct cudaExternalSemaphoreWaitParams_params_fence fence`, of `struct params in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   get fence(): cudaExternalSemaphoreWaitParams_params_fence {
     return (this._n_fence ??= nestedView(this, cudaExternalSemaphoreWaitParams_params_fence, 0, 8, 'fence'));
   }
+  /** Writes `fence` into the struct's bytes. */
   set fence(v: cudaExternalSemaphoreWaitParams_params_fence | cudaExternalSemaphoreWaitParams_params_fenceInit) {
     setNested(this.fence, v, cudaExternalSemaphoreWaitParams_params_fence, 'cudaExternalSemaphoreWaitParams_params.fence');
   }
   private _n_nvSciSync?: cudaExternalSemaphoreWaitParams_params_nvSciSync;
+  /** `union cudaExternalSemaphoreWaitParams_params_nvSciSync nvSciSync`, of `struct params in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   get nvSciSync(): cudaExternalSemaphoreWaitParams_params_nvSciSync {
     return (this._n_nvSciSync ??= nestedView(this, cudaExternalSemaphoreWaitParams_params_nvSciSync, 8, 8, 'nvSciSync'));
   }
+  /** Writes `nvSciSync` into the struct's bytes. */
   set nvSciSync(v: cudaExternalSemaphoreWaitParams_params_nvSciSync | cudaExternalSemaphoreWaitParams_params_nvSciSyncInit) {
     setNested(this.nvSciSync, v, cudaExternalSemaphoreWaitParams_params_nvSciSync, 'cudaExternalSemaphoreWaitParams_params.nvSciSync');
   }
   private _n_keyedMutex?: cudaExternalSemaphoreWaitParams_params_keyedMutex;
+  /** `struct cudaExternalSemaphoreWaitParams_params_keyedMutex keyedMutex`, of `struct params in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   get keyedMutex(): cudaExternalSemaphoreWaitParams_params_keyedMutex {
     return (this._n_keyedMutex ??= nestedView(this, cudaExternalSemaphoreWaitParams_params_keyedMutex, 16, 16, 'keyedMutex'));
   }
+  /** Writes `keyedMutex` into the struct's bytes. */
   set keyedMutex(v: cudaExternalSemaphoreWaitParams_params_keyedMutex | cudaExternalSemaphoreWaitParams_params_keyedMutexInit) {
     setNested(this.keyedMutex, v, cudaExternalSemaphoreWaitParams_params_keyedMutex, 'cudaExternalSemaphoreWaitParams_params.keyedMutex');
   }
+  /** `unsigned int reserved[10]`, of `struct params in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   get reserved(): number[] {
     return Array.from({ length: 10 }, (_, i) => this._dv.getUint32(this._o + 32 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 10, v, 'cudaExternalSemaphoreWaitParams_params.reserved', (i, x, n) => W.u32(this._dv, this._o + 32 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams_params({...})`. */
 export interface cudaExternalSemaphoreWaitParams_paramsInit {
+  /** `struct cudaExternalSemaphoreWaitParams_params_fence fence`, of `struct params in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   fence?: cudaExternalSemaphoreWaitParams_params_fence | cudaExternalSemaphoreWaitParams_params_fenceInit;
+  /** `union cudaExternalSemaphoreWaitParams_params_nvSciSync nvSciSync`, of `struct params in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   nvSciSync?: cudaExternalSemaphoreWaitParams_params_nvSciSync | cudaExternalSemaphoreWaitParams_params_nvSciSyncInit;
+  /** `struct cudaExternalSemaphoreWaitParams_params_keyedMutex keyedMutex`, of `struct params in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   keyedMutex?: cudaExternalSemaphoreWaitParams_params_keyedMutex | cudaExternalSemaphoreWaitParams_params_keyedMutexInit;
+  /** `unsigned int reserved[10]`, of `struct params in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   reserved?: (number)[];
 }
 
 /** Parameters for fence objects */
 // member params.fence of struct cudaExternalSemaphoreWaitParams — driver_types.h:2941
 export class cudaExternalSemaphoreWaitParams_params_fence extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreWaitParams","path":"params.fence","size":8,"align":8,"union":false,"fields":{"value":{"offset":0,"size":8}}});
   }
@@ -6464,18 +7729,21 @@ export class cudaExternalSemaphoreWaitParams_params_fence extends CStruct {
   get value(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `value` into the struct's bytes. */
   set value(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreWaitParams_params_fence.value');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams_params_fence({...})`. */
 export interface cudaExternalSemaphoreWaitParams_params_fenceInit {
+  /** Value of fence to be waited on */
   value?: bigint | number;
 }
 
 /** union params.nvSciSync in struct cudaExternalSemaphoreWaitParams */
 // member params.nvSciSync of struct cudaExternalSemaphoreWaitParams — driver_types.h:2947
 export class cudaExternalSemaphoreWaitParams_params_nvSciSync extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreWaitParams","path":"params.nvSciSync","size":8,"align":8,"union":true,"fields":{"fence":{"offset":0,"size":8},"reserved":{"offset":0,"size":8}}});
   }
@@ -6492,29 +7760,35 @@ export class cudaExternalSemaphoreWaitParams_params_nvSciSync extends CStruct {
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params_nvSciSync.keys);
   }
-  /** Pointer to NvSciSyncFence. Valid if::cudaExternalSemaphoreHandleType is of type::cudaExternalSemaphoreHandleTypeNvSciSync. */
+  /** Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync. */
   get fence(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `fence` into the struct's bytes. */
   set fence(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalSemaphoreWaitParams_params_nvSciSync.fence', 'fence');
   }
+  /** `unsigned long long reserved`, of `union params.nvSciSync in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   get reserved(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreWaitParams_params_nvSciSync.reserved');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams_params_nvSciSync({...})`. */
 export interface cudaExternalSemaphoreWaitParams_params_nvSciSyncInit {
+  /** Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync. */
   fence?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** `unsigned long long reserved`, of `union params.nvSciSync in struct cudaExternalSemaphoreWaitParams` (no description in the header). */
   reserved?: bigint | number;
 }
 
 /** Parameters for keyed mutex objects */
 // member params.keyedMutex of struct cudaExternalSemaphoreWaitParams — driver_types.h:2958
 export class cudaExternalSemaphoreWaitParams_params_keyedMutex extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreWaitParams","path":"params.keyedMutex","size":16,"align":8,"union":false,"fields":{"key":{"offset":0,"size":8},"timeoutMs":{"offset":8,"size":4}}});
   }
@@ -6535,6 +7809,7 @@ export class cudaExternalSemaphoreWaitParams_params_keyedMutex extends CStruct {
   get key(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `key` into the struct's bytes. */
   set key(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreWaitParams_params_keyedMutex.key');
   }
@@ -6542,19 +7817,23 @@ export class cudaExternalSemaphoreWaitParams_params_keyedMutex extends CStruct {
   get timeoutMs(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `timeoutMs` into the struct's bytes. */
   set timeoutMs(v: number) {
     W.u32(this._dv, this._o + 8, v, 'cudaExternalSemaphoreWaitParams_params_keyedMutex.timeoutMs');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams_params_keyedMutex({...})`. */
 export interface cudaExternalSemaphoreWaitParams_params_keyedMutexInit {
+  /** Value of key to acquire the mutex with */
   key?: bigint | number;
+  /** Timeout in milliseconds to wait to acquire the mutex */
   timeoutMs?: number;
 }
 
 /** struct cudalibraryHostUniversalFunctionAndDataTable */
 // struct cudalibraryHostUniversalFunctionAndDataTable — driver_types.h:3230
 export class cudalibraryHostUniversalFunctionAndDataTable extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudalibraryHostUniversalFunctionAndDataTable","path":"","size":32,"align":8,"union":false,"fields":{"functionTable":{"offset":0,"size":8},"functionWindowSize":{"offset":8,"size":8},"dataTable":{"offset":16,"size":8},"dataWindowSize":{"offset":24,"size":8}}});
   }
@@ -6571,42 +7850,55 @@ export class cudalibraryHostUniversalFunctionAndDataTable extends CStruct {
     super(32, mem, dv);
     this._init(init, cudalibraryHostUniversalFunctionAndDataTable.keys);
   }
+  /** `void * functionTable`, of `struct cudalibraryHostUniversalFunctionAndDataTable` (no description in the header). */
   get functionTable(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `functionTable` into the struct's bytes. */
   set functionTable(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudalibraryHostUniversalFunctionAndDataTable.functionTable', 'functionTable');
   }
+  /** `size_t functionWindowSize`, of `struct cudalibraryHostUniversalFunctionAndDataTable` (no description in the header). */
   get functionWindowSize(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `functionWindowSize` into the struct's bytes. */
   set functionWindowSize(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudalibraryHostUniversalFunctionAndDataTable.functionWindowSize');
   }
+  /** `void * dataTable`, of `struct cudalibraryHostUniversalFunctionAndDataTable` (no description in the header). */
   get dataTable(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `dataTable` into the struct's bytes. */
   set dataTable(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'cudalibraryHostUniversalFunctionAndDataTable.dataTable', 'dataTable');
   }
+  /** `size_t dataWindowSize`, of `struct cudalibraryHostUniversalFunctionAndDataTable` (no description in the header). */
   get dataWindowSize(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `dataWindowSize` into the struct's bytes. */
   set dataWindowSize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudalibraryHostUniversalFunctionAndDataTable.dataWindowSize');
   }
 }
 /** Fields accepted by `new cudalibraryHostUniversalFunctionAndDataTable({...})`. */
 export interface cudalibraryHostUniversalFunctionAndDataTableInit {
+  /** `void * functionTable`, of `struct cudalibraryHostUniversalFunctionAndDataTable` (no description in the header). */
   functionTable?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** `size_t functionWindowSize`, of `struct cudalibraryHostUniversalFunctionAndDataTable` (no description in the header). */
   functionWindowSize?: number | bigint;
+  /** `void * dataTable`, of `struct cudalibraryHostUniversalFunctionAndDataTable` (no description in the header). */
   dataTable?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** `size_t dataWindowSize`, of `struct cudalibraryHostUniversalFunctionAndDataTable` (no description in the header). */
   dataWindowSize?: number | bigint;
 }
 
 /** CUDA GPU kernel node parameters */
 // struct cudaKernelNodeParams — driver_types.h:3280
 export class cudaKernelNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaKernelNodeParams","path":"","size":56,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDim":{"offset":8,"size":12},"blockDim":{"offset":20,"size":12},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8}}});
   }
@@ -6627,6 +7919,7 @@ export class cudaKernelNodeParams extends CStruct {
   get func(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `func` into the struct's bytes. */
   set func(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaKernelNodeParams.func', 'func');
   }
@@ -6635,6 +7928,7 @@ export class cudaKernelNodeParams extends CStruct {
   get gridDim(): dim3 {
     return (this._n_gridDim ??= nestedView(this, dim3, 8, 12, 'gridDim'));
   }
+  /** Writes `gridDim` into the struct's bytes. */
   set gridDim(v: dim3 | dim3Init) {
     setNested(this.gridDim, v, dim3, 'cudaKernelNodeParams.gridDim');
   }
@@ -6643,6 +7937,7 @@ export class cudaKernelNodeParams extends CStruct {
   get blockDim(): dim3 {
     return (this._n_blockDim ??= nestedView(this, dim3, 20, 12, 'blockDim'));
   }
+  /** Writes `blockDim` into the struct's bytes. */
   set blockDim(v: dim3 | dim3Init) {
     setNested(this.blockDim, v, dim3, 'cudaKernelNodeParams.blockDim');
   }
@@ -6650,6 +7945,7 @@ export class cudaKernelNodeParams extends CStruct {
   get sharedMemBytes(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `sharedMemBytes` into the struct's bytes. */
   set sharedMemBytes(v: number) {
     W.u32(this._dv, this._o + 32, v, 'cudaKernelNodeParams.sharedMemBytes');
   }
@@ -6657,6 +7953,7 @@ export class cudaKernelNodeParams extends CStruct {
   get kernelParams(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `kernelParams` into the struct's bytes. */
   set kernelParams(v: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null) {
     setKernelParamsField(this, 40, v, 'cudaKernelNodeParams.kernelParams', 'kernelParams');
   }
@@ -6664,23 +7961,31 @@ export class cudaKernelNodeParams extends CStruct {
   get extra(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `extra` into the struct's bytes. */
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'cudaKernelNodeParams.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
 }
 /** Fields accepted by `new cudaKernelNodeParams({...})`. */
 export interface cudaKernelNodeParamsInit {
+  /** Kernel to launch */
   func?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Grid dimensions */
   gridDim?: dim3 | dim3Init;
+  /** Block dimensions */
   blockDim?: dim3 | dim3Init;
+  /** Dynamic shared-memory size per thread block in bytes */
   sharedMemBytes?: number;
+  /** Array of pointers to individual kernel arguments */
   kernelParams?: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null;
+  /** Pointer to kernel arguments in the "extra" format */
   extra?: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null;
 }
 
 /** CUDA GPU kernel node parameters */
 // struct cudaKernelNodeParamsV2 — driver_types.h:3292
 export class cudaKernelNodeParamsV2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaKernelNodeParamsV2","path":"","size":56,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDim":{"offset":8,"size":12},"blockDim":{"offset":20,"size":12},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8}}});
   }
@@ -6701,6 +8006,7 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   get func(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `func` into the struct's bytes. */
   set func(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaKernelNodeParamsV2.func', 'func');
   }
@@ -6709,6 +8015,7 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   get gridDim(): dim3 {
     return (this._n_gridDim ??= nestedView(this, dim3, 8, 12, 'gridDim'));
   }
+  /** Writes `gridDim` into the struct's bytes. */
   set gridDim(v: dim3 | dim3Init) {
     setNested(this.gridDim, v, dim3, 'cudaKernelNodeParamsV2.gridDim');
   }
@@ -6717,6 +8024,7 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   get blockDim(): dim3 {
     return (this._n_blockDim ??= nestedView(this, dim3, 20, 12, 'blockDim'));
   }
+  /** Writes `blockDim` into the struct's bytes. */
   set blockDim(v: dim3 | dim3Init) {
     setNested(this.blockDim, v, dim3, 'cudaKernelNodeParamsV2.blockDim');
   }
@@ -6724,6 +8032,7 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   get sharedMemBytes(): number {
     return this._dv.getUint32(this._o + 32, true);
   }
+  /** Writes `sharedMemBytes` into the struct's bytes. */
   set sharedMemBytes(v: number) {
     W.u32(this._dv, this._o + 32, v, 'cudaKernelNodeParamsV2.sharedMemBytes');
   }
@@ -6731,6 +8040,7 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   get kernelParams(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `kernelParams` into the struct's bytes. */
   set kernelParams(v: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null) {
     setKernelParamsField(this, 40, v, 'cudaKernelNodeParamsV2.kernelParams', 'kernelParams');
   }
@@ -6738,23 +8048,31 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   get extra(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
+  /** Writes `extra` into the struct's bytes. */
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'cudaKernelNodeParamsV2.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
 }
 /** Fields accepted by `new cudaKernelNodeParamsV2({...})`. */
 export interface cudaKernelNodeParamsV2Init {
+  /** Kernel to launch */
   func?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Grid dimensions */
   gridDim?: dim3 | dim3Init;
+  /** Block dimensions */
   blockDim?: dim3 | dim3Init;
+  /** Dynamic shared-memory size per thread block in bytes */
   sharedMemBytes?: number;
+  /** Array of pointers to individual kernel arguments */
   kernelParams?: KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null;
+  /** Pointer to kernel arguments in the "extra" format */
   extra?: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null;
 }
 
 /** External semaphore signal node parameters */
 // struct cudaExternalSemaphoreSignalNodeParams — driver_types.h:3310
 export class cudaExternalSemaphoreSignalNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreSignalNodeParams","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}});
   }
@@ -6775,6 +8093,7 @@ export class cudaExternalSemaphoreSignalNodeParams extends CStruct {
   get extSemArray(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `extSemArray` into the struct's bytes. */
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null) {
     setPointerArray(this, 0, v, 'cudaExternalSemaphoreSignalNodeParams.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -6782,6 +8101,7 @@ export class cudaExternalSemaphoreSignalNodeParams extends CStruct {
   get paramsArray(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `paramsArray` into the struct's bytes. */
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreSignalParams | cudaExternalSemaphoreSignalParamsInit)[] | null) {
     setPointerArray(this, 8, v, 'cudaExternalSemaphoreSignalNodeParams.paramsArray', 'paramsArray', 144, (dv, at, x, n) => packStruct(dv, at, x, cudaExternalSemaphoreSignalParams, n));
   }
@@ -6789,20 +8109,25 @@ export class cudaExternalSemaphoreSignalNodeParams extends CStruct {
   get numExtSems(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `numExtSems` into the struct's bytes. */
   set numExtSems(v: number) {
     W.u32(this._dv, this._o + 16, v, 'cudaExternalSemaphoreSignalNodeParams.numExtSems');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalNodeParams({...})`. */
 export interface cudaExternalSemaphoreSignalNodeParamsInit {
+  /** Array of external semaphore handles. */
   extSemArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null;
+  /** Array of external semaphore signal parameters. */
   paramsArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreSignalParams | cudaExternalSemaphoreSignalParamsInit)[] | null;
+  /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   numExtSems?: number;
 }
 
 /** External semaphore signal node parameters */
 // struct cudaExternalSemaphoreSignalNodeParamsV2 — driver_types.h:3319
 export class cudaExternalSemaphoreSignalNodeParamsV2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreSignalNodeParamsV2","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}});
   }
@@ -6823,6 +8148,7 @@ export class cudaExternalSemaphoreSignalNodeParamsV2 extends CStruct {
   get extSemArray(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `extSemArray` into the struct's bytes. */
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null) {
     setPointerArray(this, 0, v, 'cudaExternalSemaphoreSignalNodeParamsV2.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -6830,6 +8156,7 @@ export class cudaExternalSemaphoreSignalNodeParamsV2 extends CStruct {
   get paramsArray(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `paramsArray` into the struct's bytes. */
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreSignalParams | cudaExternalSemaphoreSignalParamsInit)[] | null) {
     setPointerArray(this, 8, v, 'cudaExternalSemaphoreSignalNodeParamsV2.paramsArray', 'paramsArray', 144, (dv, at, x, n) => packStruct(dv, at, x, cudaExternalSemaphoreSignalParams, n));
   }
@@ -6837,20 +8164,25 @@ export class cudaExternalSemaphoreSignalNodeParamsV2 extends CStruct {
   get numExtSems(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `numExtSems` into the struct's bytes. */
   set numExtSems(v: number) {
     W.u32(this._dv, this._o + 16, v, 'cudaExternalSemaphoreSignalNodeParamsV2.numExtSems');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalNodeParamsV2({...})`. */
 export interface cudaExternalSemaphoreSignalNodeParamsV2Init {
+  /** Array of external semaphore handles. */
   extSemArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null;
+  /** Array of external semaphore signal parameters. */
   paramsArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreSignalParams | cudaExternalSemaphoreSignalParamsInit)[] | null;
+  /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   numExtSems?: number;
 }
 
 /** External semaphore wait node parameters */
 // struct cudaExternalSemaphoreWaitNodeParams — driver_types.h:3328
 export class cudaExternalSemaphoreWaitNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreWaitNodeParams","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}});
   }
@@ -6871,6 +8203,7 @@ export class cudaExternalSemaphoreWaitNodeParams extends CStruct {
   get extSemArray(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `extSemArray` into the struct's bytes. */
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null) {
     setPointerArray(this, 0, v, 'cudaExternalSemaphoreWaitNodeParams.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -6878,6 +8211,7 @@ export class cudaExternalSemaphoreWaitNodeParams extends CStruct {
   get paramsArray(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `paramsArray` into the struct's bytes. */
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreWaitParams | cudaExternalSemaphoreWaitParamsInit)[] | null) {
     setPointerArray(this, 8, v, 'cudaExternalSemaphoreWaitNodeParams.paramsArray', 'paramsArray', 144, (dv, at, x, n) => packStruct(dv, at, x, cudaExternalSemaphoreWaitParams, n));
   }
@@ -6885,20 +8219,25 @@ export class cudaExternalSemaphoreWaitNodeParams extends CStruct {
   get numExtSems(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `numExtSems` into the struct's bytes. */
   set numExtSems(v: number) {
     W.u32(this._dv, this._o + 16, v, 'cudaExternalSemaphoreWaitNodeParams.numExtSems');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitNodeParams({...})`. */
 export interface cudaExternalSemaphoreWaitNodeParamsInit {
+  /** Array of external semaphore handles. */
   extSemArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null;
+  /** Array of external semaphore wait parameters. */
   paramsArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreWaitParams | cudaExternalSemaphoreWaitParamsInit)[] | null;
+  /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   numExtSems?: number;
 }
 
 /** External semaphore wait node parameters */
 // struct cudaExternalSemaphoreWaitNodeParamsV2 — driver_types.h:3337
 export class cudaExternalSemaphoreWaitNodeParamsV2 extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaExternalSemaphoreWaitNodeParamsV2","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}});
   }
@@ -6919,6 +8258,7 @@ export class cudaExternalSemaphoreWaitNodeParamsV2 extends CStruct {
   get extSemArray(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `extSemArray` into the struct's bytes. */
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null) {
     setPointerArray(this, 0, v, 'cudaExternalSemaphoreWaitNodeParamsV2.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
@@ -6926,6 +8266,7 @@ export class cudaExternalSemaphoreWaitNodeParamsV2 extends CStruct {
   get paramsArray(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
+  /** Writes `paramsArray` into the struct's bytes. */
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreWaitParams | cudaExternalSemaphoreWaitParamsInit)[] | null) {
     setPointerArray(this, 8, v, 'cudaExternalSemaphoreWaitNodeParamsV2.paramsArray', 'paramsArray', 144, (dv, at, x, n) => packStruct(dv, at, x, cudaExternalSemaphoreWaitParams, n));
   }
@@ -6933,20 +8274,25 @@ export class cudaExternalSemaphoreWaitNodeParamsV2 extends CStruct {
   get numExtSems(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `numExtSems` into the struct's bytes. */
   set numExtSems(v: number) {
     W.u32(this._dv, this._o + 16, v, 'cudaExternalSemaphoreWaitNodeParamsV2.numExtSems');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitNodeParamsV2({...})`. */
 export interface cudaExternalSemaphoreWaitNodeParamsV2Init {
+  /** Array of external semaphore handles. */
   extSemArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null;
+  /** Array of external semaphore wait parameters. */
   paramsArray?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreWaitParams | cudaExternalSemaphoreWaitParamsInit)[] | null;
+  /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   numExtSems?: number;
 }
 
 /** CUDA conditional node parameters */
 // struct cudaConditionalNodeParams — driver_types.h:3359
 export class cudaConditionalNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaConditionalNodeParams","path":"","size":24,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"type":{"offset":8,"size":4},"size":{"offset":12,"size":4},"phGraph_out":{"offset":16,"size":8}}});
   }
@@ -6963,10 +8309,11 @@ export class cudaConditionalNodeParams extends CStruct {
     super(24, mem, dv);
     this._init(init, cudaConditionalNodeParams.keys);
   }
-  /** Conditional node handle. Handles must be created in advance of creating the node using::cudaGraphConditionalHandleCreate. */
+  /** Conditional node handle. Handles must be created in advance of creating the node using cudaGraphConditionalHandleCreate. */
   get handle(): H.cudaGraphConditionalHandle {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaGraphConditionalHandle;
   }
+  /** Writes `handle` into the struct's bytes. */
   set handle(v: H.cudaGraphConditionalHandle | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaConditionalNodeParams.handle');
   }
@@ -6974,6 +8321,7 @@ export class cudaConditionalNodeParams extends CStruct {
   get type(): E.cudaGraphConditionalNodeType {
     return this._dv.getInt32(this._o + 8, true) as E.cudaGraphConditionalNodeType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.cudaGraphConditionalNodeType) {
     W.i32(this._dv, this._o + 8, v, 'cudaConditionalNodeParams.type');
   }
@@ -6981,28 +8329,35 @@ export class cudaConditionalNodeParams extends CStruct {
   get size(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number) {
     W.u32(this._dv, this._o + 12, v, 'cudaConditionalNodeParams.size');
   }
-  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cudaStreamBeginCaptureToGraph. cudaGraphCondTypeIf: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. cudaGraphCondTypeWhile: phGraph_out[0] is executed as long as the condition is non-zero. cudaGraphCondTypeSwitch: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
+  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or cudaStreamBeginCaptureToGraph. cudaGraphCondTypeIf: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. cudaGraphCondTypeWhile: phGraph_out[0] is executed as long as the condition is non-zero. cudaGraphCondTypeSwitch: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
   get phGraph_out(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
+  /** Writes `phGraph_out` into the struct's bytes. */
   set phGraph_out(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaGraph_t | null)[] | null) {
     setPointerArray(this, 16, v, 'cudaConditionalNodeParams.phGraph_out', 'phGraph_out', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
 }
 /** Fields accepted by `new cudaConditionalNodeParams({...})`. */
 export interface cudaConditionalNodeParamsInit {
+  /** Conditional node handle. Handles must be created in advance of creating the node using cudaGraphConditionalHandleCreate. */
   handle?: H.cudaGraphConditionalHandle | null;
+  /** Type of conditional node. */
   type?: E.cudaGraphConditionalNodeType;
+  /** Size of graph output array. Allowed values are 1 for cudaGraphCondTypeWhile, 1 or 2 for cudaGraphCondTypeIf, or any value greater than zero for cudaGraphCondTypeSwitch. */
   size?: number;
+  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or cudaStreamBeginCaptureToGraph. cudaGraphCondTypeIf: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. cudaGraphCondTypeWhile: phGraph_out[0] is executed as long as the condition is non-zero. cudaGraphCondTypeSwitch: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
   phGraph_out?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaGraph_t | null)[] | null;
 }
 
 /** Child graph node parameters */
 // struct cudaChildGraphNodeParams — driver_types.h:3444
 export class cudaChildGraphNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaChildGraphNodeParams","path":"","size":16,"align":8,"union":false,"fields":{"graph":{"offset":0,"size":8},"ownership":{"offset":8,"size":4}}});
   }
@@ -7023,6 +8378,7 @@ export class cudaChildGraphNodeParams extends CStruct {
   get graph(): H.cudaGraph_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaGraph_t;
   }
+  /** Writes `graph` into the struct's bytes. */
   set graph(v: H.cudaGraph_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaChildGraphNodeParams.graph');
   }
@@ -7030,19 +8386,23 @@ export class cudaChildGraphNodeParams extends CStruct {
   get ownership(): E.cudaGraphChildGraphNodeOwnership {
     return this._dv.getInt32(this._o + 8, true) as E.cudaGraphChildGraphNodeOwnership;
   }
+  /** Writes `ownership` into the struct's bytes. */
   set ownership(v: E.cudaGraphChildGraphNodeOwnership) {
     W.i32(this._dv, this._o + 8, v, 'cudaChildGraphNodeParams.ownership');
   }
 }
 /** Fields accepted by `new cudaChildGraphNodeParams({...})`. */
 export interface cudaChildGraphNodeParamsInit {
+  /** The child graph to clone into the node for node creation, or a handle to the graph owned by the node for node query. The graph must not contain conditional nodes. Graphs containing memory allocation or memory free nodes must set the ownership to be moved to the parent. */
   graph?: H.cudaGraph_t | null;
+  /** The ownership relationship of the child graph node. */
   ownership?: E.cudaGraphChildGraphNodeOwnership;
 }
 
 /** Event record node parameters */
 // struct cudaEventRecordNodeParams — driver_types.h:3457
 export class cudaEventRecordNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaEventRecordNodeParams","path":"","size":8,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8}}});
   }
@@ -7063,18 +8423,21 @@ export class cudaEventRecordNodeParams extends CStruct {
   get event(): H.cudaEvent_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaEvent_t;
   }
+  /** Writes `event` into the struct's bytes. */
   set event(v: H.cudaEvent_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaEventRecordNodeParams.event');
   }
 }
 /** Fields accepted by `new cudaEventRecordNodeParams({...})`. */
 export interface cudaEventRecordNodeParamsInit {
+  /** The event to record when the node executes */
   event?: H.cudaEvent_t | null;
 }
 
 /** Event wait node parameters */
 // struct cudaEventWaitNodeParams — driver_types.h:3464
 export class cudaEventWaitNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaEventWaitNodeParams","path":"","size":8,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8}}});
   }
@@ -7095,18 +8458,21 @@ export class cudaEventWaitNodeParams extends CStruct {
   get event(): H.cudaEvent_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaEvent_t;
   }
+  /** Writes `event` into the struct's bytes. */
   set event(v: H.cudaEvent_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaEventWaitNodeParams.event');
   }
 }
 /** Fields accepted by `new cudaEventWaitNodeParams({...})`. */
 export interface cudaEventWaitNodeParamsInit {
+  /** The event to wait on from the node */
   event?: H.cudaEvent_t | null;
 }
 
-/** Graph node parameters. See::cudaGraphAddNode. */
+/** Graph node parameters. See cudaGraphAddNode. */
 // struct cudaGraphNodeParams — driver_types.h:3471
 export class cudaGraphNodeParams extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaGraphNodeParams","path":"","size":256,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"reserved0":{"offset":4,"size":12},"reserved1":{"offset":16,"size":232},"kernel":{"offset":16,"size":56},"memcpy":{"offset":16,"size":176},"memset":{"offset":16,"size":40},"host":{"offset":16,"size":16},"graph":{"offset":16,"size":16},"eventWait":{"offset":16,"size":8},"eventRecord":{"offset":16,"size":8},"extSemSignal":{"offset":16,"size":24},"extSemWait":{"offset":16,"size":24},"alloc":{"offset":16,"size":120},"free":{"offset":16,"size":8},"conditional":{"offset":16,"size":24},"reserved2":{"offset":248,"size":8}}});
   }
@@ -7127,6 +8493,7 @@ export class cudaGraphNodeParams extends CStruct {
   get type(): E.cudaGraphNodeType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaGraphNodeType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.cudaGraphNodeType) {
     W.i32(this._dv, this._o + 0, v, 'cudaGraphNodeParams.type');
   }
@@ -7134,6 +8501,7 @@ export class cudaGraphNodeParams extends CStruct {
   get reserved0(): number[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 4 + i * 4, true));
   }
+  /** Writes `reserved0` into the struct's bytes. */
   set reserved0(v: (number)[]) {
     setArray(this, 3, v, 'cudaGraphNodeParams.reserved0', (i, x, n) => W.i32(this._dv, this._o + 4 + i * 4, x, n));
   }
@@ -7141,6 +8509,7 @@ export class cudaGraphNodeParams extends CStruct {
   get reserved1(): bigint[] {
     return Array.from({ length: 29 }, (_, i) => this._dv.getBigInt64(this._o + 16 + i * 8, true));
   }
+  /** Writes `reserved1` into the struct's bytes. */
   set reserved1(v: (bigint | number)[]) {
     setArray(this, 29, v, 'cudaGraphNodeParams.reserved1', (i, x, n) => W.i64(this._dv, this._o + 16 + i * 8, x, n));
   }
@@ -7149,6 +8518,7 @@ export class cudaGraphNodeParams extends CStruct {
   get kernel(): cudaKernelNodeParamsV2 {
     return (this._n_kernel ??= nestedView(this, cudaKernelNodeParamsV2, 16, 56, 'kernel'));
   }
+  /** Writes `kernel` into the struct's bytes. */
   set kernel(v: cudaKernelNodeParamsV2 | cudaKernelNodeParamsV2Init) {
     setNested(this.kernel, v, cudaKernelNodeParamsV2, 'cudaGraphNodeParams.kernel');
   }
@@ -7157,6 +8527,7 @@ export class cudaGraphNodeParams extends CStruct {
   get memcpy(): cudaMemcpyNodeParams {
     return (this._n_memcpy ??= nestedView(this, cudaMemcpyNodeParams, 16, 176, 'memcpy'));
   }
+  /** Writes `memcpy` into the struct's bytes. */
   set memcpy(v: cudaMemcpyNodeParams | cudaMemcpyNodeParamsInit) {
     setNested(this.memcpy, v, cudaMemcpyNodeParams, 'cudaGraphNodeParams.memcpy');
   }
@@ -7165,6 +8536,7 @@ export class cudaGraphNodeParams extends CStruct {
   get memset(): cudaMemsetParamsV2 {
     return (this._n_memset ??= nestedView(this, cudaMemsetParamsV2, 16, 40, 'memset'));
   }
+  /** Writes `memset` into the struct's bytes. */
   set memset(v: cudaMemsetParamsV2 | cudaMemsetParamsV2Init) {
     setNested(this.memset, v, cudaMemsetParamsV2, 'cudaGraphNodeParams.memset');
   }
@@ -7173,6 +8545,7 @@ export class cudaGraphNodeParams extends CStruct {
   get host(): cudaHostNodeParamsV2 {
     return (this._n_host ??= nestedView(this, cudaHostNodeParamsV2, 16, 16, 'host'));
   }
+  /** Writes `host` into the struct's bytes. */
   set host(v: cudaHostNodeParamsV2 | cudaHostNodeParamsV2Init) {
     setNested(this.host, v, cudaHostNodeParamsV2, 'cudaGraphNodeParams.host');
   }
@@ -7181,6 +8554,7 @@ export class cudaGraphNodeParams extends CStruct {
   get graph(): cudaChildGraphNodeParams {
     return (this._n_graph ??= nestedView(this, cudaChildGraphNodeParams, 16, 16, 'graph'));
   }
+  /** Writes `graph` into the struct's bytes. */
   set graph(v: cudaChildGraphNodeParams | cudaChildGraphNodeParamsInit) {
     setNested(this.graph, v, cudaChildGraphNodeParams, 'cudaGraphNodeParams.graph');
   }
@@ -7189,6 +8563,7 @@ export class cudaGraphNodeParams extends CStruct {
   get eventWait(): cudaEventWaitNodeParams {
     return (this._n_eventWait ??= nestedView(this, cudaEventWaitNodeParams, 16, 8, 'eventWait'));
   }
+  /** Writes `eventWait` into the struct's bytes. */
   set eventWait(v: cudaEventWaitNodeParams | cudaEventWaitNodeParamsInit) {
     setNested(this.eventWait, v, cudaEventWaitNodeParams, 'cudaGraphNodeParams.eventWait');
   }
@@ -7197,6 +8572,7 @@ export class cudaGraphNodeParams extends CStruct {
   get eventRecord(): cudaEventRecordNodeParams {
     return (this._n_eventRecord ??= nestedView(this, cudaEventRecordNodeParams, 16, 8, 'eventRecord'));
   }
+  /** Writes `eventRecord` into the struct's bytes. */
   set eventRecord(v: cudaEventRecordNodeParams | cudaEventRecordNodeParamsInit) {
     setNested(this.eventRecord, v, cudaEventRecordNodeParams, 'cudaGraphNodeParams.eventRecord');
   }
@@ -7205,6 +8581,7 @@ export class cudaGraphNodeParams extends CStruct {
   get extSemSignal(): cudaExternalSemaphoreSignalNodeParamsV2 {
     return (this._n_extSemSignal ??= nestedView(this, cudaExternalSemaphoreSignalNodeParamsV2, 16, 24, 'extSemSignal'));
   }
+  /** Writes `extSemSignal` into the struct's bytes. */
   set extSemSignal(v: cudaExternalSemaphoreSignalNodeParamsV2 | cudaExternalSemaphoreSignalNodeParamsV2Init) {
     setNested(this.extSemSignal, v, cudaExternalSemaphoreSignalNodeParamsV2, 'cudaGraphNodeParams.extSemSignal');
   }
@@ -7213,6 +8590,7 @@ export class cudaGraphNodeParams extends CStruct {
   get extSemWait(): cudaExternalSemaphoreWaitNodeParamsV2 {
     return (this._n_extSemWait ??= nestedView(this, cudaExternalSemaphoreWaitNodeParamsV2, 16, 24, 'extSemWait'));
   }
+  /** Writes `extSemWait` into the struct's bytes. */
   set extSemWait(v: cudaExternalSemaphoreWaitNodeParamsV2 | cudaExternalSemaphoreWaitNodeParamsV2Init) {
     setNested(this.extSemWait, v, cudaExternalSemaphoreWaitNodeParamsV2, 'cudaGraphNodeParams.extSemWait');
   }
@@ -7221,6 +8599,7 @@ export class cudaGraphNodeParams extends CStruct {
   get alloc(): cudaMemAllocNodeParamsV2 {
     return (this._n_alloc ??= nestedView(this, cudaMemAllocNodeParamsV2, 16, 120, 'alloc'));
   }
+  /** Writes `alloc` into the struct's bytes. */
   set alloc(v: cudaMemAllocNodeParamsV2 | cudaMemAllocNodeParamsV2Init) {
     setNested(this.alloc, v, cudaMemAllocNodeParamsV2, 'cudaGraphNodeParams.alloc');
   }
@@ -7229,6 +8608,7 @@ export class cudaGraphNodeParams extends CStruct {
   get free(): cudaMemFreeNodeParams {
     return (this._n_free ??= nestedView(this, cudaMemFreeNodeParams, 16, 8, 'free'));
   }
+  /** Writes `free` into the struct's bytes. */
   set free(v: cudaMemFreeNodeParams | cudaMemFreeNodeParamsInit) {
     setNested(this.free, v, cudaMemFreeNodeParams, 'cudaGraphNodeParams.free');
   }
@@ -7237,6 +8617,7 @@ export class cudaGraphNodeParams extends CStruct {
   get conditional(): cudaConditionalNodeParams {
     return (this._n_conditional ??= nestedView(this, cudaConditionalNodeParams, 16, 24, 'conditional'));
   }
+  /** Writes `conditional` into the struct's bytes. */
   set conditional(v: cudaConditionalNodeParams | cudaConditionalNodeParamsInit) {
     setNested(this.conditional, v, cudaConditionalNodeParams, 'cudaGraphNodeParams.conditional');
   }
@@ -7244,33 +8625,51 @@ export class cudaGraphNodeParams extends CStruct {
   get reserved2(): bigint {
     return this._dv.getBigInt64(this._o + 248, true);
   }
+  /** Writes `reserved2` into the struct's bytes. */
   set reserved2(v: bigint | number) {
     W.i64(this._dv, this._o + 248, v, 'cudaGraphNodeParams.reserved2');
   }
 }
 /** Fields accepted by `new cudaGraphNodeParams({...})`. */
 export interface cudaGraphNodeParamsInit {
+  /** Type of the node */
   type?: E.cudaGraphNodeType;
+  /** Reserved. Must be zero. */
   reserved0?: (number)[];
+  /** Padding. Unused bytes must be zero. */
   reserved1?: (bigint | number)[];
+  /** Kernel node parameters. */
   kernel?: cudaKernelNodeParamsV2 | cudaKernelNodeParamsV2Init;
+  /** Memcpy node parameters. */
   memcpy?: cudaMemcpyNodeParams | cudaMemcpyNodeParamsInit;
+  /** Memset node parameters. */
   memset?: cudaMemsetParamsV2 | cudaMemsetParamsV2Init;
+  /** Host node parameters. */
   host?: cudaHostNodeParamsV2 | cudaHostNodeParamsV2Init;
+  /** Child graph node parameters. */
   graph?: cudaChildGraphNodeParams | cudaChildGraphNodeParamsInit;
+  /** Event wait node parameters. */
   eventWait?: cudaEventWaitNodeParams | cudaEventWaitNodeParamsInit;
+  /** Event record node parameters. */
   eventRecord?: cudaEventRecordNodeParams | cudaEventRecordNodeParamsInit;
+  /** External semaphore signal node parameters. */
   extSemSignal?: cudaExternalSemaphoreSignalNodeParamsV2 | cudaExternalSemaphoreSignalNodeParamsV2Init;
+  /** External semaphore wait node parameters. */
   extSemWait?: cudaExternalSemaphoreWaitNodeParamsV2 | cudaExternalSemaphoreWaitNodeParamsV2Init;
+  /** Memory allocation node parameters. */
   alloc?: cudaMemAllocNodeParamsV2 | cudaMemAllocNodeParamsV2Init;
+  /** Memory free node parameters. */
   free?: cudaMemFreeNodeParams | cudaMemFreeNodeParamsInit;
+  /** Conditional node parameters. */
   conditional?: cudaConditionalNodeParams | cudaConditionalNodeParamsInit;
+  /** Reserved bytes. Must be zero. */
   reserved2?: bigint | number;
 }
 
 /** Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and default to a zero-initialized value if not specified. A zero-initialized struct indicates a standard full serialization of two nodes with memory visibility. */
 // struct cudaGraphEdgeData_st — driver_types.h:3511
 export class cudaGraphEdgeData_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaGraphEdgeData_st","path":"","size":8,"align":1,"union":false,"fields":{"from_port":{"offset":0,"size":1},"to_port":{"offset":1,"size":1},"type":{"offset":2,"size":1},"reserved":{"offset":3,"size":5}}});
   }
@@ -7287,10 +8686,11 @@ export class cudaGraphEdgeData_st extends CStruct {
     super(8, mem, dv);
     this._init(init, cudaGraphEdgeData_st.keys);
   }
-  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::cudaGraphKernelNodePortDefault,::cudaGraphKernelNodePortProgrammatic, or::cudaGraphKernelNodePortLaunchCompletion. */
+  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types: cudaGraphKernelNodePortDefault, cudaGraphKernelNodePortProgrammatic, or cudaGraphKernelNodePortLaunchCompletion. */
   get from_port(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `from_port` into the struct's bytes. */
   set from_port(v: number) {
     W.u8(this._dv, this._o + 0, v, 'cudaGraphEdgeData_st.from_port');
   }
@@ -7298,13 +8698,15 @@ export class cudaGraphEdgeData_st extends CStruct {
   get to_port(): number {
     return this._dv.getUint8(this._o + 1);
   }
+  /** Writes `to_port` into the struct's bytes. */
   set to_port(v: number) {
     W.u8(this._dv, this._o + 1, v, 'cudaGraphEdgeData_st.to_port');
   }
-  /** This should be populated with a value from::cudaGraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See::cudaGraphDependencyType. */
+  /** This should be populated with a value from cudaGraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See cudaGraphDependencyType. */
   get type(): number {
     return this._dv.getUint8(this._o + 2);
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: number) {
     W.u8(this._dv, this._o + 2, v, 'cudaGraphEdgeData_st.type');
   }
@@ -7312,21 +8714,27 @@ export class cudaGraphEdgeData_st extends CStruct {
   get reserved(): Uint8Array {
     return this._u8.slice(3, 8);
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: Uint8Array | number[]) {
     setBytes(this, 3, 5, v, 'cudaGraphEdgeData_st.reserved');
   }
 }
 /** Fields accepted by `new cudaGraphEdgeData_st({...})`. */
 export interface cudaGraphEdgeData_stInit {
+  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types: cudaGraphKernelNodePortDefault, cudaGraphKernelNodePortProgrammatic, or cudaGraphKernelNodePortLaunchCompletion. */
   from_port?: number;
+  /** This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by from_port). The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. Currently no node types define non-zero ports. Accordingly, this field must be set to zero. */
   to_port?: number;
+  /** This should be populated with a value from cudaGraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See cudaGraphDependencyType. */
   type?: number;
+  /** These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future. */
   reserved?: Uint8Array | number[];
 }
 
 /** Graph instantiation parameters */
 // struct cudaGraphInstantiateParams_st — driver_types.h:3587
 export class cudaGraphInstantiateParams_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaGraphInstantiateParams_st","path":"","size":32,"align":8,"union":false,"fields":{"flags":{"offset":0,"size":8},"uploadStream":{"offset":8,"size":8},"errNode_out":{"offset":16,"size":8},"result_out":{"offset":24,"size":4}}});
   }
@@ -7347,6 +8755,7 @@ export class cudaGraphInstantiateParams_st extends CStruct {
   get flags(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaGraphInstantiateParams_st.flags');
   }
@@ -7354,6 +8763,7 @@ export class cudaGraphInstantiateParams_st extends CStruct {
   get uploadStream(): H.cudaStream_t {
     return this._dv.getBigUint64(this._o + 8, true) as H.cudaStream_t;
   }
+  /** Writes `uploadStream` into the struct's bytes. */
   set uploadStream(v: H.cudaStream_t | null) {
     W.ptr(this._dv, this._o + 8, v, 'cudaGraphInstantiateParams_st.uploadStream');
   }
@@ -7361,6 +8771,7 @@ export class cudaGraphInstantiateParams_st extends CStruct {
   get errNode_out(): H.cudaGraphNode_t {
     return this._dv.getBigUint64(this._o + 16, true) as H.cudaGraphNode_t;
   }
+  /** Writes `errNode_out` into the struct's bytes. */
   set errNode_out(v: H.cudaGraphNode_t | null) {
     W.ptr(this._dv, this._o + 16, v, 'cudaGraphInstantiateParams_st.errNode_out');
   }
@@ -7368,21 +8779,27 @@ export class cudaGraphInstantiateParams_st extends CStruct {
   get result_out(): E.cudaGraphInstantiateResult {
     return this._dv.getInt32(this._o + 24, true) as E.cudaGraphInstantiateResult;
   }
+  /** Writes `result_out` into the struct's bytes. */
   set result_out(v: E.cudaGraphInstantiateResult) {
     W.i32(this._dv, this._o + 24, v, 'cudaGraphInstantiateParams_st.result_out');
   }
 }
 /** Fields accepted by `new cudaGraphInstantiateParams_st({...})`. */
 export interface cudaGraphInstantiateParams_stInit {
+  /** Instantiation flags */
   flags?: bigint | number;
+  /** Upload stream */
   uploadStream?: H.cudaStream_t | null;
+  /** The node which caused instantiation to fail, if any */
   errNode_out?: H.cudaGraphNode_t | null;
+  /** Whether instantiation was successful. If it failed, the reason why */
   result_out?: E.cudaGraphInstantiateResult;
 }
 
 /** Result information returned by cudaGraphExecUpdate */
 // struct cudaGraphExecUpdateResultInfo_st — driver_types.h:3598
 export class cudaGraphExecUpdateResultInfo_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaGraphExecUpdateResultInfo_st","path":"","size":24,"align":8,"union":false,"fields":{"result":{"offset":0,"size":4},"errorNode":{"offset":8,"size":8},"errorFromNode":{"offset":16,"size":8}}});
   }
@@ -7403,6 +8820,7 @@ export class cudaGraphExecUpdateResultInfo_st extends CStruct {
   get result(): E.cudaGraphExecUpdateResult {
     return this._dv.getInt32(this._o + 0, true) as E.cudaGraphExecUpdateResult;
   }
+  /** Writes `result` into the struct's bytes. */
   set result(v: E.cudaGraphExecUpdateResult) {
     W.i32(this._dv, this._o + 0, v, 'cudaGraphExecUpdateResultInfo_st.result');
   }
@@ -7410,6 +8828,7 @@ export class cudaGraphExecUpdateResultInfo_st extends CStruct {
   get errorNode(): H.cudaGraphNode_t {
     return this._dv.getBigUint64(this._o + 8, true) as H.cudaGraphNode_t;
   }
+  /** Writes `errorNode` into the struct's bytes. */
   set errorNode(v: H.cudaGraphNode_t | null) {
     W.ptr(this._dv, this._o + 8, v, 'cudaGraphExecUpdateResultInfo_st.errorNode');
   }
@@ -7417,20 +8836,25 @@ export class cudaGraphExecUpdateResultInfo_st extends CStruct {
   get errorFromNode(): H.cudaGraphNode_t {
     return this._dv.getBigUint64(this._o + 16, true) as H.cudaGraphNode_t;
   }
+  /** Writes `errorFromNode` into the struct's bytes. */
   set errorFromNode(v: H.cudaGraphNode_t | null) {
     W.ptr(this._dv, this._o + 16, v, 'cudaGraphExecUpdateResultInfo_st.errorFromNode');
   }
 }
 /** Fields accepted by `new cudaGraphExecUpdateResultInfo_st({...})`. */
 export interface cudaGraphExecUpdateResultInfo_stInit {
+  /** Gives more specific detail when a cuda graph update fails. */
   result?: E.cudaGraphExecUpdateResult;
+  /** The "to node" of the error edge when the topologies do not match. The error node when the error is associated with a specific node. NULL when the error is generic. */
   errorNode?: H.cudaGraphNode_t | null;
+  /** The from node of error edge when the topologies do not match. Otherwise NULL. */
   errorFromNode?: H.cudaGraphNode_t | null;
 }
 
-/** Struct to specify a single node update to pass as part of a larger array to::cudaGraphKernelNodeUpdatesApply */
+/** Struct to specify a single node update to pass as part of a larger array to cudaGraphKernelNodeUpdatesApply */
 // struct cudaGraphKernelNodeUpdate — driver_types.h:3636
 export class cudaGraphKernelNodeUpdate extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaGraphKernelNodeUpdate","path":"","size":40,"align":8,"union":false,"fields":{"node":{"offset":0,"size":8},"field":{"offset":8,"size":4},"updateData":{"offset":16,"size":24}}});
   }
@@ -7451,6 +8875,7 @@ export class cudaGraphKernelNodeUpdate extends CStruct {
   get node(): H.cudaGraphDeviceNode_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaGraphDeviceNode_t;
   }
+  /** Writes `node` into the struct's bytes. */
   set node(v: H.cudaGraphDeviceNode_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaGraphKernelNodeUpdate.node');
   }
@@ -7458,6 +8883,7 @@ export class cudaGraphKernelNodeUpdate extends CStruct {
   get field(): E.cudaGraphKernelNodeField {
     return this._dv.getInt32(this._o + 8, true) as E.cudaGraphKernelNodeField;
   }
+  /** Writes `field` into the struct's bytes. */
   set field(v: E.cudaGraphKernelNodeField) {
     W.i32(this._dv, this._o + 8, v, 'cudaGraphKernelNodeUpdate.field');
   }
@@ -7466,20 +8892,25 @@ export class cudaGraphKernelNodeUpdate extends CStruct {
   get updateData(): cudaGraphKernelNodeUpdate_updateData {
     return (this._n_updateData ??= nestedView(this, cudaGraphKernelNodeUpdate_updateData, 16, 24, 'updateData'));
   }
+  /** Writes `updateData` into the struct's bytes. */
   set updateData(v: cudaGraphKernelNodeUpdate_updateData | cudaGraphKernelNodeUpdate_updateDataInit) {
     setNested(this.updateData, v, cudaGraphKernelNodeUpdate_updateData, 'cudaGraphKernelNodeUpdate.updateData');
   }
 }
 /** Fields accepted by `new cudaGraphKernelNodeUpdate({...})`. */
 export interface cudaGraphKernelNodeUpdateInit {
+  /** Node to update */
   node?: H.cudaGraphDeviceNode_t | null;
+  /** Which type of update to apply. Determines how updateData is interpreted */
   field?: E.cudaGraphKernelNodeField;
+  /** Update data to apply. Which field is used depends on field's value */
   updateData?: cudaGraphKernelNodeUpdate_updateData | cudaGraphKernelNodeUpdate_updateDataInit;
 }
 
 /** union updateData in struct cudaGraphKernelNodeUpdate */
 // member updateData of struct cudaGraphKernelNodeUpdate — driver_types.h:3639
 export class cudaGraphKernelNodeUpdate_updateData extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaGraphKernelNodeUpdate","path":"updateData","size":24,"align":8,"union":true,"fields":{"gridDim":{"offset":0,"size":12},"param":{"offset":0,"size":24},"isEnabled":{"offset":0,"size":4}}});
   }
@@ -7501,6 +8932,7 @@ export class cudaGraphKernelNodeUpdate_updateData extends CStruct {
   get gridDim(): dim3 {
     return (this._n_gridDim ??= nestedView(this, dim3, 0, 12, 'gridDim'));
   }
+  /** Writes `gridDim` into the struct's bytes. */
   set gridDim(v: dim3 | dim3Init) {
     setNested(this.gridDim, v, dim3, 'cudaGraphKernelNodeUpdate_updateData.gridDim');
   }
@@ -7509,6 +8941,7 @@ export class cudaGraphKernelNodeUpdate_updateData extends CStruct {
   get param(): cudaGraphKernelNodeUpdate_updateData_param {
     return (this._n_param ??= nestedView(this, cudaGraphKernelNodeUpdate_updateData_param, 0, 24, 'param'));
   }
+  /** Writes `param` into the struct's bytes. */
   set param(v: cudaGraphKernelNodeUpdate_updateData_param | cudaGraphKernelNodeUpdate_updateData_paramInit) {
     setNested(this.param, v, cudaGraphKernelNodeUpdate_updateData_param, 'cudaGraphKernelNodeUpdate_updateData.param');
   }
@@ -7516,20 +8949,25 @@ export class cudaGraphKernelNodeUpdate_updateData extends CStruct {
   get isEnabled(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `isEnabled` into the struct's bytes. */
   set isEnabled(v: number) {
     W.u32(this._dv, this._o + 0, v, 'cudaGraphKernelNodeUpdate_updateData.isEnabled');
   }
 }
 /** Fields accepted by `new cudaGraphKernelNodeUpdate_updateData({...})`. */
 export interface cudaGraphKernelNodeUpdate_updateDataInit {
+  /** Grid dimensions */
   gridDim?: dim3 | dim3Init;
+  /** Kernel parameter data */
   param?: cudaGraphKernelNodeUpdate_updateData_param | cudaGraphKernelNodeUpdate_updateData_paramInit;
+  /** Node enable/disable data. Nonzero if the node should be enabled, 0 if it should be disabled */
   isEnabled?: number;
 }
 
 /** struct updateData.param in struct cudaGraphKernelNodeUpdate */
 // member updateData.param of struct cudaGraphKernelNodeUpdate — driver_types.h:3646
 export class cudaGraphKernelNodeUpdate_updateData_param extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaGraphKernelNodeUpdate","path":"updateData.param","size":24,"align":8,"union":false,"fields":{"pValue":{"offset":0,"size":8},"offset":{"offset":8,"size":8},"size":{"offset":16,"size":8}}});
   }
@@ -7550,6 +8988,7 @@ export class cudaGraphKernelNodeUpdate_updateData_param extends CStruct {
   get pValue(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `pValue` into the struct's bytes. */
   set pValue(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaGraphKernelNodeUpdate_updateData_param.pValue', 'pValue');
   }
@@ -7557,6 +8996,7 @@ export class cudaGraphKernelNodeUpdate_updateData_param extends CStruct {
   get offset(): number {
     return readSize(this._dv, this._o + 8);
   }
+  /** Writes `offset` into the struct's bytes. */
   set offset(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaGraphKernelNodeUpdate_updateData_param.offset');
   }
@@ -7564,20 +9004,25 @@ export class cudaGraphKernelNodeUpdate_updateData_param extends CStruct {
   get size(): number {
     return readSize(this._dv, this._o + 16);
   }
+  /** Writes `size` into the struct's bytes. */
   set size(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaGraphKernelNodeUpdate_updateData_param.size');
   }
 }
 /** Fields accepted by `new cudaGraphKernelNodeUpdate_updateData_param({...})`. */
 export interface cudaGraphKernelNodeUpdate_updateData_paramInit {
+  /** Kernel parameter data to write in */
   pValue?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
+  /** Offset into the parameter buffer at which to apply the update */
   offset?: number | bigint;
+  /** Number of bytes to update */
   size?: number | bigint;
 }
 
-/** Memory Synchronization Domain map See::cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with::cudaLaunchMemSyncDomainRemote will have a different domain ID. User may also alter the domain ID with::cudaLaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See::cudaLaunchAttributeMemSyncDomainMap. Domain ID range is available through::cudaDevAttrMemSyncDomainCount. */
+/** Memory Synchronization Domain map See cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with cudaLaunchMemSyncDomainRemote will have a different domain ID. User may also alter the domain ID with cudaLaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See cudaLaunchAttributeMemSyncDomainMap. Domain ID range is available through cudaDevAttrMemSyncDomainCount. */
 // struct cudaLaunchMemSyncDomainMap_st — driver_types.h:3738
 export class cudaLaunchMemSyncDomainMap_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaLaunchMemSyncDomainMap_st","path":"","size":2,"align":1,"union":false,"fields":{"default_":{"offset":0,"size":1},"remote":{"offset":1,"size":1}}});
   }
@@ -7598,6 +9043,7 @@ export class cudaLaunchMemSyncDomainMap_st extends CStruct {
   get default_(): number {
     return this._dv.getUint8(this._o + 0);
   }
+  /** Writes `default_` into the struct's bytes. */
   set default_(v: number) {
     W.u8(this._dv, this._o + 0, v, 'cudaLaunchMemSyncDomainMap_st.default_');
   }
@@ -7605,19 +9051,23 @@ export class cudaLaunchMemSyncDomainMap_st extends CStruct {
   get remote(): number {
     return this._dv.getUint8(this._o + 1);
   }
+  /** Writes `remote` into the struct's bytes. */
   set remote(v: number) {
     W.u8(this._dv, this._o + 1, v, 'cudaLaunchMemSyncDomainMap_st.remote');
   }
 }
 /** Fields accepted by `new cudaLaunchMemSyncDomainMap_st({...})`. */
 export interface cudaLaunchMemSyncDomainMap_stInit {
+  /** The default domain ID to use for designated kernels */
   default_?: number;
+  /** The remote domain ID to use for designated kernels */
   remote?: number;
 }
 
-/** Launch attributes union; used as value field of::cudaLaunchAttribute */
+/** Launch attributes union; used as value field of cudaLaunchAttribute */
 // union cudaLaunchAttributeValue — driver_types.h:3911
 export class cudaLaunchAttributeValue extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union cudaLaunchAttributeValue","path":"","size":64,"align":8,"union":true,"fields":{"pad":{"offset":0,"size":64},"accessPolicyWindow":{"offset":0,"size":32},"cooperative":{"offset":0,"size":4},"syncPolicy":{"offset":0,"size":4},"clusterDim":{"offset":0,"size":12},"clusterSchedulingPolicyPreference":{"offset":0,"size":4},"programmaticStreamSerializationAllowed":{"offset":0,"size":4},"programmaticEvent":{"offset":0,"size":16},"priority":{"offset":0,"size":4},"memSyncDomainMap":{"offset":0,"size":2},"memSyncDomain":{"offset":0,"size":4},"preferredClusterDim":{"offset":0,"size":12},"launchCompletionEvent":{"offset":0,"size":16},"deviceUpdatableKernelNode":{"offset":0,"size":16},"sharedMemCarveout":{"offset":0,"size":4},"nvlinkUtilCentricScheduling":{"offset":0,"size":4}}});
   }
@@ -7634,143 +9084,182 @@ export class cudaLaunchAttributeValue extends CStruct {
     super(64, mem, dv);
     this._init(init, cudaLaunchAttributeValue.keys);
   }
+  /** `char pad[64]`, of `union cudaLaunchAttributeValue` (no description in the header). */
   get pad(): Uint8Array {
     return this._u8.slice(0, 64);
   }
+  /** Writes `pad` into the struct's bytes. */
   set pad(v: Uint8Array | number[]) {
     setBytes(this, 0, 64, v, 'cudaLaunchAttributeValue.pad');
   }
   private _n_accessPolicyWindow?: cudaAccessPolicyWindow;
-  /** Value of launch attribute::cudaLaunchAttributeAccessPolicyWindow. */
+  /** Value of launch attribute cudaLaunchAttributeAccessPolicyWindow. */
   get accessPolicyWindow(): cudaAccessPolicyWindow {
     return (this._n_accessPolicyWindow ??= nestedView(this, cudaAccessPolicyWindow, 0, 32, 'accessPolicyWindow'));
   }
+  /** Writes `accessPolicyWindow` into the struct's bytes. */
   set accessPolicyWindow(v: cudaAccessPolicyWindow | cudaAccessPolicyWindowInit) {
     setNested(this.accessPolicyWindow, v, cudaAccessPolicyWindow, 'cudaLaunchAttributeValue.accessPolicyWindow');
   }
-  /** Value of launch attribute::cudaLaunchAttributeCooperative. Nonzero indicates a cooperative kernel (see::cudaLaunchCooperativeKernel). */
+  /** Value of launch attribute cudaLaunchAttributeCooperative. Nonzero indicates a cooperative kernel (see cudaLaunchCooperativeKernel). */
   get cooperative(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `cooperative` into the struct's bytes. */
   set cooperative(v: number) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.cooperative');
   }
-  /** Value of launch attribute::cudaLaunchAttributeSynchronizationPolicy.::cudaSynchronizationPolicy for work queued up in this stream. */
+  /** Value of launch attribute cudaLaunchAttributeSynchronizationPolicy. cudaSynchronizationPolicy for work queued up in this stream. */
   get syncPolicy(): E.cudaSynchronizationPolicy {
     return this._dv.getInt32(this._o + 0, true) as E.cudaSynchronizationPolicy;
   }
+  /** Writes `syncPolicy` into the struct's bytes. */
   set syncPolicy(v: E.cudaSynchronizationPolicy) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.syncPolicy');
   }
   private _n_clusterDim?: cudaLaunchAttributeValue_clusterDim;
+  /** `struct cudaLaunchAttributeValue_clusterDim clusterDim`, of `union cudaLaunchAttributeValue` (no description in the header). */
   get clusterDim(): cudaLaunchAttributeValue_clusterDim {
     return (this._n_clusterDim ??= nestedView(this, cudaLaunchAttributeValue_clusterDim, 0, 12, 'clusterDim'));
   }
+  /** Writes `clusterDim` into the struct's bytes. */
   set clusterDim(v: cudaLaunchAttributeValue_clusterDim | cudaLaunchAttributeValue_clusterDimInit) {
     setNested(this.clusterDim, v, cudaLaunchAttributeValue_clusterDim, 'cudaLaunchAttributeValue.clusterDim');
   }
-  /** Value of launch attribute::cudaLaunchAttributeClusterSchedulingPolicyPreference. Cluster scheduling policy preference for the kernel. */
+  /** Value of launch attribute cudaLaunchAttributeClusterSchedulingPolicyPreference. Cluster scheduling policy preference for the kernel. */
   get clusterSchedulingPolicyPreference(): E.cudaClusterSchedulingPolicy {
     return this._dv.getInt32(this._o + 0, true) as E.cudaClusterSchedulingPolicy;
   }
+  /** Writes `clusterSchedulingPolicyPreference` into the struct's bytes. */
   set clusterSchedulingPolicyPreference(v: E.cudaClusterSchedulingPolicy) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.clusterSchedulingPolicyPreference');
   }
-  /** Value of launch attribute::cudaLaunchAttributeProgrammaticStreamSerialization. */
+  /** Value of launch attribute cudaLaunchAttributeProgrammaticStreamSerialization. */
   get programmaticStreamSerializationAllowed(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `programmaticStreamSerializationAllowed` into the struct's bytes. */
   set programmaticStreamSerializationAllowed(v: number) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.programmaticStreamSerializationAllowed');
   }
   private _n_programmaticEvent?: cudaLaunchAttributeValue_programmaticEvent;
+  /** `struct cudaLaunchAttributeValue_programmaticEvent programmaticEvent`, of `union cudaLaunchAttributeValue` (no description in the header). */
   get programmaticEvent(): cudaLaunchAttributeValue_programmaticEvent {
     return (this._n_programmaticEvent ??= nestedView(this, cudaLaunchAttributeValue_programmaticEvent, 0, 16, 'programmaticEvent'));
   }
+  /** Writes `programmaticEvent` into the struct's bytes. */
   set programmaticEvent(v: cudaLaunchAttributeValue_programmaticEvent | cudaLaunchAttributeValue_programmaticEventInit) {
     setNested(this.programmaticEvent, v, cudaLaunchAttributeValue_programmaticEvent, 'cudaLaunchAttributeValue.programmaticEvent');
   }
-  /** Value of launch attribute::cudaLaunchAttributePriority. Execution priority of the kernel. */
+  /** Value of launch attribute cudaLaunchAttributePriority. Execution priority of the kernel. */
   get priority(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `priority` into the struct's bytes. */
   set priority(v: number) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.priority');
   }
   private _n_memSyncDomainMap?: cudaLaunchMemSyncDomainMap_st;
-  /** Value of launch attribute::cudaLaunchAttributeMemSyncDomainMap. See::cudaLaunchMemSyncDomainMap. */
+  /** Value of launch attribute cudaLaunchAttributeMemSyncDomainMap. See cudaLaunchMemSyncDomainMap. */
   get memSyncDomainMap(): cudaLaunchMemSyncDomainMap_st {
     return (this._n_memSyncDomainMap ??= nestedView(this, cudaLaunchMemSyncDomainMap_st, 0, 2, 'memSyncDomainMap'));
   }
+  /** Writes `memSyncDomainMap` into the struct's bytes. */
   set memSyncDomainMap(v: cudaLaunchMemSyncDomainMap_st | cudaLaunchMemSyncDomainMap_stInit) {
     setNested(this.memSyncDomainMap, v, cudaLaunchMemSyncDomainMap_st, 'cudaLaunchAttributeValue.memSyncDomainMap');
   }
-  /** Value of launch attribute::cudaLaunchAttributeMemSyncDomain. See::cudaLaunchMemSyncDomain. */
+  /** Value of launch attribute cudaLaunchAttributeMemSyncDomain. See cudaLaunchMemSyncDomain. */
   get memSyncDomain(): E.cudaLaunchMemSyncDomain {
     return this._dv.getInt32(this._o + 0, true) as E.cudaLaunchMemSyncDomain;
   }
+  /** Writes `memSyncDomain` into the struct's bytes. */
   set memSyncDomain(v: E.cudaLaunchMemSyncDomain) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.memSyncDomain');
   }
   private _n_preferredClusterDim?: cudaLaunchAttributeValue_preferredClusterDim;
+  /** `struct cudaLaunchAttributeValue_preferredClusterDim preferredClusterDim`, of `union cudaLaunchAttributeValue` (no description in the header). */
   get preferredClusterDim(): cudaLaunchAttributeValue_preferredClusterDim {
     return (this._n_preferredClusterDim ??= nestedView(this, cudaLaunchAttributeValue_preferredClusterDim, 0, 12, 'preferredClusterDim'));
   }
+  /** Writes `preferredClusterDim` into the struct's bytes. */
   set preferredClusterDim(v: cudaLaunchAttributeValue_preferredClusterDim | cudaLaunchAttributeValue_preferredClusterDimInit) {
     setNested(this.preferredClusterDim, v, cudaLaunchAttributeValue_preferredClusterDim, 'cudaLaunchAttributeValue.preferredClusterDim');
   }
   private _n_launchCompletionEvent?: cudaLaunchAttributeValue_launchCompletionEvent;
+  /** `struct cudaLaunchAttributeValue_launchCompletionEvent launchCompletionEvent`, of `union cudaLaunchAttributeValue` (no description in the header). */
   get launchCompletionEvent(): cudaLaunchAttributeValue_launchCompletionEvent {
     return (this._n_launchCompletionEvent ??= nestedView(this, cudaLaunchAttributeValue_launchCompletionEvent, 0, 16, 'launchCompletionEvent'));
   }
+  /** Writes `launchCompletionEvent` into the struct's bytes. */
   set launchCompletionEvent(v: cudaLaunchAttributeValue_launchCompletionEvent | cudaLaunchAttributeValue_launchCompletionEventInit) {
     setNested(this.launchCompletionEvent, v, cudaLaunchAttributeValue_launchCompletionEvent, 'cudaLaunchAttributeValue.launchCompletionEvent');
   }
   private _n_deviceUpdatableKernelNode?: cudaLaunchAttributeValue_deviceUpdatableKernelNode;
+  /** `struct cudaLaunchAttributeValue_deviceUpdatableKernelNode deviceUpdatableKernelNode`, of `union cudaLaunchAttributeValue` (no description in the header). */
   get deviceUpdatableKernelNode(): cudaLaunchAttributeValue_deviceUpdatableKernelNode {
     return (this._n_deviceUpdatableKernelNode ??= nestedView(this, cudaLaunchAttributeValue_deviceUpdatableKernelNode, 0, 16, 'deviceUpdatableKernelNode'));
   }
+  /** Writes `deviceUpdatableKernelNode` into the struct's bytes. */
   set deviceUpdatableKernelNode(v: cudaLaunchAttributeValue_deviceUpdatableKernelNode | cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit) {
     setNested(this.deviceUpdatableKernelNode, v, cudaLaunchAttributeValue_deviceUpdatableKernelNode, 'cudaLaunchAttributeValue.deviceUpdatableKernelNode');
   }
-  /** Value of launch attribute::cudaLaunchAttributePreferredSharedMemoryCarveout. */
+  /** Value of launch attribute cudaLaunchAttributePreferredSharedMemoryCarveout. */
   get sharedMemCarveout(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `sharedMemCarveout` into the struct's bytes. */
   set sharedMemCarveout(v: number) {
     W.u32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.sharedMemCarveout');
   }
-  /** Value of launch attribute::cudaLaunchAttributeNvlinkUtilCentricScheduling. */
+  /** Value of launch attribute cudaLaunchAttributeNvlinkUtilCentricScheduling. */
   get nvlinkUtilCentricScheduling(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `nvlinkUtilCentricScheduling` into the struct's bytes. */
   set nvlinkUtilCentricScheduling(v: number) {
     W.u32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.nvlinkUtilCentricScheduling');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue({...})`. */
 export interface cudaLaunchAttributeValueInit {
+  /** `char pad[64]`, of `union cudaLaunchAttributeValue` (no description in the header). */
   pad?: Uint8Array | number[];
+  /** Value of launch attribute cudaLaunchAttributeAccessPolicyWindow. */
   accessPolicyWindow?: cudaAccessPolicyWindow | cudaAccessPolicyWindowInit;
+  /** Value of launch attribute cudaLaunchAttributeCooperative. Nonzero indicates a cooperative kernel (see cudaLaunchCooperativeKernel). */
   cooperative?: number;
+  /** Value of launch attribute cudaLaunchAttributeSynchronizationPolicy. cudaSynchronizationPolicy for work queued up in this stream. */
   syncPolicy?: E.cudaSynchronizationPolicy;
+  /** `struct cudaLaunchAttributeValue_clusterDim clusterDim`, of `union cudaLaunchAttributeValue` (no description in the header). */
   clusterDim?: cudaLaunchAttributeValue_clusterDim | cudaLaunchAttributeValue_clusterDimInit;
+  /** Value of launch attribute cudaLaunchAttributeClusterSchedulingPolicyPreference. Cluster scheduling policy preference for the kernel. */
   clusterSchedulingPolicyPreference?: E.cudaClusterSchedulingPolicy;
+  /** Value of launch attribute cudaLaunchAttributeProgrammaticStreamSerialization. */
   programmaticStreamSerializationAllowed?: number;
+  /** `struct cudaLaunchAttributeValue_programmaticEvent programmaticEvent`, of `union cudaLaunchAttributeValue` (no description in the header). */
   programmaticEvent?: cudaLaunchAttributeValue_programmaticEvent | cudaLaunchAttributeValue_programmaticEventInit;
+  /** Value of launch attribute cudaLaunchAttributePriority. Execution priority of the kernel. */
   priority?: number;
+  /** Value of launch attribute cudaLaunchAttributeMemSyncDomainMap. See cudaLaunchMemSyncDomainMap. */
   memSyncDomainMap?: cudaLaunchMemSyncDomainMap_st | cudaLaunchMemSyncDomainMap_stInit;
+  /** Value of launch attribute cudaLaunchAttributeMemSyncDomain. See cudaLaunchMemSyncDomain. */
   memSyncDomain?: E.cudaLaunchMemSyncDomain;
+  /** `struct cudaLaunchAttributeValue_preferredClusterDim preferredClusterDim`, of `union cudaLaunchAttributeValue` (no description in the header). */
   preferredClusterDim?: cudaLaunchAttributeValue_preferredClusterDim | cudaLaunchAttributeValue_preferredClusterDimInit;
+  /** `struct cudaLaunchAttributeValue_launchCompletionEvent launchCompletionEvent`, of `union cudaLaunchAttributeValue` (no description in the header). */
   launchCompletionEvent?: cudaLaunchAttributeValue_launchCompletionEvent | cudaLaunchAttributeValue_launchCompletionEventInit;
+  /** `struct cudaLaunchAttributeValue_deviceUpdatableKernelNode deviceUpdatableKernelNode`, of `union cudaLaunchAttributeValue` (no description in the header). */
   deviceUpdatableKernelNode?: cudaLaunchAttributeValue_deviceUpdatableKernelNode | cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit;
+  /** Value of launch attribute cudaLaunchAttributePreferredSharedMemoryCarveout. */
   sharedMemCarveout?: number;
+  /** Value of launch attribute cudaLaunchAttributeNvlinkUtilCentricScheduling. */
   nvlinkUtilCentricScheduling?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeClusterDimension that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
+/** Value of launch attribute cudaLaunchAttributeClusterDimension that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
 // member clusterDim of union cudaLaunchAttributeValue — driver_types.h:3930
 export class cudaLaunchAttributeValue_clusterDim extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union cudaLaunchAttributeValue","path":"clusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}});
   }
@@ -7787,35 +9276,45 @@ export class cudaLaunchAttributeValue_clusterDim extends CStruct {
     super(12, mem, dv);
     this._init(init, cudaLaunchAttributeValue_clusterDim.keys);
   }
+  /** `unsigned int x`, of `struct clusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   get x(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_clusterDim.x');
   }
+  /** `unsigned int y`, of `struct clusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   get y(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u32(this._dv, this._o + 4, v, 'cudaLaunchAttributeValue_clusterDim.y');
   }
+  /** `unsigned int z`, of `struct clusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   get z(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u32(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_clusterDim.z');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_clusterDim({...})`. */
 export interface cudaLaunchAttributeValue_clusterDimInit {
+  /** `unsigned int x`, of `struct clusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   x?: number;
+  /** `unsigned int y`, of `struct clusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   y?: number;
+  /** `unsigned int z`, of `struct clusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   z?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeProgrammaticEvent with the following fields: - cudaEvent_t event - Event to fire when all blocks trigger it. - int flags; - Event record flags, see::cudaEventRecordWithFlags. Does not accept::cudaEventRecordExternal. - int triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
+/** Value of launch attribute cudaLaunchAttributeProgrammaticEvent with the following fields: - cudaEvent_t event - Event to fire when all blocks trigger it. - int flags; - Event record flags, see cudaEventRecordWithFlags. Does not accept cudaEventRecordExternal. - int triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
 // member programmaticEvent of union cudaLaunchAttributeValue — driver_types.h:3949
 export class cudaLaunchAttributeValue_programmaticEvent extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union cudaLaunchAttributeValue","path":"programmaticEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4},"triggerAtBlockStart":{"offset":12,"size":4}}});
   }
@@ -7832,35 +9331,45 @@ export class cudaLaunchAttributeValue_programmaticEvent extends CStruct {
     super(16, mem, dv);
     this._init(init, cudaLaunchAttributeValue_programmaticEvent.keys);
   }
+  /** `cudaEvent_t event`, of `struct programmaticEvent in union cudaLaunchAttributeValue` (no description in the header). */
   get event(): H.cudaEvent_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaEvent_t;
   }
+  /** Writes `event` into the struct's bytes. */
   set event(v: H.cudaEvent_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_programmaticEvent.event');
   }
+  /** `int flags`, of `struct programmaticEvent in union cudaLaunchAttributeValue` (no description in the header). */
   get flags(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.i32(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_programmaticEvent.flags');
   }
+  /** `int triggerAtBlockStart`, of `struct programmaticEvent in union cudaLaunchAttributeValue` (no description in the header). */
   get triggerAtBlockStart(): number {
     return this._dv.getInt32(this._o + 12, true);
   }
+  /** Writes `triggerAtBlockStart` into the struct's bytes. */
   set triggerAtBlockStart(v: number) {
     W.i32(this._dv, this._o + 12, v, 'cudaLaunchAttributeValue_programmaticEvent.triggerAtBlockStart');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_programmaticEvent({...})`. */
 export interface cudaLaunchAttributeValue_programmaticEventInit {
+  /** `cudaEvent_t event`, of `struct programmaticEvent in union cudaLaunchAttributeValue` (no description in the header). */
   event?: H.cudaEvent_t | null;
+  /** `int flags`, of `struct programmaticEvent in union cudaLaunchAttributeValue` (no description in the header). */
   flags?: number;
+  /** `int triggerAtBlockStart`, of `struct programmaticEvent in union cudaLaunchAttributeValue` (no description in the header). */
   triggerAtBlockStart?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributePreferredClusterDimension that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of::cudaLaunchAttributeValue::clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of::cudaLaunchAttributeValue::clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of::cudaLaunchAttributeValue::clusterDim. */
+/** Value of launch attribute cudaLaunchAttributePreferredClusterDimension that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of cudaLaunchAttributeValue.clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of cudaLaunchAttributeValue.clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of cudaLaunchAttributeValue.clusterDim. */
 // member preferredClusterDim of union cudaLaunchAttributeValue — driver_types.h:3973
 export class cudaLaunchAttributeValue_preferredClusterDim extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union cudaLaunchAttributeValue","path":"preferredClusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}});
   }
@@ -7877,35 +9386,45 @@ export class cudaLaunchAttributeValue_preferredClusterDim extends CStruct {
     super(12, mem, dv);
     this._init(init, cudaLaunchAttributeValue_preferredClusterDim.keys);
   }
+  /** `unsigned int x`, of `struct preferredClusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   get x(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `x` into the struct's bytes. */
   set x(v: number) {
     W.u32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_preferredClusterDim.x');
   }
+  /** `unsigned int y`, of `struct preferredClusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   get y(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `y` into the struct's bytes. */
   set y(v: number) {
     W.u32(this._dv, this._o + 4, v, 'cudaLaunchAttributeValue_preferredClusterDim.y');
   }
+  /** `unsigned int z`, of `struct preferredClusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   get z(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `z` into the struct's bytes. */
   set z(v: number) {
     W.u32(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_preferredClusterDim.z');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_preferredClusterDim({...})`. */
 export interface cudaLaunchAttributeValue_preferredClusterDimInit {
+  /** `unsigned int x`, of `struct preferredClusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   x?: number;
+  /** `unsigned int y`, of `struct preferredClusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   y?: number;
+  /** `unsigned int z`, of `struct preferredClusterDim in union cudaLaunchAttributeValue` (no description in the header). */
   z?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeLaunchCompletionEvent with the following fields: - cudaEvent_t event - Event to fire when the last block launches. - int flags - Event record flags, see::cudaEventRecordWithFlags. Does not accept::cudaEventRecordExternal. */
+/** Value of launch attribute cudaLaunchAttributeLaunchCompletionEvent with the following fields: - cudaEvent_t event - Event to fire when the last block launches. - int flags - Event record flags, see cudaEventRecordWithFlags. Does not accept cudaEventRecordExternal. */
 // member launchCompletionEvent of union cudaLaunchAttributeValue — driver_types.h:3986
 export class cudaLaunchAttributeValue_launchCompletionEvent extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union cudaLaunchAttributeValue","path":"launchCompletionEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}});
   }
@@ -7922,28 +9441,35 @@ export class cudaLaunchAttributeValue_launchCompletionEvent extends CStruct {
     super(16, mem, dv);
     this._init(init, cudaLaunchAttributeValue_launchCompletionEvent.keys);
   }
+  /** `cudaEvent_t event`, of `struct launchCompletionEvent in union cudaLaunchAttributeValue` (no description in the header). */
   get event(): H.cudaEvent_t {
     return this._dv.getBigUint64(this._o + 0, true) as H.cudaEvent_t;
   }
+  /** Writes `event` into the struct's bytes. */
   set event(v: H.cudaEvent_t | null) {
     W.ptr(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_launchCompletionEvent.event');
   }
+  /** `int flags`, of `struct launchCompletionEvent in union cudaLaunchAttributeValue` (no description in the header). */
   get flags(): number {
     return this._dv.getInt32(this._o + 8, true);
   }
+  /** Writes `flags` into the struct's bytes. */
   set flags(v: number) {
     W.i32(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_launchCompletionEvent.flags');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_launchCompletionEvent({...})`. */
 export interface cudaLaunchAttributeValue_launchCompletionEventInit {
+  /** `cudaEvent_t event`, of `struct launchCompletionEvent in union cudaLaunchAttributeValue` (no description in the header). */
   event?: H.cudaEvent_t | null;
+  /** `int flags`, of `struct launchCompletionEvent in union cudaLaunchAttributeValue` (no description in the header). */
   flags?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeDeviceUpdatableKernelNode with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - cudaGraphDeviceNode_t devNode - Returns a handle to pass to the various device-side update functions. */
+/** Value of launch attribute cudaLaunchAttributeDeviceUpdatableKernelNode with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - cudaGraphDeviceNode_t devNode - Returns a handle to pass to the various device-side update functions. */
 // member deviceUpdatableKernelNode of union cudaLaunchAttributeValue — driver_types.h:3997
 export class cudaLaunchAttributeValue_deviceUpdatableKernelNode extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"union cudaLaunchAttributeValue","path":"deviceUpdatableKernelNode","size":16,"align":8,"union":false,"fields":{"deviceUpdatable":{"offset":0,"size":4},"devNode":{"offset":8,"size":8}}});
   }
@@ -7960,28 +9486,35 @@ export class cudaLaunchAttributeValue_deviceUpdatableKernelNode extends CStruct 
     super(16, mem, dv);
     this._init(init, cudaLaunchAttributeValue_deviceUpdatableKernelNode.keys);
   }
+  /** `int deviceUpdatable`, of `struct deviceUpdatableKernelNode in union cudaLaunchAttributeValue` (no description in the header). */
   get deviceUpdatable(): number {
     return this._dv.getInt32(this._o + 0, true);
   }
+  /** Writes `deviceUpdatable` into the struct's bytes. */
   set deviceUpdatable(v: number) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_deviceUpdatableKernelNode.deviceUpdatable');
   }
+  /** `cudaGraphDeviceNode_t devNode`, of `struct deviceUpdatableKernelNode in union cudaLaunchAttributeValue` (no description in the header). */
   get devNode(): H.cudaGraphDeviceNode_t {
     return this._dv.getBigUint64(this._o + 8, true) as H.cudaGraphDeviceNode_t;
   }
+  /** Writes `devNode` into the struct's bytes. */
   set devNode(v: H.cudaGraphDeviceNode_t | null) {
     W.ptr(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_deviceUpdatableKernelNode.devNode');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_deviceUpdatableKernelNode({...})`. */
 export interface cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit {
+  /** `int deviceUpdatable`, of `struct deviceUpdatableKernelNode in union cudaLaunchAttributeValue` (no description in the header). */
   deviceUpdatable?: number;
+  /** `cudaGraphDeviceNode_t devNode`, of `struct deviceUpdatableKernelNode in union cudaLaunchAttributeValue` (no description in the header). */
   devNode?: H.cudaGraphDeviceNode_t | null;
 }
 
 /** Launch attribute */
 // struct cudaLaunchAttribute_st — driver_types.h:4009
 export class cudaLaunchAttribute_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaLaunchAttribute_st","path":"","size":72,"align":8,"union":false,"fields":{"id":{"offset":0,"size":4},"pad":{"offset":4,"size":4},"val":{"offset":8,"size":64}}});
   }
@@ -8002,12 +9535,15 @@ export class cudaLaunchAttribute_st extends CStruct {
   get id(): E.cudaLaunchAttributeID {
     return this._dv.getInt32(this._o + 0, true) as E.cudaLaunchAttributeID;
   }
+  /** Writes `id` into the struct's bytes. */
   set id(v: E.cudaLaunchAttributeID) {
     W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttribute_st.id');
   }
+  /** `char pad[4]`, of `struct cudaLaunchAttribute_st` (no description in the header). */
   get pad(): Uint8Array {
     return this._u8.slice(4, 8);
   }
+  /** Writes `pad` into the struct's bytes. */
   set pad(v: Uint8Array | number[]) {
     setBytes(this, 4, 4, v, 'cudaLaunchAttribute_st.pad');
   }
@@ -8016,20 +9552,25 @@ export class cudaLaunchAttribute_st extends CStruct {
   get val(): cudaLaunchAttributeValue {
     return (this._n_val ??= nestedView(this, cudaLaunchAttributeValue, 8, 64, 'val'));
   }
+  /** Writes `val` into the struct's bytes. */
   set val(v: cudaLaunchAttributeValue | cudaLaunchAttributeValueInit) {
     setNested(this.val, v, cudaLaunchAttributeValue, 'cudaLaunchAttribute_st.val');
   }
 }
 /** Fields accepted by `new cudaLaunchAttribute_st({...})`. */
 export interface cudaLaunchAttribute_stInit {
+  /** Attribute to set */
   id?: E.cudaLaunchAttributeID;
+  /** `char pad[4]`, of `struct cudaLaunchAttribute_st` (no description in the header). */
   pad?: Uint8Array | number[];
+  /** Value of the attribute */
   val?: cudaLaunchAttributeValue | cudaLaunchAttributeValueInit;
 }
 
 /** CUDA extensible launch configuration */
 // struct cudaLaunchConfig_st — driver_types.h:4018
 export class cudaLaunchConfig_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaLaunchConfig_st","path":"","size":56,"align":8,"union":false,"fields":{"gridDim":{"offset":0,"size":12},"blockDim":{"offset":12,"size":12},"dynamicSmemBytes":{"offset":24,"size":8},"stream":{"offset":32,"size":8},"attrs":{"offset":40,"size":8},"numAttrs":{"offset":48,"size":4}}});
   }
@@ -8051,6 +9592,7 @@ export class cudaLaunchConfig_st extends CStruct {
   get gridDim(): dim3 {
     return (this._n_gridDim ??= nestedView(this, dim3, 0, 12, 'gridDim'));
   }
+  /** Writes `gridDim` into the struct's bytes. */
   set gridDim(v: dim3 | dim3Init) {
     setNested(this.gridDim, v, dim3, 'cudaLaunchConfig_st.gridDim');
   }
@@ -8059,6 +9601,7 @@ export class cudaLaunchConfig_st extends CStruct {
   get blockDim(): dim3 {
     return (this._n_blockDim ??= nestedView(this, dim3, 12, 12, 'blockDim'));
   }
+  /** Writes `blockDim` into the struct's bytes. */
   set blockDim(v: dim3 | dim3Init) {
     setNested(this.blockDim, v, dim3, 'cudaLaunchConfig_st.blockDim');
   }
@@ -8066,6 +9609,7 @@ export class cudaLaunchConfig_st extends CStruct {
   get dynamicSmemBytes(): number {
     return readSize(this._dv, this._o + 24);
   }
+  /** Writes `dynamicSmemBytes` into the struct's bytes. */
   set dynamicSmemBytes(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaLaunchConfig_st.dynamicSmemBytes');
   }
@@ -8073,37 +9617,47 @@ export class cudaLaunchConfig_st extends CStruct {
   get stream(): H.cudaStream_t {
     return this._dv.getBigUint64(this._o + 32, true) as H.cudaStream_t;
   }
+  /** Writes `stream` into the struct's bytes. */
   set stream(v: H.cudaStream_t | null) {
     W.ptr(this._dv, this._o + 32, v, 'cudaLaunchConfig_st.stream');
   }
-  /** List of attributes; nullable if::cudaLaunchConfig_t::numAttrs == 0 */
+  /** List of attributes; nullable if cudaLaunchConfig_t.numAttrs == 0 */
   get attrs(): bigint {
     return this._dv.getBigUint64(this._o + 40, true);
   }
+  /** Writes `attrs` into the struct's bytes. */
   set attrs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaLaunchAttribute_st | cudaLaunchAttribute_stInit)[] | null) {
     setPointerArray(this, 40, v, 'cudaLaunchConfig_st.attrs', 'attrs', 72, (dv, at, x, n) => packStruct(dv, at, x, cudaLaunchAttribute_st, n));
   }
-  /** Number of attributes populated in::cudaLaunchConfig_t::attrs */
+  /** Number of attributes populated in cudaLaunchConfig_t.attrs */
   get numAttrs(): number {
     return this._dv.getUint32(this._o + 48, true);
   }
+  /** Writes `numAttrs` into the struct's bytes. */
   set numAttrs(v: number) {
     W.u32(this._dv, this._o + 48, v, 'cudaLaunchConfig_st.numAttrs');
   }
 }
 /** Fields accepted by `new cudaLaunchConfig_st({...})`. */
 export interface cudaLaunchConfig_stInit {
+  /** Grid dimensions */
   gridDim?: dim3 | dim3Init;
+  /** Block dimensions */
   blockDim?: dim3 | dim3Init;
+  /** Dynamic shared-memory size per thread block in bytes */
   dynamicSmemBytes?: number | bigint;
+  /** Stream identifier */
   stream?: H.cudaStream_t | null;
+  /** List of attributes; nullable if cudaLaunchConfig_t.numAttrs == 0 */
   attrs?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaLaunchAttribute_st | cudaLaunchAttribute_stInit)[] | null;
+  /** Number of attributes populated in cudaLaunchConfig_t.attrs */
   numAttrs?: number;
 }
 
 /** Information describing an async notification event */
 // struct cudaAsyncNotificationInfo — driver_types.h:4076
 export class cudaAsyncNotificationInfo extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaAsyncNotificationInfo","path":"","size":16,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"info":{"offset":8,"size":8}}});
   }
@@ -8124,6 +9678,7 @@ export class cudaAsyncNotificationInfo extends CStruct {
   get type(): E.cudaAsyncNotificationType {
     return this._dv.getInt32(this._o + 0, true) as E.cudaAsyncNotificationType;
   }
+  /** Writes `type` into the struct's bytes. */
   set type(v: E.cudaAsyncNotificationType) {
     W.i32(this._dv, this._o + 0, v, 'cudaAsyncNotificationInfo.type');
   }
@@ -8132,19 +9687,23 @@ export class cudaAsyncNotificationInfo extends CStruct {
   get info(): cudaAsyncNotificationInfo_info {
     return (this._n_info ??= nestedView(this, cudaAsyncNotificationInfo_info, 8, 8, 'info'));
   }
+  /** Writes `info` into the struct's bytes. */
   set info(v: cudaAsyncNotificationInfo_info | cudaAsyncNotificationInfo_infoInit) {
     setNested(this.info, v, cudaAsyncNotificationInfo_info, 'cudaAsyncNotificationInfo.info');
   }
 }
 /** Fields accepted by `new cudaAsyncNotificationInfo({...})`. */
 export interface cudaAsyncNotificationInfoInit {
+  /** The type of notification being sent */
   type?: E.cudaAsyncNotificationType;
+  /** Information about the notification. type must be checked in order to interpret this field. */
   info?: cudaAsyncNotificationInfo_info | cudaAsyncNotificationInfo_infoInit;
 }
 
 /** union info in struct cudaAsyncNotificationInfo */
 // member info of struct cudaAsyncNotificationInfo — driver_types.h:4079
 export class cudaAsyncNotificationInfo_info extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaAsyncNotificationInfo","path":"info","size":8,"align":8,"union":true,"fields":{"overBudget":{"offset":0,"size":8}}});
   }
@@ -8166,18 +9725,21 @@ export class cudaAsyncNotificationInfo_info extends CStruct {
   get overBudget(): cudaAsyncNotificationInfo_info_overBudget {
     return (this._n_overBudget ??= nestedView(this, cudaAsyncNotificationInfo_info_overBudget, 0, 8, 'overBudget'));
   }
+  /** Writes `overBudget` into the struct's bytes. */
   set overBudget(v: cudaAsyncNotificationInfo_info_overBudget | cudaAsyncNotificationInfo_info_overBudgetInit) {
     setNested(this.overBudget, v, cudaAsyncNotificationInfo_info_overBudget, 'cudaAsyncNotificationInfo_info.overBudget');
   }
 }
 /** Fields accepted by `new cudaAsyncNotificationInfo_info({...})`. */
 export interface cudaAsyncNotificationInfo_infoInit {
+  /** Information about notifications of type cudaAsyncNotificationTypeOverBudget */
   overBudget?: cudaAsyncNotificationInfo_info_overBudget | cudaAsyncNotificationInfo_info_overBudgetInit;
 }
 
 /** struct info.overBudget in struct cudaAsyncNotificationInfo */
 // member info.overBudget of struct cudaAsyncNotificationInfo — driver_types.h:4080
 export class cudaAsyncNotificationInfo_info_overBudget extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaAsyncNotificationInfo","path":"info.overBudget","size":8,"align":8,"union":false,"fields":{"bytesOverBudget":{"offset":0,"size":8}}});
   }
@@ -8198,18 +9760,21 @@ export class cudaAsyncNotificationInfo_info_overBudget extends CStruct {
   get bytesOverBudget(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
+  /** Writes `bytesOverBudget` into the struct's bytes. */
   set bytesOverBudget(v: bigint | number) {
     W.u64(this._dv, this._o + 0, v, 'cudaAsyncNotificationInfo_info_overBudget.bytesOverBudget');
   }
 }
 /** Fields accepted by `new cudaAsyncNotificationInfo_info_overBudget({...})`. */
 export interface cudaAsyncNotificationInfo_info_overBudgetInit {
+  /** The number of bytes that the process has allocated above its device memory budget */
   bytesOverBudget?: bigint | number;
 }
 
 /** CUDA texture descriptor */
 // struct cudaTextureDesc — texture_types.h:115
 export class cudaTextureDesc extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaTextureDesc","path":"","size":72,"align":4,"union":false,"fields":{"addressMode":{"offset":0,"size":12},"filterMode":{"offset":12,"size":4},"readMode":{"offset":16,"size":4},"sRGB":{"offset":20,"size":4},"borderColor":{"offset":24,"size":16},"normalizedCoords":{"offset":40,"size":4},"maxAnisotropy":{"offset":44,"size":4},"mipmapFilterMode":{"offset":48,"size":4},"mipmapLevelBias":{"offset":52,"size":4},"minMipmapLevelClamp":{"offset":56,"size":4},"maxMipmapLevelClamp":{"offset":60,"size":4},"disableTrilinearOptimization":{"offset":64,"size":4},"seamlessCubemap":{"offset":68,"size":4}}});
   }
@@ -8230,6 +9795,7 @@ export class cudaTextureDesc extends CStruct {
   get addressMode(): E.cudaTextureAddressMode[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true) as E.cudaTextureAddressMode);
   }
+  /** Writes `addressMode` into the struct's bytes. */
   set addressMode(v: (E.cudaTextureAddressMode)[]) {
     setArray(this, 3, v, 'cudaTextureDesc.addressMode', (i, x, n) => W.i32(this._dv, this._o + 0 + i * 4, x, n));
   }
@@ -8237,6 +9803,7 @@ export class cudaTextureDesc extends CStruct {
   get filterMode(): E.cudaTextureFilterMode {
     return this._dv.getInt32(this._o + 12, true) as E.cudaTextureFilterMode;
   }
+  /** Writes `filterMode` into the struct's bytes. */
   set filterMode(v: E.cudaTextureFilterMode) {
     W.i32(this._dv, this._o + 12, v, 'cudaTextureDesc.filterMode');
   }
@@ -8244,6 +9811,7 @@ export class cudaTextureDesc extends CStruct {
   get readMode(): E.cudaTextureReadMode {
     return this._dv.getInt32(this._o + 16, true) as E.cudaTextureReadMode;
   }
+  /** Writes `readMode` into the struct's bytes. */
   set readMode(v: E.cudaTextureReadMode) {
     W.i32(this._dv, this._o + 16, v, 'cudaTextureDesc.readMode');
   }
@@ -8251,6 +9819,7 @@ export class cudaTextureDesc extends CStruct {
   get sRGB(): number {
     return this._dv.getInt32(this._o + 20, true);
   }
+  /** Writes `sRGB` into the struct's bytes. */
   set sRGB(v: number) {
     W.i32(this._dv, this._o + 20, v, 'cudaTextureDesc.sRGB');
   }
@@ -8258,6 +9827,7 @@ export class cudaTextureDesc extends CStruct {
   get borderColor(): number[] {
     return Array.from({ length: 4 }, (_, i) => this._dv.getFloat32(this._o + 24 + i * 4, true));
   }
+  /** Writes `borderColor` into the struct's bytes. */
   set borderColor(v: (number)[]) {
     setArray(this, 4, v, 'cudaTextureDesc.borderColor', (i, x, n) => W.f32(this._dv, this._o + 24 + i * 4, x, n));
   }
@@ -8265,6 +9835,7 @@ export class cudaTextureDesc extends CStruct {
   get normalizedCoords(): number {
     return this._dv.getInt32(this._o + 40, true);
   }
+  /** Writes `normalizedCoords` into the struct's bytes. */
   set normalizedCoords(v: number) {
     W.i32(this._dv, this._o + 40, v, 'cudaTextureDesc.normalizedCoords');
   }
@@ -8272,6 +9843,7 @@ export class cudaTextureDesc extends CStruct {
   get maxAnisotropy(): number {
     return this._dv.getUint32(this._o + 44, true);
   }
+  /** Writes `maxAnisotropy` into the struct's bytes. */
   set maxAnisotropy(v: number) {
     W.u32(this._dv, this._o + 44, v, 'cudaTextureDesc.maxAnisotropy');
   }
@@ -8279,6 +9851,7 @@ export class cudaTextureDesc extends CStruct {
   get mipmapFilterMode(): E.cudaTextureFilterMode {
     return this._dv.getInt32(this._o + 48, true) as E.cudaTextureFilterMode;
   }
+  /** Writes `mipmapFilterMode` into the struct's bytes. */
   set mipmapFilterMode(v: E.cudaTextureFilterMode) {
     W.i32(this._dv, this._o + 48, v, 'cudaTextureDesc.mipmapFilterMode');
   }
@@ -8286,6 +9859,7 @@ export class cudaTextureDesc extends CStruct {
   get mipmapLevelBias(): number {
     return this._dv.getFloat32(this._o + 52, true);
   }
+  /** Writes `mipmapLevelBias` into the struct's bytes. */
   set mipmapLevelBias(v: number) {
     W.f32(this._dv, this._o + 52, v, 'cudaTextureDesc.mipmapLevelBias');
   }
@@ -8293,6 +9867,7 @@ export class cudaTextureDesc extends CStruct {
   get minMipmapLevelClamp(): number {
     return this._dv.getFloat32(this._o + 56, true);
   }
+  /** Writes `minMipmapLevelClamp` into the struct's bytes. */
   set minMipmapLevelClamp(v: number) {
     W.f32(this._dv, this._o + 56, v, 'cudaTextureDesc.minMipmapLevelClamp');
   }
@@ -8300,6 +9875,7 @@ export class cudaTextureDesc extends CStruct {
   get maxMipmapLevelClamp(): number {
     return this._dv.getFloat32(this._o + 60, true);
   }
+  /** Writes `maxMipmapLevelClamp` into the struct's bytes. */
   set maxMipmapLevelClamp(v: number) {
     W.f32(this._dv, this._o + 60, v, 'cudaTextureDesc.maxMipmapLevelClamp');
   }
@@ -8307,6 +9883,7 @@ export class cudaTextureDesc extends CStruct {
   get disableTrilinearOptimization(): number {
     return this._dv.getInt32(this._o + 64, true);
   }
+  /** Writes `disableTrilinearOptimization` into the struct's bytes. */
   set disableTrilinearOptimization(v: number) {
     W.i32(this._dv, this._o + 64, v, 'cudaTextureDesc.disableTrilinearOptimization');
   }
@@ -8314,30 +9891,45 @@ export class cudaTextureDesc extends CStruct {
   get seamlessCubemap(): number {
     return this._dv.getInt32(this._o + 68, true);
   }
+  /** Writes `seamlessCubemap` into the struct's bytes. */
   set seamlessCubemap(v: number) {
     W.i32(this._dv, this._o + 68, v, 'cudaTextureDesc.seamlessCubemap');
   }
 }
 /** Fields accepted by `new cudaTextureDesc({...})`. */
 export interface cudaTextureDescInit {
+  /** Texture address mode for up to 3 dimensions */
   addressMode?: (E.cudaTextureAddressMode)[];
+  /** Texture filter mode */
   filterMode?: E.cudaTextureFilterMode;
+  /** Texture read mode */
   readMode?: E.cudaTextureReadMode;
+  /** Perform sRGB->linear conversion during texture read */
   sRGB?: number;
+  /** Texture Border Color */
   borderColor?: (number)[];
+  /** Indicates whether texture reads are normalized or not */
   normalizedCoords?: number;
+  /** Limit to the anisotropy ratio */
   maxAnisotropy?: number;
+  /** Mipmap filter mode */
   mipmapFilterMode?: E.cudaTextureFilterMode;
+  /** Offset applied to the supplied mipmap level */
   mipmapLevelBias?: number;
+  /** Lower end of the mipmap level range to clamp access to */
   minMipmapLevelClamp?: number;
+  /** Upper end of the mipmap level range to clamp access to */
   maxMipmapLevelClamp?: number;
+  /** Disable any trilinear filtering optimizations. */
   disableTrilinearOptimization?: number;
+  /** Enable seamless cube map filtering. */
   seamlessCubemap?: number;
 }
 
 /** CUDA EGL Plane Descriptor - structure defining each plane of a CUDA EGLFrame */
 // struct cudaEglPlaneDesc_st — cuda_egl_interop.h:227
 export class cudaEglPlaneDesc_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaEglPlaneDesc_st","path":"","size":56,"align":4,"union":false,"fields":{"width":{"offset":0,"size":4},"height":{"offset":4,"size":4},"depth":{"offset":8,"size":4},"pitch":{"offset":12,"size":4},"numChannels":{"offset":16,"size":4},"channelDesc":{"offset":20,"size":20},"reserved":{"offset":40,"size":16}}});
   }
@@ -8358,6 +9950,7 @@ export class cudaEglPlaneDesc_st extends CStruct {
   get width(): number {
     return this._dv.getUint32(this._o + 0, true);
   }
+  /** Writes `width` into the struct's bytes. */
   set width(v: number) {
     W.u32(this._dv, this._o + 0, v, 'cudaEglPlaneDesc_st.width');
   }
@@ -8365,6 +9958,7 @@ export class cudaEglPlaneDesc_st extends CStruct {
   get height(): number {
     return this._dv.getUint32(this._o + 4, true);
   }
+  /** Writes `height` into the struct's bytes. */
   set height(v: number) {
     W.u32(this._dv, this._o + 4, v, 'cudaEglPlaneDesc_st.height');
   }
@@ -8372,6 +9966,7 @@ export class cudaEglPlaneDesc_st extends CStruct {
   get depth(): number {
     return this._dv.getUint32(this._o + 8, true);
   }
+  /** Writes `depth` into the struct's bytes. */
   set depth(v: number) {
     W.u32(this._dv, this._o + 8, v, 'cudaEglPlaneDesc_st.depth');
   }
@@ -8379,6 +9974,7 @@ export class cudaEglPlaneDesc_st extends CStruct {
   get pitch(): number {
     return this._dv.getUint32(this._o + 12, true);
   }
+  /** Writes `pitch` into the struct's bytes. */
   set pitch(v: number) {
     W.u32(this._dv, this._o + 12, v, 'cudaEglPlaneDesc_st.pitch');
   }
@@ -8386,6 +9982,7 @@ export class cudaEglPlaneDesc_st extends CStruct {
   get numChannels(): number {
     return this._dv.getUint32(this._o + 16, true);
   }
+  /** Writes `numChannels` into the struct's bytes. */
   set numChannels(v: number) {
     W.u32(this._dv, this._o + 16, v, 'cudaEglPlaneDesc_st.numChannels');
   }
@@ -8394,6 +9991,7 @@ export class cudaEglPlaneDesc_st extends CStruct {
   get channelDesc(): cudaChannelFormatDesc {
     return (this._n_channelDesc ??= nestedView(this, cudaChannelFormatDesc, 20, 20, 'channelDesc'));
   }
+  /** Writes `channelDesc` into the struct's bytes. */
   set channelDesc(v: cudaChannelFormatDesc | cudaChannelFormatDescInit) {
     setNested(this.channelDesc, v, cudaChannelFormatDesc, 'cudaEglPlaneDesc_st.channelDesc');
   }
@@ -8401,24 +9999,33 @@ export class cudaEglPlaneDesc_st extends CStruct {
   get reserved(): number[] {
     return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 40 + i * 4, true));
   }
+  /** Writes `reserved` into the struct's bytes. */
   set reserved(v: (number)[]) {
     setArray(this, 4, v, 'cudaEglPlaneDesc_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 40 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaEglPlaneDesc_st({...})`. */
 export interface cudaEglPlaneDesc_stInit {
+  /** Width of plane */
   width?: number;
+  /** Height of plane */
   height?: number;
+  /** Depth of plane */
   depth?: number;
+  /** Pitch of plane */
   pitch?: number;
+  /** Number of channels for the plane */
   numChannels?: number;
+  /** Channel Format Descriptor */
   channelDesc?: cudaChannelFormatDesc | cudaChannelFormatDescInit;
+  /** Reserved for future use */
   reserved?: (number)[];
 }
 
-/** CUDA EGLFrame Descriptor - structure defining one frame of EGL. Each frame may contain one or more planes depending on whether the surface is Multiplanar or not. Each plane of EGLFrame is represented by::cudaEglPlaneDesc which is defined as: */
+/** CUDA EGLFrame Descriptor - structure defining one frame of EGL. Each frame may contain one or more planes depending on whether the surface is Multiplanar or not. Each plane of EGLFrame is represented by cudaEglPlaneDesc which is defined as: */
 // struct cudaEglFrame_st — cuda_egl_interop.h:255
 export class cudaEglFrame_st extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaEglFrame_st","path":"","size":280,"align":8,"union":false,"fields":{"frame":{"offset":0,"size":96},"planeDesc":{"offset":96,"size":168},"planeCount":{"offset":264,"size":4},"frameType":{"offset":268,"size":4},"eglColorFormat":{"offset":272,"size":4}}});
   }
@@ -8436,16 +10043,19 @@ export class cudaEglFrame_st extends CStruct {
     this._init(init, cudaEglFrame_st.keys);
   }
   private _n_frame?: cudaEglFrame_st_frame;
+  /** `union cudaEglFrame_st_frame frame`, of `struct cudaEglFrame_st` (no description in the header). */
   get frame(): cudaEglFrame_st_frame {
     return (this._n_frame ??= nestedView(this, cudaEglFrame_st_frame, 0, 96, 'frame'));
   }
+  /** Writes `frame` into the struct's bytes. */
   set frame(v: cudaEglFrame_st_frame | cudaEglFrame_st_frameInit) {
     setNested(this.frame, v, cudaEglFrame_st_frame, 'cudaEglFrame_st.frame');
   }
-  /** CUDA EGL Plane Descriptor::cudaEglPlaneDesc */
+  /** CUDA EGL Plane Descriptor cudaEglPlaneDesc */
   get planeDesc(): cudaEglPlaneDesc_st[] {
     return Array.from({ length: 3 }, (_, i) => new cudaEglPlaneDesc_st(cudaEglPlaneDesc_st.view(this._u8.subarray(96 + i * 56, 96 + (i + 1) * 56), this._dv)));
   }
+  /** Writes `planeDesc` into the struct's bytes. */
   set planeDesc(v: (cudaEglPlaneDesc_st | cudaEglPlaneDesc_stInit)[]) {
     setArray(this, 3, v, 'cudaEglFrame_st.planeDesc', (i, x, n) => setNested(cudaEglPlaneDesc_st.view(this._u8.subarray(96 + i * 56, 96 + (i + 1) * 56), this._dv), x === 0 ? {} : x, cudaEglPlaneDesc_st, n));
   }
@@ -8453,6 +10063,7 @@ export class cudaEglFrame_st extends CStruct {
   get planeCount(): number {
     return this._dv.getUint32(this._o + 264, true);
   }
+  /** Writes `planeCount` into the struct's bytes. */
   set planeCount(v: number) {
     W.u32(this._dv, this._o + 264, v, 'cudaEglFrame_st.planeCount');
   }
@@ -8460,6 +10071,7 @@ export class cudaEglFrame_st extends CStruct {
   get frameType(): E.cudaEglFrameType {
     return this._dv.getInt32(this._o + 268, true) as E.cudaEglFrameType;
   }
+  /** Writes `frameType` into the struct's bytes. */
   set frameType(v: E.cudaEglFrameType) {
     W.i32(this._dv, this._o + 268, v, 'cudaEglFrame_st.frameType');
   }
@@ -8467,22 +10079,29 @@ export class cudaEglFrame_st extends CStruct {
   get eglColorFormat(): E.cudaEglColorFormat {
     return this._dv.getInt32(this._o + 272, true) as E.cudaEglColorFormat;
   }
+  /** Writes `eglColorFormat` into the struct's bytes. */
   set eglColorFormat(v: E.cudaEglColorFormat) {
     W.i32(this._dv, this._o + 272, v, 'cudaEglFrame_st.eglColorFormat');
   }
 }
 /** Fields accepted by `new cudaEglFrame_st({...})`. */
 export interface cudaEglFrame_stInit {
+  /** `union cudaEglFrame_st_frame frame`, of `struct cudaEglFrame_st` (no description in the header). */
   frame?: cudaEglFrame_st_frame | cudaEglFrame_st_frameInit;
+  /** CUDA EGL Plane Descriptor cudaEglPlaneDesc */
   planeDesc?: (cudaEglPlaneDesc_st | cudaEglPlaneDesc_stInit)[];
+  /** Number of planes */
   planeCount?: number;
+  /** Array or Pitch */
   frameType?: E.cudaEglFrameType;
+  /** CUDA EGL Color Format */
   eglColorFormat?: E.cudaEglColorFormat;
 }
 
 /** union frame in struct cudaEglFrame_st */
 // member frame of struct cudaEglFrame_st — cuda_egl_interop.h:256
 export class cudaEglFrame_st_frame extends CStruct {
+  /** The C layout: size, alignment and each field's offset and size. */
   static get layout(): StructLayout {
     return keepLayout(this, {"cType":"struct cudaEglFrame_st","path":"frame","size":96,"align":8,"union":true,"fields":{"pArray":{"offset":0,"size":24},"pPitch":{"offset":0,"size":96}}});
   }
@@ -8503,6 +10122,7 @@ export class cudaEglFrame_st_frame extends CStruct {
   get pArray(): H.cudaArray_t[] {
     return Array.from({ length: 3 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true) as H.cudaArray_t);
   }
+  /** Writes `pArray` into the struct's bytes. */
   set pArray(v: (H.cudaArray_t | null)[]) {
     setArray(this, 3, v, 'cudaEglFrame_st_frame.pArray', (i, x, n) => W.ptr(this._dv, this._o + 0 + i * 8, x, n));
   }
@@ -8510,71 +10130,88 @@ export class cudaEglFrame_st_frame extends CStruct {
   get pPitch(): cudaPitchedPtr[] {
     return Array.from({ length: 3 }, (_, i) => new cudaPitchedPtr(cudaPitchedPtr.view(this._u8.subarray(0 + i * 32, 0 + (i + 1) * 32), this._dv)));
   }
+  /** Writes `pPitch` into the struct's bytes. */
   set pPitch(v: (cudaPitchedPtr | cudaPitchedPtrInit)[]) {
     setArray(this, 3, v, 'cudaEglFrame_st_frame.pPitch', (i, x, n) => setNested(cudaPitchedPtr.view(this._u8.subarray(0 + i * 32, 0 + (i + 1) * 32), this._dv), x === 0 ? {} : x, cudaPitchedPtr, n));
   }
 }
 /** Fields accepted by `new cudaEglFrame_st_frame({...})`. */
 export interface cudaEglFrame_st_frameInit {
+  /** Array of CUDA arrays corresponding to each plane */
   pArray?: (H.cudaArray_t | null)[];
+  /** Array of Pointers corresponding to each plane */
   pPitch?: (cudaPitchedPtr | cudaPitchedPtrInit)[];
 }
 
 /** Alias of {@link CUuuid_st} (C typedef `CUuuid`). */
 export const CUuuid = CUuuid_st;
 export type CUuuid = CUuuid_st;
+/** Alias of {@link CUuuid_stInit}. */
 export type CUuuidInit = CUuuid_stInit;
 /** Alias of {@link CUuuid_st} (C typedef `cudaUUID_t`). */
 export const cudaUUID_t = CUuuid_st;
 export type cudaUUID_t = CUuuid_st;
+/** Alias of {@link CUuuid_stInit}. */
 export type cudaUUID_tInit = CUuuid_stInit;
 /** Alias of {@link cudaIpcEventHandle_st} (C typedef `cudaIpcEventHandle_t`). */
 export const cudaIpcEventHandle_t = cudaIpcEventHandle_st;
 export type cudaIpcEventHandle_t = cudaIpcEventHandle_st;
+/** Alias of {@link cudaIpcEventHandle_stInit}. */
 export type cudaIpcEventHandle_tInit = cudaIpcEventHandle_stInit;
 /** Alias of {@link cudaIpcMemHandle_st} (C typedef `cudaIpcMemHandle_t`). */
 export const cudaIpcMemHandle_t = cudaIpcMemHandle_st;
 export type cudaIpcMemHandle_t = cudaIpcMemHandle_st;
+/** Alias of {@link cudaIpcMemHandle_stInit}. */
 export type cudaIpcMemHandle_tInit = cudaIpcMemHandle_stInit;
 /** Alias of {@link cudaMemFabricHandle_st} (C typedef `cudaMemFabricHandle_t`). */
 export const cudaMemFabricHandle_t = cudaMemFabricHandle_st;
 export type cudaMemFabricHandle_t = cudaMemFabricHandle_st;
+/** Alias of {@link cudaMemFabricHandle_stInit}. */
 export type cudaMemFabricHandle_tInit = cudaMemFabricHandle_stInit;
 /** Alias of {@link cudaGraphEdgeData_st} (C typedef `cudaGraphEdgeData`). */
 export const cudaGraphEdgeData = cudaGraphEdgeData_st;
 export type cudaGraphEdgeData = cudaGraphEdgeData_st;
+/** Alias of {@link cudaGraphEdgeData_stInit}. */
 export type cudaGraphEdgeDataInit = cudaGraphEdgeData_stInit;
 /** Alias of {@link cudaGraphInstantiateParams_st} (C typedef `cudaGraphInstantiateParams`). */
 export const cudaGraphInstantiateParams = cudaGraphInstantiateParams_st;
 export type cudaGraphInstantiateParams = cudaGraphInstantiateParams_st;
+/** Alias of {@link cudaGraphInstantiateParams_stInit}. */
 export type cudaGraphInstantiateParamsInit = cudaGraphInstantiateParams_stInit;
 /** Alias of {@link cudaGraphExecUpdateResultInfo_st} (C typedef `cudaGraphExecUpdateResultInfo`). */
 export const cudaGraphExecUpdateResultInfo = cudaGraphExecUpdateResultInfo_st;
 export type cudaGraphExecUpdateResultInfo = cudaGraphExecUpdateResultInfo_st;
+/** Alias of {@link cudaGraphExecUpdateResultInfo_stInit}. */
 export type cudaGraphExecUpdateResultInfoInit = cudaGraphExecUpdateResultInfo_stInit;
 /** Alias of {@link cudaLaunchMemSyncDomainMap_st} (C typedef `cudaLaunchMemSyncDomainMap`). */
 export const cudaLaunchMemSyncDomainMap = cudaLaunchMemSyncDomainMap_st;
 export type cudaLaunchMemSyncDomainMap = cudaLaunchMemSyncDomainMap_st;
+/** Alias of {@link cudaLaunchMemSyncDomainMap_stInit}. */
 export type cudaLaunchMemSyncDomainMapInit = cudaLaunchMemSyncDomainMap_stInit;
 /** Alias of {@link cudaLaunchAttribute_st} (C typedef `cudaLaunchAttribute`). */
 export const cudaLaunchAttribute = cudaLaunchAttribute_st;
 export type cudaLaunchAttribute = cudaLaunchAttribute_st;
+/** Alias of {@link cudaLaunchAttribute_stInit}. */
 export type cudaLaunchAttributeInit = cudaLaunchAttribute_stInit;
 /** Alias of {@link cudaLaunchConfig_st} (C typedef `cudaLaunchConfig_t`). */
 export const cudaLaunchConfig_t = cudaLaunchConfig_st;
 export type cudaLaunchConfig_t = cudaLaunchConfig_st;
+/** Alias of {@link cudaLaunchConfig_stInit}. */
 export type cudaLaunchConfig_tInit = cudaLaunchConfig_stInit;
 /** Alias of {@link cudaAsyncNotificationInfo} (C typedef `cudaAsyncNotificationInfo_t`). */
 export const cudaAsyncNotificationInfo_t = cudaAsyncNotificationInfo;
 export type cudaAsyncNotificationInfo_t = cudaAsyncNotificationInfo;
+/** Alias of {@link cudaAsyncNotificationInfoInit}. */
 export type cudaAsyncNotificationInfo_tInit = cudaAsyncNotificationInfoInit;
 /** Alias of {@link cudaEglPlaneDesc_st} (C typedef `cudaEglPlaneDesc`). */
 export const cudaEglPlaneDesc = cudaEglPlaneDesc_st;
 export type cudaEglPlaneDesc = cudaEglPlaneDesc_st;
+/** Alias of {@link cudaEglPlaneDesc_stInit}. */
 export type cudaEglPlaneDescInit = cudaEglPlaneDesc_stInit;
 /** Alias of {@link cudaEglFrame_st} (C typedef `cudaEglFrame`). */
 export const cudaEglFrame = cudaEglFrame_st;
 export type cudaEglFrame = cudaEglFrame_st;
+/** Alias of {@link cudaEglFrame_stInit}. */
 export type cudaEglFrameInit = cudaEglFrame_stInit;
 /** Alias of {@link cudaLaunchAttributeValue} (`#define cudaStreamAttrValue cudaLaunchAttributeValue`). */
 export const cudaStreamAttrValue = cudaLaunchAttributeValue;

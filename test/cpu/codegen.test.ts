@@ -225,6 +225,35 @@ test('an undocumented struct\'s doc line names it once in C words ("struct char1
   expect(gen.files.get('src/runtime/structs.gen.ts')).toContain('/** union res in struct cudaResourceDesc */');
 }, 120_000);
 
+test("every enumerator, struct field (getter, setter, Init property) and handle brand has a doc comment: the header's text, else what it is in C terms", () => {
+  const gen = generated();
+  const enums = gen.files.get('src/runtime/enums.gen.ts')!;
+  // Doxygen's `::name` reads as the name; \deprecated as a sentence.
+  expect(enums).toContain('complete (see cudaEventQuery() and cudaStreamQuery()). */');
+  expect(enums).toContain('  /** Deprecated: This error return is deprecated as of CUDA 5.0.');
+  expect(enums).toContain(
+    '  /** `cudaRoundNearest` = 0 of `enum cudaRoundMode` (no description in the header). */\n  cudaRoundNearest = 0,',
+  );
+  const structs = gen.files.get('src/runtime/structs.gen.ts')!;
+  expect(structs).toContain('  /** `signed char x`, of `struct char1` (no description in the header). */\n  get x(): number {');
+  expect(structs).toContain('  /** Height in elements */\n  height?: number | bigint;');
+  // A trailing `//!<` comment of nvml.h, through the reduced header.
+  expect(gen.files.get('src/nvml/enums.gen.ts')).toContain('  /** Feature disabled */\n  NVML_FEATURE_DISABLED = 0,');
+  const bare: string[] = [];
+  const joined: string[] = [];
+  for (const [f, text] of gen.files) {
+    if (!/\/(enums|structs|handles)\.gen\.ts$/.test(f)) continue;
+    const lines = text.split('\n');
+    lines.forEach((l, i) => {
+      if (/^ {2}(\w+ = -?\d+,|get \w+\(|set \w+\(|\w+\?: |readonly __brand)/.test(l) && !lines[i - 1].endsWith('*/'))
+        bare.push(`${f}:${i + 1}: ${l}`);
+      if (/\/\*\*.*(\w::\w|\s::\w|\*\*\*)/.test(l)) joined.push(`${f}:${i + 1}: ${l.slice(0, 100)}`);
+    });
+  }
+  expect(bare).toEqual([]);
+  expect(joined.filter((l) => !l.includes('_union::'))).toEqual([]);
+}, 120_000);
+
 test('the spec files import ParamSpec from apis.ts, not from another spec', () => {
   const dir = path.join(root, 'tools', 'codegen');
   const specs = fs.readdirSync(dir).filter((f) => f.endsWith('-spec.ts'));

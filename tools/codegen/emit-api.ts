@@ -1,6 +1,6 @@
 // Writes an API's enums, constants, handles, koffi declarations and tuple facade.
 import { type CType, resolve } from './ctype';
-import type { FunctionModel, Model, RecordModel } from './model';
+import type { EnumModel, FunctionModel, Model, RecordModel } from './model';
 import { TypeMap } from './types';
 import type { ApiConfig } from './apis';
 import { banner, doc, docBlock, q, usedImports } from './util';
@@ -16,7 +16,7 @@ export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, st
     o.push(`// enum ${e.name} — ${e.loc.file}:${e.loc.line}`);
     o.push(`export enum ${e.name} {`);
     for (const v of e.values) {
-      if (v.doc) o.push(`  ${doc(v.doc)}`);
+      o.push(`  ${doc(v.doc || enumeratorTitle(e, v))}`);
       o.push(`  ${v.name} = ${v.value},`);
     }
     o.push('}');
@@ -32,6 +32,12 @@ export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, st
     );
   }
   return o.join('\n') + '\n';
+}
+
+/** What an enumerator the header leaves undocumented is, in C words: its name, value and enum. */
+function enumeratorTitle(e: EnumModel, v: EnumModel['values'][number]): string {
+  const cName = e.typedefs.includes(e.name) ? e.name : `enum ${e.name}`;
+  return `\`${v.name}\` = ${v.value} of \`${cName}\` (no description in the header).`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -112,13 +118,16 @@ export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap, from: str
     }
     const td = model.typedefs.get(b);
     o.push(doc(td?.doc || `The C handle type ${b}`));
-    o.push(`export type ${b} = bigint & { readonly __brand: ${q(b)} };`);
+    // TypeDoc reads a member's comment only on a line of its own.
+    o.push(
+      `export type ${b} = bigint & {\n  /** The handle type's compile-time mark (no such property exists). */\n  readonly __brand: ${q(b)};\n};`,
+    );
     o.push(`/** Makes a ${b} from an integer, as cuda-python's \`${b}(value)\`. */`);
     o.push(`export function ${b}(value: bigint | number): ${b} {\n  return handleFrom(value, ${q(b)}) as ${b};\n}`);
   }
   for (const [name, b] of tm.handleTypedefs) {
     if (name !== b)
-      o.push(`/** Alias of {@link ${b}} (C typedef \`${name}\`). */\nexport type ${name} = ${b};\nexport const ${name} = ${b};`);
+      o.push(`/** Alias of {@link ${b}} (C typedef \`${name}\`). */\nexport const ${name} = ${b};\nexport type ${name} = ${b};`);
   }
   return o.join('\n') + '\n';
 }

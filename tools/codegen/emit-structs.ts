@@ -66,7 +66,8 @@ export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: 
     for (const t of rec.typedefs) {
       if (t === rec.name) continue;
       out.push(`/** Alias of {@link ${rec.name}} (C typedef \`${t}\`). */`);
-      out.push(`export const ${t} = ${rec.name};\nexport type ${t} = ${rec.name};\nexport type ${t}Init = ${rec.name}Init;`);
+      out.push(`export const ${t} = ${rec.name};\nexport type ${t} = ${rec.name};`);
+      out.push(`/** Alias of {@link ${rec.name}Init}. */\nexport type ${t}Init = ${rec.name}Init;`);
     }
   }
   const imports = usedImports(out.join('\n'), [
@@ -114,6 +115,21 @@ function fieldRead(model: Model, tm: TypeMap, rec: RecordModel, path: string[]):
   return null;
 }
 
+/** What a field the header leaves undocumented is, in C words: `int x`, of `struct int2`. */
+function fieldTitle(model: Model, rec: RecordModel, f: FieldModel): string {
+  const dims = /((?:\[\d+\])+)$/.exec(f.spelled)?.[1] ?? '';
+  let elem = resolve(f.type);
+  while (elem.k === 'array') elem = resolve(elem.of);
+  // clang spells a member of an unnamed record type by its place: name the class instead.
+  const nested = elem.k === 'record' ? model.records.get(elem.key)?.name : undefined;
+  const type = f.spelled
+    .slice(0, f.spelled.length - dims.length)
+    .replace(/\((?:unnamed|anonymous) [^)]*\)/, nested ?? '$&')
+    .trim();
+  const owner = rec.owner ? model.records.get(rec.owner.key)!.cName : rec.cName;
+  return `\`${type} ${f.name}${dims}\`, of \`${recordTitle(rec, owner)}\` (no description in the header).`;
+}
+
 /** What an undocumented record is, in C words: `struct char1`, `union res in struct cudaResourceDesc`. */
 function recordTitle(rec: RecordModel, ownerCName: string): string {
   const kind = `${rec.kind} `;
@@ -135,11 +151,13 @@ function emitRecord(
   const hasHostFn = rec.fields.some((f) => f.type.k === 'typedef' && HOST_FN_TYPES.has(f.type.name));
   for (const f of rec.fields) {
     const a = fieldAccessor(model, tm, rec, f, isText, hasHostFn);
+    const fieldDoc = doc(f.doc || fieldTitle(model, rec, f));
     if (a.member) o.push(a.member);
-    if (f.doc) o.push(`  ${doc(f.doc).replace(/\n/g, '\n  ')}`);
+    o.push(`  ${fieldDoc}`);
     o.push(`  get ${f.name}(): ${a.tsGet} {\n    ${a.get}\n  }`);
+    o.push(`  /** Writes \`${f.name}\` into the struct's bytes. */`);
     o.push(`  set ${f.name}(v: ${a.tsSet}) {\n    ${a.set}\n  }`);
-    init.push(`  ${f.name}?: ${a.tsSet};`);
+    init.push(`  ${fieldDoc}\n  ${f.name}?: ${a.tsSet};`);
   }
   o.push('}');
   o.push(`/** Fields accepted by \`new ${cls}({...})\`. */`);
@@ -171,6 +189,7 @@ function classHead(
   o.push(`// ${rec.owner ? `member ${rec.owner.path} of ${cType}` : rec.cName} — ${rec.loc.file}:${rec.loc.line}`);
   o.push(`export class ${cls} extends CStruct {`);
   // Built on the first read (see keepLayout in base.ts), not at import.
+  o.push(`  /** The C layout: size, alignment and each field's offset and size. */`);
   o.push(`  static get layout(): StructLayout {\n    return keepLayout(this, ${JSON.stringify(layout)});\n  }`);
   o.push(`  private static readonly keys: ReadonlySet<string> = new Set(${JSON.stringify(rec.fields.map((f) => f.name))});`);
   if (hostExtents) o.push(...hostExtentsOf(model, tm, rec, hostExtents));

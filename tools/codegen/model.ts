@@ -430,7 +430,20 @@ function findValue(n: AstNode): string | undefined {
 
 const roundUp = (n: number, a: number) => Math.ceil(n / a) * a;
 
-/** The plain text of a doc comment, whitespace folded. */
+/**
+ * What a block command of a declaration's doc comment adds to its text: `\\brief` its words,
+ * `\\deprecated` and `\\note` a sentence that says so; the others (`\\sa`, `\\return`) nothing.
+ */
+const BLOCK_LEADS = new Map([
+  ['brief', ''],
+  ['deprecated', 'Deprecated:'],
+  ['note', 'Note:'],
+]);
+
+/**
+ * The plain text of a declaration's doc comment, whitespace folded. A section's comment that clang
+ * attaches to the declaration after it (`___MANBRIEF___ …`, the manual's group text) is not its own.
+ */
 export function docText(n: AstNode): string {
   const fc = (n.inner ?? []).find((x) => x.kind === 'FullComment');
   if (!fc) return '';
@@ -438,11 +451,17 @@ export function docText(n: AstNode): string {
   const walk = (c: AstNode) => {
     if (c.kind === 'TextComment') parts.push(c.text ?? '');
     if (c.kind === 'InlineCommandComment') parts.push(inlineArgs(c));
-    if (c.kind === 'ParamCommandComment' || (c.kind === 'BlockCommandComment' && c.name !== 'brief')) return;
+    if (c.kind === 'ParamCommandComment') return;
+    if (c.kind === 'BlockCommandComment') {
+      const lead = BLOCK_LEADS.get(c.name ?? '');
+      if (lead === undefined) return;
+      parts.push(lead);
+    }
     for (const x of c.inner ?? []) walk(x);
   };
   walk(fc);
-  return fold(parts.join(' '));
+  const text = fold(parts.join(' '));
+  return text.includes('___MANBRIEF___') ? '' : text;
 }
 
 function functionDoc(n: AstNode): { brief: string; params: Record<string, string>; returns: string } {
@@ -560,9 +579,18 @@ function inlineArgs(c: AstNode): string {
   return ((c.args as string[] | undefined) ?? []).join(' ');
 }
 
+/**
+ * Doc text as one plain line: whitespace folded, no space before punctuation, and what Doxygen
+ * alone reads dropped: banner rules of asterisks, group marks (`@{`, `@}`), the `::` that marks a
+ * reference (`::cudaEventQuery` is `cudaEventQuery`; `cudaLaunchAttributeValue::val` reads as `.val`, and
+ * `to::nvrtcCreateProgram`, as an earlier fold of a reduced header's text joined it, as two words).
+ */
 export function fold(s: string): string {
   return s
+    .replace(/(?:\*\s*){3,}|@\s*[{}]/g, ' ')
+    .replace(/(^|[\s(])::(?=\w)/g, '$1')
+    .replace(/\b(\w+)::(?=\w)/g, (_, w: string) => (/^[A-Za-z][a-z]*$/.test(w) ? `${w} ` : `${w}.`))
     .replace(/\s+/g, ' ')
-    .replace(/\s([.,;:])/g, '$1')
+    .replace(/\s([.,;]|:(?!:))/g, '$1')
     .trim();
 }

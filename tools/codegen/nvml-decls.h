@@ -920,7 +920,6 @@ NVML_DEVICE_VGPU_CAP_COUNT = 12,
 };
 /** \brief Device vGPU queryable capabilities */
 typedef enum nvmlDeviceVgpuCapability_enum nvmlDeviceVgpuCapability_t; /* @nvml.h:1726 */
-/** \brief ************************************************************************************************ @ { ************************************************************************************************ */
 typedef unsigned int nvmlVgpuTypeId_t; /* @nvml.h:1780 */
 typedef unsigned int nvmlVgpuInstance_t; /* @nvml.h:1782 */
 /** \brief Structure to store the vGPU heterogeneous mode of device -- version 1 */
@@ -1233,7 +1232,6 @@ nvmlValue_t value; /**< Value for this field. This is only valid if nvmlReturn =
 };
 /** \brief Information for a Field Value Sample */
 typedef struct nvmlFieldValue_st nvmlFieldValue_t; /* @nvml.h:2791 */
-/** \brief ************************************************************************************************ @ { ************************************************************************************************ */
 typedef struct nvmlUnit_st *nvmlUnit_t; /* @nvml.h:2802 */
 /** \brief Description of HWBC entry */
 struct nvmlHwbcEntry_st { /* @nvml.h:2807 */
@@ -1762,7 +1760,9 @@ nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device, nvmlDeviceAddressi
  * \return - NVML_SUCCESS if the query was successful - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the provided version is invalid/unsupported - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN on any unexpected error
  */
 nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t device, nvmlRepairStatus_t *repairStatus); /* @nvml.h:4734 */
-/** \brief @ } */
+/** \brief 
+ * \return - NVML_SUCCESS if the query was successful - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the provided version is invalid/unsupported - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t *pathInfo); /* @nvml.h:4753 */
 /** \brief Retrieve the set of GPUs that are nearest to a given device at a specific interconnectivity level For all products.
  * \param device The identifier of the first device

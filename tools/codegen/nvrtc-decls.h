@@ -7,11 +7,11 @@ typedef enum { NVRTC_SUCCESS = 0, NVRTC_ERROR_OUT_OF_MEMORY = 1, NVRTC_ERROR_PRO
 const char * nvrtcGetErrorString(nvrtcResult result); /* @nvrtc.h:74 */
 /** \brief nvrtcVersion sets the output parameters major and minor with the CUDA Runtime Compilation version number. */
 nvrtcResult nvrtcVersion(int *major, int *minor); /* @nvrtc.h:98 */
-/** \brief nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to::nvrtcGetSupportedArchs to get the supported architectures. */
+/** \brief nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to nvrtcGetSupportedArchs to get the supported architectures. */
 nvrtcResult nvrtcGetNumSupportedArchs(int *numArchs); /* @nvrtc.h:115 */
-/** \brief nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using::nvrtcGetNumSupportedArchs. */
+/** \brief nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using nvrtcGetNumSupportedArchs. */
 nvrtcResult nvrtcGetSupportedArchs(int *supportedArchs); /* @nvrtc.h:132 */
-/** \brief nvrtcProgram is the unit of compilation, and an opaque handle for a program. To compile a CUDA program string, an instance of nvrtcProgram must be created first with::nvrtcCreateProgram, then compiled with::nvrtcCompileProgram. */
+/** \brief nvrtcProgram is the unit of compilation, and an opaque handle for a program. To compile a CUDA program string, an instance of nvrtcProgram must be created first with nvrtcCreateProgram, then compiled with nvrtcCompileProgram. */
 typedef struct _nvrtcProgram *nvrtcProgram; /* @nvrtc.h:153 */
 /** \brief nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it. */
 nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char *const *headers, const char *const *includeNames); /* @nvrtc.h:186 */
