@@ -1,6 +1,6 @@
 // Opens a library on first use and binds its generated declarations once.
 import type { LibraryHandle, TypeObject } from 'koffi';
-import { openLibrary, type LibrarySpec, type LoadedLibrary } from './loader';
+import { openLibrary, type FoundVia, type LibrarySpec, type LoadedLibrary } from './loader';
 import { currentVersion } from './versions';
 
 export type KoffiFunction = ReturnType<LibraryHandle['func']>;
@@ -12,6 +12,8 @@ export interface LibraryInfo {
   file: string;
   /** Where the dynamic linker found it. */
   path: string;
+  /** How the search found it: its variable (`env`), already `loaded`, a Python wheel (`site-packages`), `conda`, the `system` search, `cuda-home` or the `toolkit`'s default folder. */
+  foundVia: FoundVia;
   version: number;
   perThreadDefaultStream: boolean;
 }
@@ -87,7 +89,13 @@ export function lazyLibrary<D extends Record<string, Decl>>(
     info() {
       const l = open();
       const later = options.versionAfterInit === undefined ? undefined : currentVersion(l.lib, options.versionAfterInit);
-      return { file: l.file, path: l.resolvedPath, version: later ?? l.version, perThreadDefaultStream: perThreadDefaultStream() };
+      return {
+        file: l.file,
+        path: l.resolvedPath,
+        foundVia: l.via,
+        version: later ?? l.version,
+        perThreadDefaultStream: perThreadDefaultStream(),
+      };
     },
   };
 }

@@ -9,7 +9,7 @@ export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
-export { LibraryLoadError } from '../ffi/loader';
+export { LibraryLoadError, type FoundVia, type LoadAttempt } from '../ffi/loader';
 export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
 import { nvjitlinkLibraryInfo } from '../ffi/nvjitlink-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';
