@@ -12,19 +12,19 @@ const root = path.join(__dirname, '..', '..', '..');
 export type LibraryKind = 'cudart' | 'cuda' | 'nvrtc' | 'nvjitlink' | 'nvfatbin' | 'nvvm' | 'nccl' | 'nvml';
 
 /** Each library's soname and the C that makes a file pass the loader's check at a version. */
-const SOURCES: Record<LibraryKind, { soname: string; source: (version: number) => string }> = {
-  cudart: { soname: 'libcudart.so.13', source: (v) => `int cudaRuntimeGetVersion(int *v) { *v = ${v}; return 0; }` },
-  cuda: { soname: 'libcuda.so.1', source: (v) => `int cuDriverGetVersion(int *v) { *v = ${v}; return 0; }` },
-  nvrtc: { soname: 'libnvrtc.so.13', source: (v) => majorMinor('nvrtcVersion', v) },
-  nvjitlink: { soname: 'libnvJitLink.so.13', source: (v) => majorMinor('nvJitLinkVersion', v) },
-  nvfatbin: { soname: 'libnvfatbin.so.13', source: (v) => majorMinor('nvFatbinVersion', v) },
-  nvvm: { soname: 'libnvvm.so.4', source: (v) => majorMinor('nvvmVersion', v) },
-  nccl: { soname: 'libnccl.so.2', source: (v) => `int ncclGetVersion(int *v) { *v = ${v}; return 0; }` },
+const SOURCES: Record<LibraryKind, { soname: string; source: (version: number, later: number) => string }> = {
+  cudart: { soname: 'libcudart.so.13', source: (v, l) => `int cudaRuntimeGetVersion(int *v) { ${later(l)} *v = ${v}; return 0; }` },
+  cuda: { soname: 'libcuda.so.1', source: (v, l) => `int cuDriverGetVersion(int *v) { ${later(l)} *v = ${v}; return 0; }` },
+  nvrtc: { soname: 'libnvrtc.so.13', source: (v, l) => majorMinor('nvrtcVersion', v, l) },
+  nvjitlink: { soname: 'libnvJitLink.so.13', source: (v, l) => majorMinor('nvJitLinkVersion', v, l) },
+  nvfatbin: { soname: 'libnvfatbin.so.13', source: (v, l) => majorMinor('nvFatbinVersion', v, l) },
+  nvvm: { soname: 'libnvvm.so.4', source: (v, l) => majorMinor('nvvmVersion', v, l) },
+  nccl: { soname: 'libnccl.so.2', source: (v, l) => `int ncclGetVersion(int *v) { ${later(l)} *v = ${v}; return 0; }` },
   nvml: {
     soname: 'libnvidia-ml.so.1',
-    source: (v) =>
+    source: (v, l) =>
       [
-        'int nvmlInit_v2(void) { return 0; }',
+        `int nvmlInit_v2(void) { return ${l}; }`,
         'int nvmlShutdown(void) { return 0; }',
         'const char *nvmlErrorString(int r) { return r ? "Unknown Error" : "Success"; }',
         `int nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = ${v}; return 0; }`,
@@ -44,8 +44,13 @@ export const DEFAULT_VERSIONS: Record<LibraryKind, number> = {
   nvml: 13000,
 };
 
-function majorMinor(fn: string, v: number): string {
-  return `int ${fn}(int *major, int *minor) { *major = ${Math.floor(v / 1000)}; *minor = ${(v % 1000) / 10}; return 0; }`;
+function majorMinor(fn: string, v: number, l: number): string {
+  return `int ${fn}(int *major, int *minor) { ${later(l)} *major = ${Math.floor(v / 1000)}; *minor = ${(v % 1000) / 10}; return 0; }`;
+}
+
+/** C that makes a version function answer `status` from its second call on (the loader's check is the first). */
+function later(status: number): string {
+  return status ? `static int calls; if (calls++) return ${status};` : '';
 }
 
 /** The soname of a library: the file name a fake gets. */
@@ -55,14 +60,15 @@ export function sonameOf(kind: LibraryKind): string {
 
 /**
  * Builds a fake `kind` into `dir` under its soname (and with it as DT_SONAME), reporting `version`;
- * `extra` is more C for the same file (a fake driver's or NVML's other functions). Returns its path.
+ * `extra` is more C for the same file (a fake driver's or NVML's other functions); with `laterStatus`,
+ * its version function (NVML's nvmlInit) answers that status after the loader's check. Returns its path.
  */
-export function buildFakeLibrary(kind: LibraryKind, dir: string, version = DEFAULT_VERSIONS[kind], extra = ''): string {
+export function buildFakeLibrary(kind: LibraryKind, dir: string, version = DEFAULT_VERSIONS[kind], extra = '', laterStatus = 0): string {
   fs.mkdirSync(dir, { recursive: true });
   const { soname, source } = SOURCES[kind];
   const lib = path.join(dir, soname);
   const src = path.join(dir, `${soname}.c`);
-  fs.writeFileSync(src, `${source(version)}\n${extra}\n`);
+  fs.writeFileSync(src, `${source(version, laterStatus)}\n${extra}\n`);
   execFileSync('gcc', ['-shared', '-fPIC', `-Wl,-soname,${soname}`, '-o', lib, src], { stdio: 'pipe' });
   fs.rmSync(src);
   return lib;
