@@ -13,6 +13,7 @@ export interface DoctorCheck {
   id: string;
   /** What is checked, in words: 'NVIDIA driver', 'libnvrtc', 'GPU 0 (NVIDIA H100 80GB HBM3)'. */
   title: string;
+  /** The outcome. */
   status: CheckStatus;
   /** One line: what was found. */
   why: string;
@@ -22,7 +23,9 @@ export interface DoctorCheck {
 
 /** Where one of the eight libraries was found, or why it was not. */
 export interface LibraryFinding {
+  /** Which of the eight. */
   library: CudaLibrary;
+  /** Whether it loaded. */
   found: boolean;
   /** The file loaded (after links), or null. */
   path: string | null;
@@ -40,9 +43,11 @@ export interface LibraryFinding {
 export interface GpuFinding {
   /** The CUDA device number. */
   index: number;
+  /** The device's name (`NVIDIA H100 80GB HBM3`). */
   name: string;
   /** `GPU-…` as nvidia-smi prints it. */
   uuid: string;
+  /** `0000:18:00.0`. */
   pciBusId: string;
   /** `'9.0'`. */
   computeCapability: string;
@@ -58,6 +63,7 @@ export interface GpuFinding {
 
 /** What `diagnose()` returns: the check list, what it read, and the verdict. */
 export interface DoctorReport {
+  /** The shape's version: 1 until a field is renamed or removed (never, so far). */
   schema: 1;
   /** `fail` when any check failed (CUDA cannot run), `warn` when one warned, else `ok`. */
   verdict: 'ok' | 'warn' | 'fail';
@@ -65,7 +71,9 @@ export interface DoctorReport {
   works: boolean;
   /** One line: why CUDA works or why not. */
   reason: string;
+  /** Every check, in the order run. */
   checks: DoctorCheck[];
+  /** What the driver said of itself. */
   driver: {
     /** The newest CUDA the driver runs (cuDriverGetVersion's numbering: 13000), or null without a driver. */
     cudaVersion: number | null;
@@ -74,10 +82,13 @@ export interface DoctorReport {
     /** What these bindings need: the CUDA version and the driver branch that first runs it. */
     needs: { cudaVersion: number; branch: number };
   };
+  /** The eight libraries, in the package root's order. */
   libraries: LibraryFinding[];
+  /** Each CUDA device (empty when none could be read). */
   gpus: GpuFinding[];
   /** Whether this process runs in a container, and NVIDIA_VISIBLE_DEVICES there (null when unset). */
   container: { detected: boolean; visibleDevices: string | null };
+  /** process.platform, process.arch and process.version. */
   host: { platform: string; arch: string; node: string };
 }
 
