@@ -2,7 +2,7 @@
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { CudaBindingsError } from '../core/base/errors';
 
-export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo';
+export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo' | 'doctor';
 
 export interface Options {
   command: Command;
@@ -18,6 +18,10 @@ export interface Options {
   interval?: number;
   /** top: stop after this many samples. */
   count?: number;
+  /** doctor: false with --no-launch (no allocation, no kernel). */
+  launch?: boolean;
+  /** doctor: where the device files are (default /dev). */
+  devDir?: string;
 }
 
 /** A bad command line: the CLI prints one line naming what was wrong and exits 1. */
@@ -33,7 +37,7 @@ export class UsageError extends CudaBindingsError {
   }
 }
 
-const COMMANDS: Command[] = ['info', 'bandwidth', 'latency', 'top', 'topo'];
+const COMMANDS: Command[] = ['info', 'bandwidth', 'latency', 'top', 'topo', 'doctor'];
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -42,6 +46,8 @@ const OPTIONS = {
   device: { type: 'string', short: 'd' },
   interval: { type: 'string' },
   count: { type: 'string' },
+  'no-launch': { type: 'boolean' },
+  'dev-dir': { type: 'string' },
 } as const;
 
 /** The command named on the command line, if any: for the prefix of an error met while parsing. */
@@ -98,6 +104,8 @@ export function parseArgs(argv: string[]): Options {
   if (values.interval !== undefined)
     opts.interval = whole('interval', values.interval, 1, 'a positive whole number of milliseconds', command);
   if (values.count !== undefined) opts.count = whole('count', values.count, 1, 'a positive whole number', command);
+  if (values['no-launch']) opts.launch = false;
+  if (values['dev-dir'] !== undefined) opts.devDir = values['dev-dir'];
   return opts;
 }
 
@@ -110,6 +118,7 @@ commands:
   latency     the cost of common calls through this library, in ns
   top         a live view of every GPU: utilization, memory, temperature, power, processes
   topo        how the GPUs connect (NVLink, PCIe) and their CPU and NUMA affinity
+  doctor      why CUDA works here or not: driver, devices, container, libraries, GPUs, a kernel
 
 options:
   --json      print JSON for scripts instead of tables
@@ -139,6 +148,15 @@ colours off. Needs the NVIDIA driver (libnvidia-ml); exits 1 without it.`,
 How each pair of GPUs connects, as \`nvidia-smi topo -m\` prints it: NV<n> (n NVLinks), PIX, PXB,
 PHB, NODE or SYS (the PCIe path), with peer-to-peer support, and each GPU's CPU and NUMA affinity.
 Needs the NVIDIA driver (libnvidia-ml); exits 1 without it.`,
+  doctor: `usage: cuda-bindings doctor [--json] [--no-launch] [--dev-dir DIR]
+
+Checks what CUDA needs, each item ok, warn or fail with why and what to do: the driver and the CUDA
+version it runs (these bindings need CUDA 13: R580 or newer); /dev/nvidia* present and usable; in a
+container, NVIDIA_VISIBLE_DEVICES and the GPUs passed in; each of the eight libraries, where and how
+it was found and its version; each GPU's compute capability against NVRTC's targets; MIG and
+persistence modes; an allocation and a kernel on each GPU (--no-launch skips them). --dev-dir reads
+the device files elsewhere. Exit status 0 when CUDA works, 1 when it cannot, the reason on the last
+line. --json prints the report of core.diagnose() (see the README).`,
   bandwidth: `usage: cuda-bindings bandwidth [--json] [--device N]
 
 Measures host-to-device, device-to-host and device-to-device copies on device N (default 0), from

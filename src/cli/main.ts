@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npx cuda-bindings [info|bandwidth|latency|top|topo] [--json] [--device N]`: probe a machine's GPUs.
+// `npx cuda-bindings [info|bandwidth|latency|top|topo|doctor] [--json] [--device N]`: probe a machine's GPUs.
 // Exit status: 0 on success, 1 on any failure (a bad option, no driver or GPU, a CUDA error, anything
 // unexpected), with one line on stderr (`cuda-bindings <command>: <message>`) and never a stack.
 import * as fs from 'node:fs';
@@ -10,11 +10,20 @@ import { bandwidth } from './bandwidth';
 import { latency } from './latency';
 import { top } from './top';
 import { topo } from './topo';
+import { doctor } from './doctor';
 import { CommandError, oneLine, printable, version as versionText, type Output } from './common';
 import { NvmlError } from '../core/nvml/NvmlDevice';
 import * as cudart from '../runtime';
 
-const commands: Record<Command, (o: Options, out: Output) => Promise<void> | void> = { info, bandwidth, latency, top, topo };
+/** Each command; one that returns a number gives the exit status itself (doctor's 1 when CUDA cannot run). */
+const commands: Record<Command, (o: Options, out: Output) => Promise<void | number> | void | number> = {
+  info,
+  bandwidth,
+  latency,
+  top,
+  topo,
+  doctor,
+};
 
 /** What --json prints for every failure, in one shape. */
 export interface FailureJson {
@@ -90,8 +99,7 @@ export async function main(argv: string[], out: Output = defaultOutput()): Promi
       printVersion(opts, out);
       return 0;
     }
-    await commands[opts.command](opts, out);
-    return 0;
+    return (await commands[opts.command](opts, out)) ?? 0;
   } catch (e) {
     const { error, partial } = describeFailure(e);
     const command = e instanceof UsageError ? e.command : (opts?.command ?? commandNamed(argv) ?? 'info');

@@ -143,3 +143,12 @@ export {
   type TiledTensorMapOptions,
   type Im2colTensorMapOptions,
 } from './texture/TensorMapDescriptor';
+export {
+  diagnose,
+  type DiagnoseOptions,
+  type DoctorReport,
+  type DoctorCheck,
+  type CheckStatus,
+  type LibraryFinding,
+  type GpuFinding,
+} from './doctor/diagnose';

@@ -34,7 +34,7 @@ export {
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { launchParamBuffer } from '../ffi/kernel-args';
 export { JitOptions, type JitOptionValues } from './jit';
-export { LibraryLoadError } from '../ffi/loader';
+export { LibraryLoadError, type FoundVia, type LoadAttempt } from '../ffi/loader';
 export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';
 import { cudaLibraryInfo } from '../ffi/cuda-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';

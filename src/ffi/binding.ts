@@ -1,6 +1,6 @@
 // Opens a library on first use and binds its generated declarations once.
 import type { LibraryHandle, TypeObject } from 'koffi';
-import { openLibrary, type LibrarySpec, type LoadedLibrary } from './loader';
+import { openLibrary, type FoundVia, type LibrarySpec, type LoadedLibrary } from './loader';
 import { currentVersion } from './versions';
 
 export type KoffiFunction = ReturnType<LibraryHandle['func']>;
@@ -12,6 +12,8 @@ export interface LibraryInfo {
   file: string;
   /** Where the dynamic linker found it. */
   path: string;
+  /** How the search found it: its variable (`env`), already `loaded`, a Python wheel (`site-packages`), `conda`, the `system` search, `cuda-home` or the `toolkit`'s default folder. */
+  foundVia: FoundVia;
   /**
    * The version its check read: CUDA's numbering (13000 for 13.0), NCCL's (22809 for 2.28.9), or 0 for
    * a library recognised by its symbols whose version is not known yet.
@@ -92,7 +94,13 @@ export function lazyLibrary<D extends Record<string, Decl>>(
     info() {
       const l = open();
       const later = options.versionAfterInit === undefined ? undefined : currentVersion(l.lib, options.versionAfterInit);
-      return { file: l.file, path: l.resolvedPath, version: later ?? l.version, perThreadDefaultStream: perThreadDefaultStream() };
+      return {
+        file: l.file,
+        path: l.resolvedPath,
+        foundVia: l.via,
+        version: later ?? l.version,
+        perThreadDefaultStream: perThreadDefaultStream(),
+      };
     },
   };
 }

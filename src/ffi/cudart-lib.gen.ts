@@ -11,7 +11,8 @@ export const cudartSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_CUDART',
   linuxNames: [`libcudart.so.${CUDA_MAJOR}`],
   windowsNames: [`cudart64_${CUDA_MAJOR}.dll`, `cudart64_${CUDA_MAJOR}0.dll`],
-  hint: `Install the CUDA ${CUDA_MAJOR} runtime (the toolkit or the cuda-cudart package)`,
+  wheelDirs: [`nvidia/cu${CUDA_MAJOR}/lib`, 'nvidia/cuda_runtime/lib'],
+  hint: `Install the CUDA ${CUDA_MAJOR} runtime: the CUDA toolkit, pip install "nvidia-cuda-runtime==${CUDA_MAJOR}.*" or conda install cuda-cudart`,
   check: (lib) => checkVersion(lib, { kind: 'cudaVersion', fn: 'cudaRuntimeGetVersion', what: 'CUDA runtime' }),
 };
 

@@ -5,7 +5,6 @@
 import { lazyLibrary, type LibraryInfo } from './binding';
 import type { LibrarySpec } from './loader';
 import { CUDA_MAJOR, checkVersion } from './versions';
-import { packageDirs } from './search-dirs';
 
 /** Where libnccl is looked for (CUDA_BINDINGS_NCCL first), and how it is recognised. */
 export const ncclSpec: LibrarySpec = {
@@ -13,8 +12,8 @@ export const ncclSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_NCCL',
   linuxNames: ['libnccl.so.2'],
   windowsNames: ['nccl.dll'],
-  extraDirs: (env) => packageDirs('nvidia/nccl/lib', env),
-  hint: `Install NCCL 2 (2.19 or newer) (the libnccl2 package, or pip install nvidia-nccl-cu${CUDA_MAJOR})`,
+  wheelDirs: ['nvidia/nccl/lib'],
+  hint: `Install NCCL 2.19 or newer: the libnccl2 package, pip install nvidia-nccl-cu${CUDA_MAJOR} or conda install nccl`,
   check: (lib) => checkVersion(lib, { kind: 'ncclVersion', fn: 'ncclGetVersion', what: 'NCCL', article: 'an', major: 2, minMinor: 19 }),
 };
 

@@ -11,7 +11,8 @@ export const nvfatbinSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_NVFATBIN',
   linuxNames: [`libnvfatbin.so.${CUDA_MAJOR}`],
   windowsNames: [`nvfatbin_${CUDA_MAJOR}0_0.dll`],
-  hint: `Install nvFatbin from the CUDA ${CUDA_MAJOR} toolkit (the libnvfatbin package)`,
+  wheelDirs: [`nvidia/cu${CUDA_MAJOR}/lib`, 'nvidia/nvfatbin/lib'],
+  hint: `Install nvFatbin from the CUDA ${CUDA_MAJOR} toolkit, pip install "nvidia-nvfatbin==${CUDA_MAJOR}.*" or conda install libnvfatbin`,
   check: (lib) => checkVersion(lib, { kind: 'majorMinor', fn: 'nvFatbinVersion', what: 'nvFatbin' }),
 };
 

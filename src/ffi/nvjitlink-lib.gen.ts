@@ -11,7 +11,8 @@ export const nvjitlinkSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_NVJITLINK',
   linuxNames: [`libnvJitLink.so.${CUDA_MAJOR}`],
   windowsNames: [`nvJitLink_${CUDA_MAJOR}0_0.dll`],
-  hint: `Install nvJitLink from the CUDA ${CUDA_MAJOR} toolkit (the libnvjitlink package)`,
+  wheelDirs: [`nvidia/cu${CUDA_MAJOR}/lib`, 'nvidia/nvjitlink/lib'],
+  hint: `Install nvJitLink from the CUDA ${CUDA_MAJOR} toolkit, pip install "nvidia-nvjitlink==${CUDA_MAJOR}.*" or conda install libnvjitlink`,
   check: (lib) => checkVersion(lib, { kind: 'majorMinor', fn: 'nvJitLinkVersion', what: 'nvJitLink' }),
 };
 

@@ -11,7 +11,8 @@ export const nvrtcSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_NVRTC',
   linuxNames: [`libnvrtc.so.${CUDA_MAJOR}`],
   windowsNames: [`nvrtc64_${CUDA_MAJOR}0_0.dll`],
-  hint: `Install NVRTC from the CUDA ${CUDA_MAJOR} toolkit (the cuda-nvrtc package)`,
+  wheelDirs: [`nvidia/cu${CUDA_MAJOR}/lib`, 'nvidia/cuda_nvrtc/lib'],
+  hint: `Install NVRTC from the CUDA ${CUDA_MAJOR} toolkit, pip install "nvidia-cuda-nvrtc==${CUDA_MAJOR}.*" or conda install cuda-nvrtc`,
   check: (lib) => checkVersion(lib, { kind: 'majorMinor', fn: 'nvrtcVersion', what: 'NVRTC', article: 'an' }),
 };
 

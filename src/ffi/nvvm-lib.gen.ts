@@ -12,7 +12,8 @@ export const nvvmSpec: LibrarySpec = {
   linuxNames: ['libnvvm.so.4'],
   windowsNames: ['nvvm64_40_0.dll'],
   toolkitDirs: ['nvvm/lib64', 'nvvm/bin', 'nvvm/bin/x64'],
-  hint: `Install libNVVM from the CUDA ${CUDA_MAJOR} toolkit (the cuda-nvvm package)`,
+  wheelDirs: [`nvidia/cu${CUDA_MAJOR}/lib`, 'nvidia/cuda_nvcc/nvvm/lib64'],
+  hint: `Install libNVVM from the CUDA ${CUDA_MAJOR} toolkit, pip install "nvidia-cuda-nvcc==${CUDA_MAJOR}.*" or conda install cuda-nvvm`,
   check: (lib) => checkVersion(lib, { kind: 'majorMinor', fn: 'nvvmVersion', what: 'libNVVM', atLeast: 2 }),
 };
 

@@ -22,6 +22,19 @@ export type VersionCheck =
   | { kind: 'symbols'; symbols: string[]; what: string; article?: 'an' };
 
 type KoffiFunction = ReturnType<LibraryHandle['func']>;
+
+/** A library that is the one looked for but of a version these bindings cannot use; `found` is its version in the check's numbering. */
+export class VersionRefused extends Error {
+  /** Makes the error: why the version is refused, and the version found. */
+  constructor(
+    message: string,
+    /** The version the library reported (CUDA's major * 1000 + minor * 10, NCCL's major * 10000 + minor * 100 + patch). */
+    readonly found: number,
+  ) {
+    super(message);
+    this.name = 'VersionRefused';
+  }
+}
 type Check<K extends VersionCheck['kind']> = (lib: LibraryHandle, c: Extract<VersionCheck, { kind: K }>) => number;
 
 /** `fn` of the library, with its C prototype; refuses a library that lacks it. */
@@ -45,8 +58,9 @@ const CHECKS: { [K in VersionCheck['kind']]: Check<K> } = {
     call(versionFunction(lib, c, '_Out_ int *v'), c.fn, v);
     const found = Math.floor(v[0] / 1000);
     if (c.orNewer ? found < CUDA_MAJOR : found !== CUDA_MAJOR)
-      throw new Error(
+      throw new VersionRefused(
         `${c.what} ${found}.${(v[0] % 1000) / 10} found, but these bindings need CUDA ${CUDA_MAJOR}.x${c.orNewer ? ' or newer' : ''}`,
+        v[0],
       );
     return v[0];
   },
@@ -56,7 +70,8 @@ const CHECKS: { [K in VersionCheck['kind']]: Check<K> } = {
     call(versionFunction(lib, c, '_Out_ int *major, _Out_ int *minor'), c.fn, major, minor);
     const ok = c.atLeast === undefined ? major[0] === CUDA_MAJOR : major[0] >= c.atLeast;
     const need = c.atLeast === undefined ? `CUDA ${CUDA_MAJOR}.x` : `${c.what} ${c.atLeast}.x or newer`;
-    if (!ok) throw new Error(`${c.what} ${major[0]}.${minor[0]} found, but these bindings need ${need}`);
+    if (!ok)
+      throw new VersionRefused(`${c.what} ${major[0]}.${minor[0]} found, but these bindings need ${need}`, major[0] * 1000 + minor[0] * 10);
     return major[0] * 1000 + minor[0] * 10;
   },
   ncclVersion(lib, c) {
@@ -65,8 +80,9 @@ const CHECKS: { [K in VersionCheck['kind']]: Check<K> } = {
     const major = Math.floor(v[0] / 10000);
     const minor = Math.floor(v[0] / 100) % 100;
     if (major !== c.major || minor < c.minMinor)
-      throw new Error(
+      throw new VersionRefused(
         `${c.what} ${major}.${minor}.${v[0] % 100} found, but these bindings need ${c.what} ${c.major}.${c.minMinor} or newer`,
+        v[0],
       );
     return v[0];
   },

@@ -12,7 +12,7 @@ export * from './check.gen';
 export * from './helpers';
 export * from './structs.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
-export { LibraryLoadError } from '../ffi/loader';
+export { LibraryLoadError, type FoundVia, type LoadAttempt } from '../ffi/loader';
 export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';
 import { ncclLibraryInfo } from '../ffi/nccl-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';

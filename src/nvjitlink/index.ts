@@ -10,7 +10,7 @@ export * from './constants.gen';
 export * from './handles.gen';
 export * from './check.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
-export { LibraryLoadError } from '../ffi/loader';
+export { LibraryLoadError, type FoundVia, type LoadAttempt } from '../ffi/loader';
 export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';
 import { nvjitlinkLibraryInfo } from '../ffi/nvjitlink-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';

@@ -14,7 +14,7 @@ export * from './check.gen';
 export * from './structs.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { CStruct, type StructLayout, type StructClass } from '../ffi/struct-base';
-export { LibraryLoadError } from '../ffi/loader';
+export { LibraryLoadError, type FoundVia, type LoadAttempt } from '../ffi/loader';
 export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';
 import { nvmlLibraryInfo } from '../ffi/nvml-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';

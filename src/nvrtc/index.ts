@@ -12,7 +12,7 @@ export * from './check.gen';
 /** The compile off the JS thread, on the thread pool: `await nvrtc.async.nvrtcCompileProgram(prog, n, options, { signal })`. */
 export * as async from './async.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
-export { LibraryLoadError } from '../ffi/loader';
+export { LibraryLoadError, type FoundVia, type LoadAttempt } from '../ffi/loader';
 export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';
 import { nvrtcLibraryInfo } from '../ffi/nvrtc-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';

@@ -36,7 +36,7 @@ export {
 } from '../ffi/kernel-args';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { perThreadDefaultStream } from '../ffi/binding';
-export { LibraryLoadError } from '../ffi/loader';
+export { LibraryLoadError, type FoundVia, type LoadAttempt } from '../ffi/loader';
 export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';
 import { cudartLibraryInfo } from '../ffi/cudart-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';

@@ -88,33 +88,23 @@ const libnvvm = [
 });
 
 test("libnvvm is also looked for in the toolkit's nvvm/lib64, after the usual places", () => {
-  expect(candidates(nvvmSpec, { CUDA_HOME: '/opt/cuda' }, 'linux')).toEqual([
+  const c = candidates(nvvmSpec, { CUDA_HOME: '/opt/cuda', VIRTUAL_ENV: '/nonexistent' }, 'linux');
+  expect(c.slice(0, 4)).toEqual([
+    'libnvvm.so.4',
     '/opt/cuda/lib64/libnvvm.so.4',
     '/opt/cuda/lib/libnvvm.so.4',
-    '/opt/cuda/bin/libnvvm.so.4',
-    '/opt/cuda/bin/x64/libnvvm.so.4',
     '/opt/cuda/nvvm/lib64/libnvvm.so.4',
-    '/opt/cuda/nvvm/bin/libnvvm.so.4',
-    '/opt/cuda/nvvm/bin/x64/libnvvm.so.4',
-    'libnvvm.so.4',
-    '/usr/local/cuda/lib64/libnvvm.so.4',
-    '/usr/local/cuda/nvvm/lib64/libnvvm.so.4',
-    '/usr/local/cuda/nvvm/bin/libnvvm.so.4',
-    '/usr/local/cuda/nvvm/bin/x64/libnvvm.so.4',
   ]);
-  expect(candidates(nvjitlinkSpec, { CUDA_BINDINGS_NVJITLINK: '/x/libnvJitLink.so.13' }, 'linux')).toEqual([
-    '/x/libnvJitLink.so.13',
-    'libnvJitLink.so.13',
-    '/usr/local/cuda/lib64/libnvJitLink.so.13',
-  ]);
+  if (fs.existsSync('/usr/local/cuda')) expect(c).toContain('/usr/local/cuda/nvvm/lib64/libnvvm.so.4');
+  expect(candidates(nvjitlinkSpec, { CUDA_BINDINGS_NVJITLINK: '/x/libnvJitLink.so.13' }, 'linux')).toEqual(['/x/libnvJitLink.so.13']);
 });
 
 test.each([
-  ['libnvJitLink', 'nvJitLink', 'libnvjitlink', 'CUDA_BINDINGS_NVJITLINK', () => nvjitlink.nvJitLinkVersion()],
-  ['libnvfatbin', 'nvFatbin', 'libnvfatbin', 'CUDA_BINDINGS_NVFATBIN', () => nvfatbin.nvFatbinVersion()],
+  ['libnvJitLink', 'nvJitLink', 'nvidia-nvjitlink', 'libnvjitlink', 'CUDA_BINDINGS_NVJITLINK', () => nvjitlink.nvJitLinkVersion()],
+  ['libnvfatbin', 'nvFatbin', 'nvidia-nvfatbin', 'libnvfatbin', 'CUDA_BINDINGS_NVFATBIN', () => nvfatbin.nvFatbinVersion()],
 ] as const)(
   'without %s, a call throws the loader error that lists every path tried and names the variable',
-  (label, what, pkg, envVar, call) => {
+  (label, what, pip, pkg, envVar, call) => {
     // (This machine has neither library; where one is installed the call succeeds instead.)
     let r: unknown;
     try {
@@ -126,7 +116,7 @@ test.each([
     else
       expect((r as Error).message).toMatch(
         new RegExp(
-          `^${label}: could not load the library\\. Tried:\\n {2}- ${label}\\.so\\.13: .+\\n[\\s\\S]*Install ${what} from the CUDA 13 toolkit \\(the ${pkg} package\\), or set ${envVar} to the library's path\\.$`,
+          `^${label}: could not load the library\\. Tried:\\n {2}- already loaded: ${label}\\.so\\.13: .+\\n[\\s\\S]*Install ${what} from the CUDA 13 toolkit, pip install "${pip}==13\\.\\*" or conda install ${pkg}, or set ${envVar} to the library's path\\.$`,
         ),
       );
   },

@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { candidates, openLibrary, LibraryLoadError } from '../../src/ffi/loader';
+import { candidates, openLibrary, searchPlan, LibraryLoadError } from '../../src/ffi/loader';
 import { cudartSpec } from '../../src/ffi/cudart-lib.gen';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-loader-'));
@@ -18,20 +18,23 @@ function fakeCudart(version: number): string {
   return lib;
 }
 
-test('the search order: the override variable, CUDA_HOME, CUDA_PATH, the soname, the toolkit folder', () => {
-  const c = candidates(cudartSpec, { CUDA_BINDINGS_CUDART: '/x/libcudart.so', CUDA_HOME: '/h', CUDA_PATH: '/p' }, 'linux');
-  expect(c).toEqual([
-    '/x/libcudart.so',
-    '/h/lib64/libcudart.so.13',
-    '/h/lib/libcudart.so.13',
-    '/h/bin/libcudart.so.13',
-    '/h/bin/x64/libcudart.so.13',
-    '/p/lib64/libcudart.so.13',
-    '/p/lib/libcudart.so.13',
-    '/p/bin/libcudart.so.13',
-    '/p/bin/x64/libcudart.so.13',
-    'libcudart.so.13',
-    '/usr/local/cuda/lib64/libcudart.so.13',
+test('the search order: already loaded, Python wheels, the system search, CUDA_HOME, CUDA_PATH, the toolkit folders', () => {
+  const plan = searchPlan(cudartSpec, { VIRTUAL_ENV: '/nonexistent-venv', CUDA_HOME: '/h', CUDA_PATH: '/p' }, 'linux');
+  expect(plan.slice(0, 7)).toEqual([
+    { file: 'libcudart.so.13', via: 'loaded' },
+    { file: 'nvidia/cu13/lib, nvidia/cuda_runtime/lib', via: 'site-packages', skipped: 'no site-packages under /nonexistent-venv' },
+    { file: 'libcudart.so.13', via: 'system' },
+    { file: '/h/lib64/libcudart.so.13', via: 'cuda-home' },
+    { file: '/h/lib/libcudart.so.13', via: 'cuda-home' },
+    { file: '/p/lib64/libcudart.so.13', via: 'cuda-home' },
+    { file: '/p/lib/libcudart.so.13', via: 'cuda-home' },
+  ]);
+  expect(plan.slice(7).every((c) => c.via === 'toolkit')).toBe(true);
+});
+
+test('the override variable, when set, is the only candidate', () => {
+  expect(searchPlan(cudartSpec, { CUDA_BINDINGS_CUDART: '/x/libcudart.so', CUDA_HOME: '/h' }, 'linux')).toEqual([
+    { file: '/x/libcudart.so', via: 'env' },
   ]);
 });
 
@@ -43,17 +46,23 @@ test('when nothing loads, the error lists every path tried and why each failed',
   const spec = { ...cudartSpec, linuxNames: ['libcudart-does-not-exist.so.13'] };
   let err: unknown;
   try {
-    openLibrary(spec, { CUDA_BINDINGS_CUDART: '/nonexistent/libcudart.so.13', CUDA_HOME: '/nonexistent-home' });
+    openLibrary(spec, { VIRTUAL_ENV: '/nonexistent-venv', CUDA_HOME: '/nonexistent-home' });
   } catch (e) {
     err = e;
   }
   expect(err).toBeInstanceOf(LibraryLoadError);
   const msg = (err as Error).message;
   expect(msg).toMatch(/^libcudart: could not load the library. Tried:/);
-  expect(msg).toContain('  - /nonexistent/libcudart.so.13: no such file');
-  expect(msg).toContain('  - /nonexistent-home/lib64/libcudart-does-not-exist.so.13: no such file');
-  expect(msg).toMatch(/ {2}- libcudart-does-not-exist\.so\.13: .+/);
-  expect((err as LibraryLoadError).attempts.length).toBe(7);
+  expect(msg).toContain('  - already loaded: libcudart-does-not-exist.so.13: not loaded in this process');
+  expect(msg).toContain('  - CUDA_HOME/CUDA_PATH: /nonexistent-home/lib64/libcudart-does-not-exist.so.13: no such file');
+  expect(msg).toMatch(/ {2}- system search: libcudart-does-not-exist\.so\.13: .+/);
+  expect((err as LibraryLoadError).attempts.slice(0, 5).map((a) => a.via)).toEqual([
+    'loaded',
+    'site-packages',
+    'system',
+    'cuda-home',
+    'cuda-home',
+  ]);
 });
 
 test('a library of another CUDA major is refused with a clear reason', () => {

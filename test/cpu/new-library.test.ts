@@ -160,12 +160,15 @@ test('its loader refuses another library, and without one says what it tried and
   const libc = node(`try { require('./src/cufake').cufakeHalve(1, 0); } catch (e) { console.log(e.message.split('\\n')[1]); }`, {
     CUDA_BINDINGS_CUFAKE: 'libc.so.6',
   });
-  expect(libc).toBe('- libc.so.6: not a cuFake library (no cufakeVersion)');
+  expect(libc).toBe('- variable: libc.so.6: not a cuFake library (no cufakeVersion)');
   const none = node(`try { require('./src/cufake').cufakeHalve(1, 0); } catch (e) { console.log(e.name + '\\n' + e.message); }`, {
     CUDA_BINDINGS_CUFAKE: path.join(tmp, 'absent.so'),
   });
-  expect(none).toMatch(/^LibraryLoadError\nlibcufake: could not load the library\. Tried:\n {2}- \S+absent\.so: no such file\n/);
-  expect(none).toMatch(
+  expect(none).toMatch(/^LibraryLoadError\nlibcufake: could not load the library\. Tried:\n {2}- variable: \S+absent\.so: no such file\n/);
+  const unset = node(`try { require('./src/cufake').cufakeHalve(1, 0); } catch (e) { console.log(e.message); }`, {
+    CUDA_BINDINGS_CUFAKE: '',
+  });
+  expect(unset).toMatch(
     /Install cuFake 1 for CUDA 13 \(a library made up for a test\), or set CUDA_BINDINGS_CUFAKE to the library's path\.$/,
   );
 });

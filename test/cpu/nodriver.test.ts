@@ -97,7 +97,7 @@ const libraries = [
     info: () => cuda.libraryInfo(),
     call: () => cuda.cuInit(0),
     error:
-      /^libcuda: could not load the library\. Tried:\n {2}- libcuda\.so\.1: .+\n {2}- \/usr\/local\/cuda\/lib64\/libcuda\.so\.1: no such file\nInstall the NVIDIA driver \(libcuda ships with it\), or set CUDA_BINDINGS_CUDA to the library's path\.$/,
+      /^libcuda: could not load the library\. Tried:\n {2}- already loaded: libcuda\.so\.1: not loaded in this process\n {2}- system search: libcuda\.so\.1: .+\nInstall the NVIDIA driver \(libcuda ships with it\), or set CUDA_BINDINGS_CUDA to the library's path\.$/,
     // With zeroed arguments these crash libcuda 580 (tools/find-crashers.sh on an H100).
     refused: ['cuMemcpy3DPeer', 'cuMemcpy3DPeerAsync', 'cuDevResourceGenerateDesc', 'cuVDPAUGetDevice', 'cuVDPAUCtxCreate'],
   },
@@ -108,7 +108,7 @@ const libraries = [
     info: () => nvrtc.libraryInfo(),
     call: () => nvrtc.nvrtcVersion(),
     error:
-      /^libnvrtc: could not load the library\. Tried:\n {2}- libnvrtc\.so\.13: .+\n {2}- \/usr\/local\/cuda\/lib64\/libnvrtc\.so\.13: no such file\nInstall NVRTC from the CUDA 13 toolkit \(the cuda-nvrtc package\), or set CUDA_BINDINGS_NVRTC to the library's path\.$/,
+      /^libnvrtc: could not load the library\. Tried:\n {2}- already loaded: libnvrtc\.so\.13: not loaded in this process\n(.|\n)*\n {2}- system search: libnvrtc\.so\.13: .+\n(.|\n)* {2}- toolkit: \/usr\/local\/cuda\/lib64\/libnvrtc\.so\.13: no such file\nInstall NVRTC from the CUDA 13 toolkit, pip install "nvidia-cuda-nvrtc==13\.\*" or conda install cuda-nvrtc, or set CUDA_BINDINGS_NVRTC to the library's path\.$/,
     refused: [] as string[],
   },
 ];

@@ -187,7 +187,7 @@ describe('the loader', () => {
       { CUDA_BINDINGS_NVML: path.join(tmp, 'absent.so') },
     );
     expect(r.stdout).toMatch(
-      /^LibraryLoadError\nlibnvidia-ml: could not load the library\. Tried:\n {2}- \S+absent\.so: no such file\n {2}- libnvidia-ml\.so\.1: .+\n(.|\n)*Install the NVIDIA driver \(NVML comes with it\), or set CUDA_BINDINGS_NVML to the library's path\.\n$/,
+      /^LibraryLoadError\nlibnvidia-ml: could not load the library\. Tried:\n {2}- variable: \S+absent\.so: no such file\nCUDA_BINDINGS_NVML names this file: point it at the library, or unset it to search the usual places\.\n$/,
     );
   });
 
@@ -201,7 +201,7 @@ describe('the loader', () => {
     const r = child(['-e', "try { require('./src/nvml').nvmlInit(); } catch (e) { console.log(e.message.split('\\n')[1]); }"], {
       CUDA_BINDINGS_NVML: cudart,
     });
-    expect(r.stdout.trim()).toBe(`- ${cudart}: not an NVML library (no nvmlInit_v2)`);
+    expect(r.stdout.trim()).toBe(`- variable: ${cudart}: not an NVML library (no nvmlInit_v2)`);
   });
 
   // The namespace itself loads on first use in the published build (tools/lazy-root.cjs; checked on
@@ -485,7 +485,7 @@ describe('the CLI', () => {
     // Without NVML the CUDA part still prints, and the live section says why it is missing.
     const none = child(['-e', script], { CUDA_BINDINGS_CUDART: cudart, CUDA_BINDINGS_NVML: path.join(tmp, 'absent.so') });
     expect(none.stdout).toContain(
-      "live (NVML): not available: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.",
+      'live (NVML): not available: libnvidia-ml: could not load the library. CUDA_BINDINGS_NVML names this file: point it at the library, or unset it to search the usual places.',
     );
   });
 
@@ -525,7 +525,7 @@ describe('the CLI', () => {
       const r = child([cli, cmd, '--count', '1'], { CUDA_BINDINGS_NVML: path.join(tmp, 'absent.so') });
       expect([cmd, r.status]).toEqual([cmd, 1]);
       expect(r.stderr).toBe(
-        `cuda-bindings ${cmd}: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.\n`,
+        `cuda-bindings ${cmd}: libnvidia-ml: could not load the library. CUDA_BINDINGS_NVML names this file: point it at the library, or unset it to search the usual places.\n`,
       );
     }
   });

@@ -153,8 +153,12 @@ export interface LibraryRecord {
   windowsNames: string[];
   /** Folders of a toolkit besides lib64, lib and bin where the library sits (libNVVM's nvvm/lib64). */
   toolkitDirs?: string[];
-  /** For a library outside the toolkit: the folder of the Python wheel that carries it ('nvidia/nccl/lib'), tried with the system's library folders. */
-  wheelDir?: string;
+  /**
+   * The folders of site-packages where NVIDIA's Python wheels put it, as on Linux ('nvidia/cu13/lib',
+   * 'nvidia/cuda_runtime/lib'); a conda prefix and the toolkit's folders are searched with them.
+   * Absent for the driver's libraries (libcuda, NVML), which only the driver installs.
+   */
+  wheelDirs?: string[];
   /** What to do when nothing loads: 'Install the NVIDIA driver (libcuda ships with it)'. */
   hint: string;
   /** How the opened library is recognised and its version checked (src/ffi/versions.ts). */

@@ -53,7 +53,7 @@ export function emitLoader(lib: LibraryRecord, from: string): string {
     `  linuxNames: ${list(lib.linuxNames)},`,
     `  windowsNames: ${list(lib.windowsNames)},`,
     ...(lib.toolkitDirs ? [`  toolkitDirs: ${list(lib.toolkitDirs)},`] : []),
-    ...(lib.wheelDir ? [`  extraDirs: (env) => packageDirs(${lit(lib.wheelDir)}, env),`] : []),
+    ...(lib.wheelDirs ? [`  wheelDirs: ${list(lib.wheelDirs)},`] : []),
     `  hint: ${lit(lib.hint)},`,
     `  check: (lib) => checkVersion(lib, ${objectLiteral(lib.check)}),`,
   ];
@@ -70,7 +70,6 @@ export function emitLoader(lib: LibraryRecord, from: string): string {
     `import { lazyLibrary, type LibraryInfo } from './binding';`,
     `import type { LibrarySpec } from './loader';`,
     `import { ${fromVersions.join(', ')} } from './versions';`,
-    ...(lib.wheelDir ? [`import { packageDirs } from './search-dirs';`] : []),
     '',
     `/** Where ${lib.label} is looked for (${lib.envVar} first), and how it is recognised. */`,
     `export const ${lib.name}Spec: LibrarySpec = {`,
@@ -121,7 +120,7 @@ export function emitIndex(lib: LibraryRecord, hasStructs: boolean, from: string)
     o.push(line.length <= 140 ? line : `export {\n${r.names.map((n) => `  ${n},`).join('\n')}\n} from '${r.from}';`);
   }
   o.push(
-    `export { LibraryLoadError } from '../ffi/loader';`,
+    `export { LibraryLoadError, type FoundVia, type LoadAttempt } from '../ffi/loader';`,
     `export { CudaBindingsError, StatusError, type CudaLibrary } from '../ffi/errors';`,
     `import { ${lib.name}LibraryInfo } from '../ffi/${lib.name}-lib.gen';`,
     `import type { LibraryInfo } from '../ffi/binding';`,

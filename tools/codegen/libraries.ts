@@ -39,7 +39,8 @@ export const runtime: LibraryRecord = {
   envVar: 'CUDA_BINDINGS_CUDART',
   linuxNames: ['libcudart.so.${CUDA_MAJOR}'],
   windowsNames: ['cudart64_${CUDA_MAJOR}.dll', 'cudart64_${CUDA_MAJOR}0.dll'],
-  hint: 'Install the CUDA ${CUDA_MAJOR} runtime (the toolkit or the cuda-cudart package)',
+  wheelDirs: ['nvidia/cu${CUDA_MAJOR}/lib', 'nvidia/cuda_runtime/lib'],
+  hint: 'Install the CUDA ${CUDA_MAJOR} runtime: the CUDA toolkit, pip install "nvidia-cuda-runtime==${CUDA_MAJOR}.*" or conda install cuda-cudart',
   check: { kind: 'cudaVersion', fn: 'cudaRuntimeGetVersion', what: 'CUDA runtime' },
   index: {
     doc: ["The CUDA runtime API as cuda-python's tuple facade."],
@@ -86,7 +87,8 @@ export const nvrtc: LibraryRecord = {
   envVar: 'CUDA_BINDINGS_NVRTC',
   linuxNames: ['libnvrtc.so.${CUDA_MAJOR}'],
   windowsNames: ['nvrtc64_${CUDA_MAJOR}0_0.dll'],
-  hint: 'Install NVRTC from the CUDA ${CUDA_MAJOR} toolkit (the cuda-nvrtc package)',
+  wheelDirs: ['nvidia/cu${CUDA_MAJOR}/lib', 'nvidia/cuda_nvrtc/lib'],
+  hint: 'Install NVRTC from the CUDA ${CUDA_MAJOR} toolkit, pip install "nvidia-cuda-nvrtc==${CUDA_MAJOR}.*" or conda install cuda-nvrtc',
   check: { kind: 'majorMinor', fn: 'nvrtcVersion', what: 'NVRTC', article: 'an' },
   index: {
     doc: ["NVRTC, the runtime compiler for CUDA C++, as cuda-python's tuple facade."],
@@ -102,7 +104,8 @@ export const nvjitlink: LibraryRecord = {
   envVar: 'CUDA_BINDINGS_NVJITLINK',
   linuxNames: ['libnvJitLink.so.${CUDA_MAJOR}'],
   windowsNames: ['nvJitLink_${CUDA_MAJOR}0_0.dll'],
-  hint: 'Install nvJitLink from the CUDA ${CUDA_MAJOR} toolkit (the libnvjitlink package)',
+  wheelDirs: ['nvidia/cu${CUDA_MAJOR}/lib', 'nvidia/nvjitlink/lib'],
+  hint: 'Install nvJitLink from the CUDA ${CUDA_MAJOR} toolkit, pip install "nvidia-nvjitlink==${CUDA_MAJOR}.*" or conda install libnvjitlink',
   check: { kind: 'majorMinor', fn: 'nvJitLinkVersion', what: 'nvJitLink' },
   index: {
     doc: [
@@ -120,7 +123,8 @@ export const nvfatbin: LibraryRecord = {
   envVar: 'CUDA_BINDINGS_NVFATBIN',
   linuxNames: ['libnvfatbin.so.${CUDA_MAJOR}'],
   windowsNames: ['nvfatbin_${CUDA_MAJOR}0_0.dll'],
-  hint: 'Install nvFatbin from the CUDA ${CUDA_MAJOR} toolkit (the libnvfatbin package)',
+  wheelDirs: ['nvidia/cu${CUDA_MAJOR}/lib', 'nvidia/nvfatbin/lib'],
+  hint: 'Install nvFatbin from the CUDA ${CUDA_MAJOR} toolkit, pip install "nvidia-nvfatbin==${CUDA_MAJOR}.*" or conda install libnvfatbin',
   check: { kind: 'majorMinor', fn: 'nvFatbinVersion', what: 'nvFatbin' },
   index: {
     doc: ['nvFatbin, which bundles cubins, PTX and LTO-IR for several architectures into one fat binary, as a tuple facade.'],
@@ -139,7 +143,8 @@ export const nvvm: LibraryRecord = {
   windowsNames: ['nvvm64_40_0.dll'],
   // The toolkit keeps it in nvvm/lib64 (nvvm/bin on Windows), where the system search does not look.
   toolkitDirs: ['nvvm/lib64', 'nvvm/bin', 'nvvm/bin/x64'],
-  hint: 'Install libNVVM from the CUDA ${CUDA_MAJOR} toolkit (the cuda-nvvm package)',
+  wheelDirs: ['nvidia/cu${CUDA_MAJOR}/lib', 'nvidia/cuda_nvcc/nvvm/lib64'],
+  hint: 'Install libNVVM from the CUDA ${CUDA_MAJOR} toolkit, pip install "nvidia-cuda-nvcc==${CUDA_MAJOR}.*" or conda install cuda-nvvm',
   check: { kind: 'majorMinor', fn: 'nvvmVersion', what: 'libNVVM', atLeast: 2 },
   index: {
     doc: ['libNVVM, the compiler from NVVM IR (LLVM IR for CUDA, text or bitcode) to PTX, as a tuple facade.'],
@@ -156,8 +161,8 @@ export const nccl: LibraryRecord = {
   envVar: 'CUDA_BINDINGS_NCCL',
   linuxNames: ['libnccl.so.2'],
   windowsNames: ['nccl.dll'],
-  wheelDir: 'nvidia/nccl/lib',
-  hint: 'Install NCCL 2 (2.19 or newer) (the libnccl2 package, or pip install nvidia-nccl-cu${CUDA_MAJOR})',
+  wheelDirs: ['nvidia/nccl/lib'],
+  hint: 'Install NCCL 2.19 or newer: the libnccl2 package, pip install nvidia-nccl-cu${CUDA_MAJOR} or conda install nccl',
   // Bindings from nccl.h 2.28; a function an older library lacks fails when called.
   check: { kind: 'ncclVersion', fn: 'ncclGetVersion', what: 'NCCL', article: 'an', major: 2, minMinor: 19 },
   loaderNote: "Every program imports this module: the package root's `nccl` namespace and core's Communicator are always there",

@@ -14,7 +14,7 @@ const ns: Record<string, any> = (root as Record<string, any>)[namespaceOf(LIBRAR
 // NCCL is never opened here, even where it is installed: what passes validation meets a
 // LibraryLoadError, as the runtime's calls meet the absent driver.
 if (api === 'nccl')
-  Object.assign(ncclSpec, { envVar: 'CUDA_BINDINGS_NCCL_FUZZ_NONE', linuxNames: ['libnccl-fuzz-none.so.2'], extraDirs: () => [] });
+  Object.assign(ncclSpec, { envVar: 'CUDA_BINDINGS_NCCL_FUZZ_NONE', linuxNames: ['libnccl-fuzz-none.so.2'], wheelDirs: undefined });
 const sigs: { name: string; params: (Param & { extent?: { bytes?: string; query?: { fn: string; args: string[] }; unit: number } })[] }[] =
   JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'fixtures', `${api}-signatures.json`), 'utf8'));
 
