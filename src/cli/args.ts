@@ -2,7 +2,7 @@
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { CudaBindingsError } from '../core/errors';
 
-export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo';
+export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo' | 'query';
 
 export interface Options {
   command: Command;
@@ -18,6 +18,10 @@ export interface Options {
   interval?: number;
   /** top: stop after this many samples. */
   count?: number;
+  /** query: nvidia-smi's --query-gpu list of fields. */
+  queryGpu?: string;
+  /** query: nvidia-smi's --format (csv, noheader, nounits). */
+  format?: string;
 }
 
 /** A bad command line: the CLI prints one line naming what was wrong and exits 1. */
@@ -33,7 +37,7 @@ export class UsageError extends CudaBindingsError {
   }
 }
 
-const COMMANDS: Command[] = ['info', 'bandwidth', 'latency', 'top', 'topo'];
+const COMMANDS: Command[] = ['info', 'bandwidth', 'latency', 'top', 'topo', 'query'];
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -42,6 +46,8 @@ const OPTIONS = {
   device: { type: 'string', short: 'd' },
   interval: { type: 'string' },
   count: { type: 'string' },
+  'query-gpu': { type: 'string' },
+  format: { type: 'string' },
 } as const;
 
 /** The command named on the command line, if any: for the prefix of an error met while parsing. */
@@ -98,6 +104,8 @@ export function parseArgs(argv: string[]): Options {
   if (values.interval !== undefined)
     opts.interval = whole('interval', values.interval, 1, 'a positive whole number of milliseconds', command);
   if (values.count !== undefined) opts.count = whole('count', values.count, 1, 'a positive whole number', command);
+  if (values['query-gpu'] !== undefined) opts.queryGpu = values['query-gpu'];
+  if (values.format !== undefined) opts.format = values.format;
   return opts;
 }
 
@@ -110,6 +118,7 @@ commands:
   latency     the cost of common calls through this library, in ns
   top         a live view of every GPU: utilization, memory, temperature, power, processes
   topo        how the GPUs connect (NVLink, PCIe) and their CPU and NUMA affinity
+  query       nvidia-smi --query-gpu from NVML alone: --query-gpu=FIELDS --format=csv
 
 options:
   --json      print JSON for scripts instead of tables
@@ -139,6 +148,13 @@ colours off. Needs the NVIDIA driver (libnvidia-ml); exits 1 without it.`,
 How each pair of GPUs connects, as \`nvidia-smi topo -m\` prints it: NV<n> (n NVLinks), PIX, PXB,
 PHB, NODE or SYS (the PCIe path), with peer-to-peer support, and each GPU's CPU and NUMA affinity.
 Needs the NVIDIA driver (libnvidia-ml); exits 1 without it.`,
+  query: `usage: cuda-bindings query --query-gpu=FIELDS --format=csv[,noheader][,nounits] [--device N]
+
+What \`nvidia-smi --query-gpu=FIELDS --format=...\` prints, read from NVML alone (libnvidia-ml, no
+nvidia-smi binary): nvidia-smi's field names and aliases (see nvidia-smi --help-query-gpu), its
+headers with units (memory.total [MiB]), values (81559 MiB, 69.52 W, 1980 MHz, 0 %, Enabled, P0) and
+[N/A] where the GPU lacks a field, one line per GPU in NVML's order (--device N: NVML's GPU N).
+Needs the NVIDIA driver (libnvidia-ml); exits 1 without it or on an unknown field.`,
   bandwidth: `usage: cuda-bindings bandwidth [--json] [--device N]
 
 Measures host-to-device, device-to-host and device-to-device copies on device N (default 0), from

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npx cuda-bindings [info|bandwidth|latency|top|topo] [--json] [--device N]`: probe a machine's GPUs.
+// `npx cuda-bindings [info|bandwidth|latency|top|topo|query] [--json] [--device N]`: probe a machine's GPUs.
 // Exit status: 0 on success, 1 on any failure (a bad option, no driver or GPU, a CUDA error, anything
 // unexpected), with one line on stderr (`cuda-bindings <command>: <message>`) and never a stack.
 import * as fs from 'node:fs';
@@ -10,11 +10,12 @@ import { bandwidth } from './bandwidth';
 import { latency } from './latency';
 import { top } from './top';
 import { topo } from './topo';
+import { query } from './query';
 import { CommandError, oneLine, printable, version as versionText, type Output } from './common';
 import { NvmlError } from '../core/nvml';
 import * as cudart from '../runtime';
 
-const commands: Record<Command, (o: Options, out: Output) => Promise<void> | void> = { info, bandwidth, latency, top, topo };
+const commands: Record<Command, (o: Options, out: Output) => Promise<void> | void> = { info, bandwidth, latency, top, topo, query };
 
 /** What --json prints for every failure, in one shape. */
 export interface FailureJson {
