@@ -57,10 +57,10 @@ const REASON_BITS: [string, number][] = [
   ['applications_clocks_setting', 0x2],
   ['sw_power_cap', 0x4],
   ['hw_slowdown', 0x8],
-  ['sync_boost', 0x10],
-  ['sw_thermal_slowdown', 0x20],
   ['hw_thermal_slowdown', 0x40],
   ['hw_power_brake_slowdown', 0x80],
+  ['sw_thermal_slowdown', 0x20],
+  ['sync_boost', 0x10],
 ];
 
 /** Every field of `nvidia-smi --query-gpu` (driver 580), in nvidia-smi's order. */
@@ -228,15 +228,14 @@ export const QUERY_FIELDS: QueryField[] = [
   { names: ['power.default_limit', 'gpu.power.default_limit'], unit: 'W', path: 'powerExtra.defaultLimit', show: watts },
   { names: ['power.min_limit', 'gpu.power.min_limit'], unit: 'W', path: 'powerExtra.minLimit', show: watts },
   { names: ['power.max_limit', 'gpu.power.max_limit'], unit: 'W', path: 'powerExtra.maxLimit', show: watts },
-  ...[
-    'module.power.draw.average',
-    'module.power.draw.instant',
-    'module.power.default_limit',
-    'module.power.min_limit',
-    'module.power.max_limit',
-  ].map((name): QueryField => ({ names: [name], unit: 'W', path: null })),
+  // Grace Hopper modules only: NVML's module-scope power readings are not read here.
+  { names: ['module.power.draw.average'], unit: 'W', path: null },
+  { names: ['module.power.draw.instant'], unit: 'W', path: null },
   { names: ['module.power.limit', 'module.power.requested_limit'], unit: 'W', path: null },
   { names: ['module.enforced.power.limit', 'module.power.current_limit'], unit: 'W', path: null },
+  { names: ['module.power.default_limit'], unit: 'W', path: null },
+  { names: ['module.power.min_limit'], unit: 'W', path: null },
+  { names: ['module.power.max_limit'], unit: 'W', path: null },
   ...notRead('power_smoothing.delayed_power_smoothing_supported'),
   ...['primary_power_floor', 'secondary_power_floor', 'min_primary_floor_activation_offset', 'min_primary_floor_activation_point'].map(
     (name): QueryField => ({ names: [`power_smoothing.${name}`], unit: 'W', path: null }),
