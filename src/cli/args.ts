@@ -2,7 +2,7 @@
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { CudaBindingsError } from '../core/base/errors';
 
-export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo' | 'doctor';
+export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo' | 'doctor' | 'query';
 
 export interface Options {
   command: Command;
@@ -22,6 +22,10 @@ export interface Options {
   launch?: boolean;
   /** doctor: where the device files are (default /dev). */
   devDir?: string;
+  /** query: nvidia-smi's --query-gpu list of fields. */
+  queryGpu?: string;
+  /** query: nvidia-smi's --format (csv, noheader, nounits). */
+  format?: string;
 }
 
 /** A bad command line: the CLI prints one line naming what was wrong and exits 1. */
@@ -37,7 +41,7 @@ export class UsageError extends CudaBindingsError {
   }
 }
 
-const COMMANDS: Command[] = ['info', 'bandwidth', 'latency', 'top', 'topo', 'doctor'];
+const COMMANDS: Command[] = ['info', 'bandwidth', 'latency', 'top', 'topo', 'doctor', 'query'];
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -48,6 +52,8 @@ const OPTIONS = {
   count: { type: 'string' },
   'no-launch': { type: 'boolean' },
   'dev-dir': { type: 'string' },
+  'query-gpu': { type: 'string' },
+  format: { type: 'string' },
 } as const;
 
 /** The command named on the command line, if any: for the prefix of an error met while parsing. */
@@ -106,6 +112,8 @@ export function parseArgs(argv: string[]): Options {
   if (values.count !== undefined) opts.count = whole('count', values.count, 1, 'a positive whole number', command);
   if (values['no-launch']) opts.launch = false;
   if (values['dev-dir'] !== undefined) opts.devDir = values['dev-dir'];
+  if (values['query-gpu'] !== undefined) opts.queryGpu = values['query-gpu'];
+  if (values.format !== undefined) opts.format = values.format;
   return opts;
 }
 
@@ -119,6 +127,7 @@ commands:
   top         a live view of every GPU: utilization, memory, temperature, power, processes
   topo        how the GPUs connect (NVLink, PCIe) and their CPU and NUMA affinity
   doctor      why CUDA works here or not: driver, devices, container, libraries, GPUs, a kernel
+  query       nvidia-smi --query-gpu from NVML alone: --query-gpu=FIELDS --format=csv
 
 options:
   --json      print JSON for scripts instead of tables
@@ -157,6 +166,13 @@ it was found and its version; each GPU's compute capability against NVRTC's targ
 persistence modes; an allocation and a kernel on each GPU (--no-launch skips them). --dev-dir reads
 the device files elsewhere. Exit status 0 when CUDA works, 1 when it cannot, the reason on the last
 line. --json prints the report of core.diagnose() (see the README).`,
+  query: `usage: cuda-bindings query --query-gpu=FIELDS --format=csv[,noheader][,nounits] [--device N]
+
+What \`nvidia-smi --query-gpu=FIELDS --format=...\` prints, read from NVML alone (libnvidia-ml, no
+nvidia-smi binary): nvidia-smi's field names and aliases (see nvidia-smi --help-query-gpu), its
+headers with units (memory.total [MiB]), values (81559 MiB, 69.52 W, 1980 MHz, 0 %, Enabled, P0) and
+[N/A] where the GPU lacks a field, one line per GPU in NVML's order (--device N: NVML's GPU N).
+Needs the NVIDIA driver (libnvidia-ml); exits 1 without it or on an unknown field.`,
   bandwidth: `usage: cuda-bindings bandwidth [--json] [--device N]
 
 Measures host-to-device, device-to-host and device-to-device copies on device N (default 0), from

@@ -4,7 +4,8 @@ import * as cuda from '../driver';
 import * as nvrtc from '../nvrtc';
 import type { Options } from './args';
 import { ok, oneLine, printable, requireGpu, table, version, type Output } from './common';
-import { NvmlDevice, type GpuHealth } from '../core/nvml/NvmlDevice';
+import { NvmlDevice, nvmlSystemVersions, type GpuDetails, type GpuHealth } from '../core/nvml/NvmlDevice';
+import { probeDriver, type DriverDevice } from '../core/nvml/driver-probe';
 
 export interface DeviceInfo {
   index: number;
@@ -28,14 +29,14 @@ export interface DeviceInfo {
   eccEnabled: boolean;
   /** Device indices this one can access directly. */
   peerAccess: number[];
-  /** What NVML reads now (matched by UUID); null when NVML is not available (see `nvml.error`). */
-  live: GpuHealth | null;
+  /** What NVML reads now (matched by UUID): every field nvidia-smi --query-gpu reports; null when NVML is not available (see `nvml.error`). */
+  live: GpuDetails | null;
 }
 
 /** NVML's readings of each device, or why there are none. */
-function liveReadings(devices: DeviceInfo[]): { error: string | null } {
+function liveReadings(devices: { uuid: string; pciBusId: string; live: GpuDetails | null }[]): { error: string | null } {
   try {
-    for (const d of devices) d.live = NvmlDevice.forCuda(d.uuid, () => d.pciBusId).health();
+    for (const d of devices) d.live = NvmlDevice.forCuda(d.uuid, () => d.pciBusId).details();
     return { error: null };
   } catch (e) {
     for (const d of devices) d.live = null;
@@ -166,10 +167,22 @@ export function info(o: Options, out: Output): void {
   const [runtimeErr, runtime] = cudart.cudaRuntimeGetVersion();
   const runtimeVersion = runtimeErr === 0 ? version(runtime!) : null;
   const libs = libraries();
-  const partial = { driverVersion: null, runtimeVersion, libraries: libs, deviceCount: null, devices: null, nvml: null };
+  const partial = {
+    driverVersion: null,
+    runtimeVersion,
+    libraries: libs,
+    deviceCount: null,
+    devices: null,
+    nvml: null,
+    driverTooOld: null,
+  };
   if (!o.json) {
     out.log(`CUDA runtime ${runtimeVersion ?? 'unknown'}`);
     for (const [k, v] of Object.entries(libs)) out.log(`${`${k}:`.padEnd(10)} ${v === null ? 'not found' : printable(v)}`);
+  }
+  if (cudart.cudaGetDeviceCount()[0] === cudart.cudaError_t.cudaErrorInsufficientDriver) {
+    const older = olderDriver(o, runtime ?? null, partial);
+    if (older) return printOlderDriver(o, out, older);
   }
   const count = requireGpu(partial, o.device);
   const [driver] = ok(cudart.cudaDriverGetVersion(), 'cudaDriverGetVersion');
@@ -182,6 +195,7 @@ export function info(o: Options, out: Output): void {
       deviceCount: count,
       devices,
       nvml: { available: nvml.error === null, error: nvml.error },
+      driverTooOld: null,
       error: null,
     };
     out.log(JSON.stringify(report, null, 2));
@@ -219,5 +233,105 @@ export function info(o: Options, out: Output): void {
     out.log('');
     if (d.live) out.log(table(['live (NVML)', 'value'], liveRows(d.live)));
     else out.log(`live (NVML): not available: ${printable(nvml.error ?? '')}`);
+  }
+}
+
+/** The oldest driver branch that runs each CUDA major version (minor version compatibility). */
+const MIN_DRIVER: Record<number, string> = { 11: 'R450', 12: 'R525', 13: 'R580' };
+
+/** What needs a newer driver, and which, where the driver is older than the runtime (cudaErrorInsufficientDriver). */
+export interface DriverTooOld {
+  /** The newest CUDA the driver runs (`'12.4'`), from cuDriverGetVersion or else NVML. */
+  driverCudaVersion: string | null;
+  /** The display driver's version (`'550.54.15'`), from NVML. */
+  displayDriverVersion: string | null;
+  /** The CUDA version the runtime needs the driver to run (the runtime's own, `'13.0'`). */
+  runtimeNeeds: string | null;
+  /** The oldest driver branch that runs it (`'R580'`). */
+  minimumDriver: string | null;
+  /** What cannot run until then. */
+  needsNewerDriver: string[];
+  /** Why the driver API (libcuda) could not list the GPUs, or null. */
+  driverApiError: string | null;
+}
+
+/** A device as the driver API and NVML see it where the runtime cannot run: the runtime-only fields are absent. */
+export type OlderDriverDevice = Pick<DeviceInfo, 'index' | 'name' | 'uuid' | 'pciBusId' | 'live'> &
+  Partial<Pick<DeviceInfo, 'computeCapability' | 'memoryTotalBytes' | 'multiprocessors' | 'clockMHz' | 'memoryClockMHz'>>;
+
+/** The devices from the driver API (any age) and NVML where the runtime needs a newer driver; null where neither can tell. */
+function olderDriver(o: Options, runtime: number | null, partial: Record<string, unknown>) {
+  let probe: { version: number; devices: DriverDevice[] } | null = null;
+  let driverApiError: string | null = null;
+  try {
+    probe = probeDriver();
+  } catch (e) {
+    driverApiError = oneLine((e as Error).message);
+  }
+  let versions: ReturnType<typeof nvmlSystemVersions> | null = null;
+  let nvmlDevices: NvmlDevice[] = [];
+  try {
+    versions = nvmlSystemVersions();
+    nvmlDevices = NvmlDevice.all();
+  } catch {
+    /* reported in nvml.error below */
+  }
+  if (!probe && !versions) return null;
+  const devices: OlderDriverDevice[] = probe
+    ? probe.devices.map((d) => ({
+        index: d.ordinal,
+        name: d.name,
+        uuid: d.uuid,
+        pciBusId: d.pciBusId,
+        computeCapability: d.computeCapability,
+        memoryTotalBytes: d.totalMemory,
+        multiprocessors: d.multiprocessors,
+        clockMHz: d.clockMHz,
+        memoryClockMHz: d.memoryClockMHz,
+        live: null,
+      }))
+    : nvmlDevices.map((d) => ({ index: d.index, name: d.name, uuid: d.uuid, pciBusId: d.pciBusId, live: null }));
+  const chosen = o.device === undefined ? devices : devices.filter((d) => d.index === o.device);
+  const nvml = liveReadings(chosen);
+  const cuda = probe?.version ?? versions?.cudaDriverVersion ?? null;
+  const tooOld: DriverTooOld = {
+    driverCudaVersion: cuda === null ? null : version(cuda),
+    displayDriverVersion: versions?.driverVersion ?? null,
+    runtimeNeeds: runtime === null ? null : version(runtime),
+    minimumDriver: runtime === null ? null : (MIN_DRIVER[Math.floor(runtime / 1000)] ?? null),
+    needsNewerDriver: ['the CUDA runtime (cudart) and everything on it: memory, streams, kernels, core objects', 'bandwidth', 'latency'],
+    driverApiError,
+  };
+  return { ...partial, driverVersion: tooOld.driverCudaVersion, deviceCount: devices.length, devices: chosen, nvml, driverTooOld: tooOld };
+}
+
+/** Prints what olderDriver() found, as text or --json. */
+function printOlderDriver(o: Options, out: Output, r: NonNullable<ReturnType<typeof olderDriver>>): void {
+  const t = r.driverTooOld;
+  if (o.json) {
+    const nvml = { available: r.nvml.error === null, error: r.nvml.error };
+    out.log(JSON.stringify({ ...r, nvml, error: null }, null, 2));
+    return;
+  }
+  out.log(
+    `CUDA driver ${t.driverCudaVersion ?? 'unknown'} (display driver ${t.displayDriverVersion ?? 'unknown'}): older than the CUDA ${t.runtimeNeeds ?? '?'} runtime needs; ` +
+      `install driver ${t.minimumDriver ?? 'a newer one'} or newer for ${t.needsNewerDriver.join('; ')}`,
+  );
+  out.log(`${r.deviceCount} device${r.deviceCount === 1 ? '' : 's'} (from the driver API and NVML)`);
+  const MiB = 2 ** 20;
+  for (const d of r.devices) {
+    out.log('');
+    out.log(`Device ${d.index}: ${printable(d.name)}`);
+    const rows: [string, string][] = [
+      ['UUID', d.uuid],
+      ['PCI bus id', printable(d.pciBusId)],
+    ];
+    if (d.computeCapability !== undefined) rows.push(['compute capability', d.computeCapability]);
+    if (d.memoryTotalBytes !== undefined) rows.push(['memory total', `${(d.memoryTotalBytes / MiB).toFixed(0)} MiB`]);
+    if (d.multiprocessors !== undefined) rows.push(['multiprocessors', String(d.multiprocessors)]);
+    out.log(table(['property', 'value'], rows));
+    out.log('');
+    if (d.live) out.log(table(['live (NVML)', 'value'], liveRows(d.live)));
+    else out.log(`live (NVML): not available: ${printable(r.nvml.error ?? '')}`);
   }
 }

@@ -4,7 +4,17 @@ import type { Options } from './args';
 import { printable, type Output } from './common';
 
 export interface TopoReport {
-  gpus: { index: number; name: string; uuid: string; pciBusId: string; cpuAffinity: string | null; numaNode: number | null }[];
+  gpus: {
+    index: number;
+    name: string;
+    uuid: string;
+    pciBusId: string;
+    cpuAffinity: string | null;
+    /** The NUMA nodes nearest the GPU (`0`, `0-1`), as nvidia-smi's `NUMA Affinity`. */
+    numaAffinity: string | null;
+    /** The GPU's own NUMA node (C2C systems), as nvidia-smi's `GPU NUMA ID`. */
+    numaNode: number | null;
+  }[];
   /** matrix[i][j]: how GPU i reaches GPU j. */
   matrix: TopologyLink[][];
 }
@@ -15,12 +25,14 @@ export function topology(): TopoReport {
   return {
     gpus: devs.map((d) => {
       const cpus = d.cpuAffinity();
+      const nodes = d.numaAffinity();
       return {
         index: d.index,
         name: d.name,
         uuid: d.uuid,
         pciBusId: d.pciBusId,
         cpuAffinity: cpus && formatCpuList(cpus),
+        numaAffinity: nodes && formatCpuList(nodes),
         numaNode: d.numaNode(),
       };
     }),
@@ -46,11 +58,12 @@ export function topo(o: Options, out: Output): void {
     out.log(JSON.stringify(t, null, 2));
     return;
   }
-  const head = ['', ...t.gpus.map((g) => `GPU${g.index}`), 'CPU Affinity', 'NUMA Affinity'];
+  const head = ['', ...t.gpus.map((g) => `GPU${g.index}`), 'CPU Affinity', 'NUMA Affinity', 'GPU NUMA ID'];
   const rows = t.gpus.map((g, i) => [
     `GPU${g.index}`,
     ...t.matrix[i].map((l) => l.kind),
     g.cpuAffinity ?? 'N/A',
+    g.numaAffinity ?? 'N/A',
     g.numaNode === null ? 'N/A' : String(g.numaNode),
   ]);
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));

@@ -262,8 +262,23 @@ describe('--json has a stable shape on success: numbers as numbers, null where a
   test('info --json without NVML: the same keys as ever, live null on each device and the reason in nvml.error', () => {
     const { out, end } = json('info');
     expect(end.code).toBe(0);
-    expect(Object.keys(out)).toEqual(['driverVersion', 'runtimeVersion', 'libraries', 'deviceCount', 'devices', 'nvml', 'error']);
-    expect([out.deviceCount, out.error, out.nvml.available, typeof out.nvml.error]).toEqual([1, null, false, 'string']);
+    expect(Object.keys(out)).toEqual([
+      'driverVersion',
+      'runtimeVersion',
+      'libraries',
+      'deviceCount',
+      'devices',
+      'nvml',
+      'driverTooOld',
+      'error',
+    ]);
+    expect([out.deviceCount, out.error, out.nvml.available, typeof out.nvml.error, out.driverTooOld]).toEqual([
+      1,
+      null,
+      false,
+      'string',
+      null,
+    ]);
     const d = out.devices[0];
     expect([d.name, d.live, typeof d.memoryTotalBytes, typeof d.clockMHz, d.peerAccess]).toEqual([
       'Fake GPU',

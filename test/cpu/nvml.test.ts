@@ -268,9 +268,11 @@ describe('core', () => {
     expect([core.formatCpuList(a.cpuAffinity()!), core.formatCpuList(b.cpuAffinity()!), a.numaNode(), b.numaNode()]).toEqual([
       '0-15',
       '16-31',
-      0,
+      null,
       1,
     ]);
+    // An x86 H100 has no NUMA node of its own; its NUMA affinity is where its memory is nearest.
+    expect([a.numaAffinity(), b.numaAffinity()]).toEqual([[0], [1]]);
   });
 
   test('processes that start faster than NVML lists them: processes() says so; health() and sample() report them unknown, with why, and the rest as ever', () => {
@@ -447,9 +449,11 @@ describe('the CLI', () => {
     const r = child([cli, 'topo', '--json']);
     expect(r.status).toBe(0);
     const t = JSON.parse(r.stdout);
-    expect(t.gpus.map((g: { cpuAffinity: string; numaNode: number }) => [g.cpuAffinity, g.numaNode])).toEqual([
-      ['0-15', 0],
-      ['16-31', 1],
+    expect(
+      t.gpus.map((g: { cpuAffinity: string; numaAffinity: string; numaNode: number }) => [g.cpuAffinity, g.numaAffinity, g.numaNode]),
+    ).toEqual([
+      ['0-15', '0', null],
+      ['16-31', '1', 1],
     ]);
     expect(t.matrix.map((row: { kind: string }[]) => row.map((l) => l.kind))).toEqual([
       ['X', 'SYS'],
@@ -460,9 +464,9 @@ describe('the CLI', () => {
   test('topo prints the nvidia-smi style matrix', () => {
     const r = child([cli, 'topo']);
     expect(r.stdout.split('\n').slice(0, 3)).toEqual([
-      '      GPU0  GPU1  CPU Affinity  NUMA Affinity',
-      'GPU0  X     SYS   0-15          0',
-      'GPU1  SYS   X     16-31         1',
+      '      GPU0  GPU1  CPU Affinity  NUMA Affinity  GPU NUMA ID',
+      'GPU0  X     SYS   0-15          0              N/A',
+      'GPU1  SYS   X     16-31         1              1',
     ]);
   });
 

@@ -1,6 +1,8 @@
 // NVML in the core layer: one nvmlInit on first use and its nvmlShutdown at exit (or at
 // releaseNvml), GPUs as NVML numbers them, and a health snapshot in which whatever NVML says this
 // GPU does not support is null. The facade is loaded on first use, so importing core costs nothing.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type * as NvmlApi from '../../nvml';
 import { checkOptions } from '../base/options';
 import type { OkOutputs } from '../../ffi/result';
@@ -553,9 +555,42 @@ export class NvmlDevice {
     return set && bitsOf(set);
   }
 
-  /** The NUMA node nearest the GPU, or null. */
+  /** The GPU's own NUMA node (`GPU NUMA ID` in nvidia-smi topo: GPUs whose memory is a node, as over C2C), or null. */
   numaNode(): number | null {
     return maybe(() => nv().nvmlDeviceGetNumaNodeId(this.handle), 'nvmlDeviceGetNumaNodeId');
+  }
+
+  /**
+   * The NUMA nodes nearest the GPU (`NUMA Affinity` in nvidia-smi topo): NVML's memory affinity at node
+   * scope, else the kernel's `numa_node` of the PCI device; null where neither can tell.
+   */
+  numaAffinity(sysfs = '/sys/bus/pci/devices'): number[] | null {
+    const n = nv();
+    const set = maybe(() => n.nvmlDeviceGetMemoryAffinity(this.handle, 16, n.NVML_AFFINITY_SCOPE_NODE), 'nvmlDeviceGetMemoryAffinity');
+    const nodes = set && bitsOf(set);
+    if (nodes && nodes.length > 0) return nodes;
+    // sysfs names the device with a 4-digit domain in lower case: 0000:18:00.0.
+    const dev = this.pciBusId.toLowerCase().replace(/^0000(?=[0-9a-f]{4}:)/, '');
+    try {
+      const node = Number(fs.readFileSync(path.join(sysfs, dev, 'numa_node'), 'utf8').trim());
+      return Number.isInteger(node) && node >= 0 ? [node] : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Everything GpuDetails lists (what nvidia-smi --query-gpu reports), read now; null where NVML lacks a value. */
+  details(): GpuDetails {
+    const r = new SoftReader();
+    const h = this.handle;
+    return {
+      ...this.health(),
+      ...identityDetails(h, r),
+      ...readingDetails(h, r),
+      ...memoryErrorDetails(h, r),
+      ...systemDetails(h, r),
+      errors: r.errors,
+    };
   }
 }
 
@@ -628,4 +663,480 @@ export function decodeReasons(mask: bigint): string[] {
     return [...seen].sort((a, b) => (a[0] < b[0] ? -1 : 1));
   })();
   return reasonNames.filter(([bit]) => (mask & bit) !== 0n).map(([, name]) => name);
+}
+
+// ---------------------------------------------------------------------------------------------
+// details: every reading nvidia-smi --query-gpu reports, from NVML alone
+
+/** ECC error counts of one kind over one period, by where in the GPU they were found. */
+export interface EccCounts {
+  deviceMemory: number | null;
+  dram: number | null;
+  registerFile: number | null;
+  l1Cache: number | null;
+  l2Cache: number | null;
+  textureMemory: number | null;
+  cbu: number | null;
+  sram: number | null;
+  total: number | null;
+}
+
+/** What `details()` reports: GpuHealth and every further reading nvidia-smi's --query-gpu shows; null where NVML lacks it. */
+export interface GpuDetails extends GpuHealth {
+  /** The display driver's version, e.g. `'580.65.06'`. */
+  driverVersion: string | null;
+  /** The newest CUDA the driver runs, as CUDA writes it (13000 for 13.0). */
+  cudaDriverVersion: number | null;
+  /** The board's serial number. */
+  serial: string | null;
+  /** The /dev/nvidia<minor> number. */
+  minorNumber: number | null;
+  /** e.g. `'96.00.A5.00.03'`. */
+  vbiosVersion: string | null;
+  /** The infoROM image and object versions, and whether its checksum is valid. */
+  inforom: { image: string | null; oem: string | null; ecc: string | null; power: string | null; checksumValid: boolean | null };
+  /** What NVML recommends to recover the GPU (`None`, `Reset`, `Reboot`, `Drain P2P`, `Drain and Reset`). */
+  recoveryAction: string | null;
+  /** `major.minor`, e.g. `'9.0'`. */
+  computeCapability: string | null;
+  /** The PCI identity (numbers; nvidia-smi prints them in hex). */
+  pci: { domain: number; bus: number; device: number; baseClass: number; subClass: number; deviceId: number; subsystemId: number } | null;
+  /** PCIe generations beyond GpuHealth.pcie: what the GPU itself supports. */
+  pcieGpuMaxGeneration: number | null;
+  /** Display: whether a display is initialised (active) on the GPU; `mode` is null where the driver deprecated it. */
+  display: { mode: boolean | null; active: boolean | null };
+  /** `None`, `HMM` or `ATS`: how the GPU reaches system-allocated memory. */
+  addressingMode: string | null;
+  /** Per-process accounting: on or off, and how many processes it keeps. */
+  accounting: { mode: boolean | null; bufferSize: number | null };
+  /** The Windows driver model (TCC/WDDM/MCDM), null on Linux. */
+  driverModel: { current: string | null; pending: string | null };
+  /** The GPU operation mode (`All On`, `Compute`, `Low Double Precision`). */
+  operationMode: { current: string | null; pending: string | null };
+  /** Bit masks of the clocks event (throttle) reasons the GPU supports and those active now. */
+  clocksEventReasons: { supported: number | null; active: number | null };
+  /** Microseconds each reason has held the clocks down since the driver loaded. */
+  clocksEventReasonCounters: {
+    swPowerCap: number | null;
+    syncBoost: number | null;
+    swThermalSlowdown: number | null;
+    hwThermalSlowdown: number | null;
+    hwPowerBrakeSlowdown: number | null;
+  };
+  /** Percent busy of the video encoder, decoder, JPEG decoder and optical flow accelerator. */
+  engineUtilization: { encoder: number | null; decoder: number | null; jpeg: number | null; ofa: number | null };
+  /** Encoder sessions, their average frames per second and latency (µs). */
+  encoderStats: { sessionCount: number; averageFps: number; averageLatency: number } | null;
+  /** Whether DRAM encryption is on now and after the next reboot. */
+  dramEncryption: { current: boolean; pending: boolean } | null;
+  /** Whether ECC is on now and after the next reboot. */
+  eccMode: { current: boolean; pending: boolean } | null;
+  /** ECC errors by kind, period and location. */
+  eccErrors: { corrected: { volatile: EccCounts; aggregate: EccCounts }; uncorrected: { volatile: EccCounts; aggregate: EccCounts } };
+  /** Unique uncorrected SRAM ECC errors (nvmlDeviceGetSramEccErrorStatus). */
+  sramEcc: {
+    volatileParity: number;
+    volatileSecDed: number;
+    aggregateParity: number;
+    aggregateSecDed: number;
+    thresholdExceeded: boolean;
+    l2: number;
+    sm: number;
+    mcu: number;
+    pcie: number;
+    other: number;
+  } | null;
+  /** Pages retired for repeated single-bit and for double-bit errors, and whether a retirement waits for a reboot. */
+  retiredPages: { singleBitEcc: number | null; doubleBitEcc: number | null; pending: boolean | null };
+  /** Rows remapped for correctable and uncorrectable errors, and whether one waits for a reset or failed. */
+  remappedRows: { correctable: number; uncorrectable: number; pending: boolean; failure: boolean } | null;
+  /** Banks by how many spare rows they have left. */
+  remappedRowsHistogram: { max: number; high: number; partial: number; low: number; none: number } | null;
+  /** °C: how far the GPU is below its slowdown point (T.Limit), and the memory's temperature. */
+  temperatureExtra: { tlimit: number | null; memory: number | null };
+  /** Watts, beyond GpuHealth.power (whose `limit` is the enforced one). */
+  powerExtra: {
+    management: boolean | null;
+    average: number | null;
+    instant: number | null;
+    requestedLimit: number | null;
+    defaultLimit: number | null;
+    minLimit: number | null;
+    maxLimit: number | null;
+  };
+  /** MHz, beyond GpuHealth.clocks. */
+  clocksExtra: {
+    graphics: number | null;
+    video: number | null;
+    graphicsMax: number | null;
+    applications: { graphics: number | null; memory: number | null };
+    defaultApplications: { graphics: number | null; memory: number | null };
+  };
+  /** Whether the GSP firmware runs now, and by default. */
+  gspMode: { current: boolean; default: boolean } | null;
+  /** Whether the chip-to-chip link (Grace Hopper) is on. */
+  c2cMode: boolean | null;
+  /** Confidential-computing protected memory, bytes. */
+  protectedMemory: { total: number; used: number; free: number } | null;
+  /** NVLink fabric registration: state, status, clique, cluster and health. */
+  fabric: {
+    state: string;
+    status: string;
+    cliqueId: number;
+    clusterUuid: string;
+    health: {
+      summary: string;
+      bandwidth: string;
+      routeRecovery: string;
+      routeUnhealthy: string;
+      accessTimeoutRecovery: string;
+      incorrectConfiguration: string;
+    };
+  } | null;
+  /** Where the GPU sits in its chassis (rack-scale systems). */
+  platform: {
+    chassisSerialNumber: string;
+    slotNumber: number;
+    trayIndex: number;
+    hostId: number;
+    peerType: string;
+    moduleId: number;
+    gpuFabricGuid: string;
+  } | null;
+  /** The hostname set on the GPU. */
+  hostname: string | null;
+  /** For a value that is null though the GPU should have it: NVML's reason, by the value's path (e.g. `display.mode`). */
+  errors: Record<string, string>;
+}
+
+/** Reads for details(): the outputs of a call, or null where NVML lacks it (its reason kept when it is not "not supported"). */
+class SoftReader {
+  readonly errors: Record<string, string> = {};
+
+  /** The outputs of `call`, or null; `key` names the value in GpuDetails.errors. */
+  read<R extends readonly [number, ...unknown[]]>(key: string, call: () => R): OkOutputs<R> | null {
+    let r: R;
+    try {
+      r = call();
+    } catch (e) {
+      if (/does not export/.test((e as Error).message)) return null;
+      throw e;
+    }
+    if (r[0] === 0) return r.slice(1) as OkOutputs<R>;
+    if (!ABSENT.has(r[0])) {
+      let text = `nvmlReturn_t ${r[0]}`;
+      try {
+        text = nv().nvmlErrorString(r[0])[1];
+      } catch {
+        /* the library could not say */
+      }
+      this.errors[key] = text;
+    }
+    return null;
+  }
+
+  /** The first output of `call`, or null. */
+  one<T>(key: string, call: () => readonly [number, T | null, ...unknown[]]): T | null {
+    const r = this.read(key, call as () => readonly [number, ...unknown[]]);
+    return r === null ? null : (r[0] as T);
+  }
+}
+
+const num = (v: bigint | number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
+const watts = (mW: number | null): number | null => (mW === null ? null : mW / 1000);
+const enabled = (v: number | null): boolean | null => (v === null ? null : v === 1);
+/** A C char array's bytes as text, up to the first NUL. */
+const cText = (b: Uint8Array): string => Buffer.from(b).toString('utf8').split('\0')[0];
+
+/** Field values (nvmlDeviceGetFieldValues) by field id, each a number or null. */
+function fieldValues(h: NvmlApi.nvmlDevice_t, ids: number[]): Map<number, number | null> {
+  const n = nv();
+  const out = new Map<number, number | null>(ids.map((id) => [id, null]));
+  let r: ReturnType<N['nvmlDeviceGetFieldValues']>;
+  try {
+    r = n.nvmlDeviceGetFieldValues(
+      h,
+      ids.length,
+      ids.map((fieldId) => ({ fieldId })),
+    );
+  } catch (e) {
+    if (/does not export/.test((e as Error).message)) return out;
+    throw e;
+  }
+  if (r[0] !== 0) return out;
+  const T = n.nvmlValueType_t;
+  for (const f of r[1] ?? []) {
+    if (f.nvmlReturn !== 0) continue;
+    const v = f.value;
+    const decoded: Record<number, () => number> = {
+      [T.NVML_VALUE_TYPE_DOUBLE]: () => v.dVal,
+      [T.NVML_VALUE_TYPE_UNSIGNED_INT]: () => v.uiVal,
+      [T.NVML_VALUE_TYPE_UNSIGNED_LONG]: () => Number(v.ulVal),
+      [T.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG]: () => Number(v.ullVal),
+      [T.NVML_VALUE_TYPE_SIGNED_LONG_LONG]: () => Number(v.sllVal),
+      [T.NVML_VALUE_TYPE_SIGNED_INT]: () => v.siVal,
+    };
+    const read = decoded[f.valueType];
+    if (read) out.set(f.fieldId, read());
+  }
+  return out;
+}
+
+/** Whether the infoROM's checksum is valid (nvmlDeviceValidateInforom has no output: its status says), or null. */
+function validateInforom(h: NvmlApi.nvmlDevice_t): boolean | null {
+  const n = nv();
+  try {
+    const [e] = n.nvmlDeviceValidateInforom(h);
+    return e === 0 ? true : e === n.nvmlReturn_t.NVML_ERROR_CORRUPTED_INFOROM ? false : null;
+  } catch (e) {
+    if (/does not export/.test((e as Error).message)) return null;
+    throw e;
+  }
+}
+
+/** Identity, versions, PCI and modes. */
+function identityDetails(h: NvmlApi.nvmlDevice_t, r: SoftReader) {
+  const n = nv();
+  const I = n.nvmlInforomObject_t;
+  const inforom = (o: number, key: string) => r.one(key, () => n.nvmlDeviceGetInforomVersion(h, o, 16));
+  const cc = r.read('computeCapability', () => n.nvmlDeviceGetCudaComputeCapability(h));
+  const pci = r.one('pci', () => n.nvmlDeviceGetPciInfoExt(h));
+  const check = validateInforom(h);
+  const addressing = r.one('addressingMode', () => n.nvmlDeviceGetAddressingMode(h));
+  const model = r.read('driverModel', () => n.nvmlDeviceGetDriverModel(h));
+  const gom = r.read('operationMode', () => n.nvmlDeviceGetGpuOperationMode(h));
+  const DRIVER_MODELS = ['WDDM', 'TCC', 'MCDM'];
+  const GOM = ['All On', 'Compute', 'Low Double Precision'];
+  return {
+    driverVersion: r.one('driverVersion', () => n.nvmlSystemGetDriverVersion(80)),
+    cudaDriverVersion: r.one('cudaDriverVersion', () => n.nvmlSystemGetCudaDriverVersion()),
+    serial: r.one('serial', () => n.nvmlDeviceGetSerial(h, 30)),
+    minorNumber: r.one('minorNumber', () => n.nvmlDeviceGetMinorNumber(h)),
+    vbiosVersion: r.one('vbiosVersion', () => n.nvmlDeviceGetVbiosVersion(h, 32)),
+    inforom: {
+      image: r.one('inforom.image', () => n.nvmlDeviceGetInforomImageVersion(h, 16)),
+      oem: inforom(I.NVML_INFOROM_OEM, 'inforom.oem'),
+      ecc: inforom(I.NVML_INFOROM_ECC, 'inforom.ecc'),
+      power: inforom(I.NVML_INFOROM_POWER, 'inforom.power'),
+      checksumValid: check,
+    },
+    computeCapability: cc && `${cc[0]}.${cc[1]}`,
+    pci: pci && {
+      domain: pci.domain,
+      bus: pci.bus,
+      device: pci.device,
+      baseClass: pci.baseClass,
+      subClass: pci.subClass,
+      deviceId: pci.pciDeviceId,
+      subsystemId: pci.pciSubSystemId,
+    },
+    pcieGpuMaxGeneration: r.one('pcieGpuMaxGeneration', () => n.nvmlDeviceGetGpuMaxPcieLinkGeneration(h)),
+    display: {
+      mode: enabled(r.one('display.mode', () => n.nvmlDeviceGetDisplayMode(h))),
+      active: enabled(r.one('display.active', () => n.nvmlDeviceGetDisplayActive(h))),
+    },
+    addressingMode: addressing && (['None', 'HMM', 'ATS'][addressing.value] ?? `mode ${addressing.value}`),
+    accounting: {
+      mode: enabled(r.one('accounting.mode', () => n.nvmlDeviceGetAccountingMode(h))),
+      bufferSize: r.one('accounting.bufferSize', () => n.nvmlDeviceGetAccountingBufferSize(h)),
+    },
+    driverModel: { current: model && (DRIVER_MODELS[model[0]] ?? null), pending: model && (DRIVER_MODELS[model[1]] ?? null) },
+    operationMode: { current: gom && (GOM[gom[0]] ?? null), pending: gom && (GOM[gom[1]] ?? null) },
+  };
+}
+
+/** Clocks, power, temperature, utilization of the engines and the clocks event reasons. */
+function readingDetails(h: NvmlApi.nvmlDevice_t, r: SoftReader) {
+  const n = nv();
+  const C = n.nvmlClockType_t;
+  const clock = (t: number, key: string) => r.one(key, () => n.nvmlDeviceGetClockInfo(h, t));
+  const fv = fieldValues(h, [
+    n.NVML_FI_DEV_POWER_AVERAGE,
+    n.NVML_FI_DEV_POWER_INSTANT,
+    n.NVML_FI_DEV_MEMORY_TEMP,
+    n.NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP,
+    n.NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST,
+    n.NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN,
+    n.NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN,
+    n.NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN,
+    n.NVML_FI_DEV_GET_GPU_RECOVERY_ACTION,
+  ]);
+  const constraints = r.read('powerExtra.limits', () => n.nvmlDeviceGetPowerManagementLimitConstraints(h));
+  const margin = r.one('temperatureExtra.tlimit', () => n.nvmlDeviceGetMarginTemperature(h));
+  const engine = (key: string, call: () => readonly [number, number | null, ...unknown[]]) => r.one(`engineUtilization.${key}`, call);
+  const stats = r.read('encoderStats', () => n.nvmlDeviceGetEncoderStats(h));
+  const supported = r.one('clocksEventReasons.supported', () => n.nvmlDeviceGetSupportedClocksEventReasons(h));
+  const active = r.one('clocksEventReasons.active', () => n.nvmlDeviceGetCurrentClocksEventReasons(h));
+  const recovery = fv.get(n.NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) ?? null;
+  return {
+    recoveryAction:
+      recovery === null ? null : (['None', 'Reset', 'Reboot', 'Drain P2P', 'Drain and Reset'][recovery] ?? `action ${recovery}`),
+    clocksEventReasons: { supported: num(supported), active: num(active) },
+    clocksEventReasonCounters: {
+      swPowerCap: fv.get(n.NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP) ?? null,
+      syncBoost: fv.get(n.NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST) ?? null,
+      swThermalSlowdown: fv.get(n.NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN) ?? null,
+      hwThermalSlowdown: fv.get(n.NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN) ?? null,
+      hwPowerBrakeSlowdown: fv.get(n.NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN) ?? null,
+    },
+    engineUtilization: {
+      encoder: engine('encoder', () => n.nvmlDeviceGetEncoderUtilization(h)),
+      decoder: engine('decoder', () => n.nvmlDeviceGetDecoderUtilization(h)),
+      jpeg: engine('jpeg', () => n.nvmlDeviceGetJpgUtilization(h)),
+      ofa: engine('ofa', () => n.nvmlDeviceGetOfaUtilization(h)),
+    },
+    encoderStats: stats && { sessionCount: stats[0], averageFps: stats[1], averageLatency: stats[2] },
+    temperatureExtra: { tlimit: margin && margin.marginTemperature, memory: fv.get(n.NVML_FI_DEV_MEMORY_TEMP) ?? null },
+    powerExtra: {
+      management: enabled(r.one('powerExtra.management', () => n.nvmlDeviceGetPowerManagementMode(h))),
+      average: watts(fv.get(n.NVML_FI_DEV_POWER_AVERAGE) ?? null),
+      instant: watts(fv.get(n.NVML_FI_DEV_POWER_INSTANT) ?? null),
+      requestedLimit: watts(r.one('powerExtra.requestedLimit', () => n.nvmlDeviceGetPowerManagementLimit(h))),
+      defaultLimit: watts(r.one('powerExtra.defaultLimit', () => n.nvmlDeviceGetPowerManagementDefaultLimit(h))),
+      minLimit: watts(constraints && constraints[0]),
+      maxLimit: watts(constraints && constraints[1]),
+    },
+    clocksExtra: {
+      graphics: clock(C.NVML_CLOCK_GRAPHICS, 'clocksExtra.graphics'),
+      video: clock(C.NVML_CLOCK_VIDEO, 'clocksExtra.video'),
+      graphicsMax: r.one('clocksExtra.graphicsMax', () => n.nvmlDeviceGetMaxClockInfo(h, C.NVML_CLOCK_GRAPHICS)),
+      applications: {
+        graphics: r.one('clocksExtra.applications', () => n.nvmlDeviceGetApplicationsClock(h, C.NVML_CLOCK_GRAPHICS)),
+        memory: r.one('clocksExtra.applications', () => n.nvmlDeviceGetApplicationsClock(h, C.NVML_CLOCK_MEM)),
+      },
+      defaultApplications: {
+        graphics: r.one('clocksExtra.defaultApplications', () => n.nvmlDeviceGetDefaultApplicationsClock(h, C.NVML_CLOCK_GRAPHICS)),
+        memory: r.one('clocksExtra.defaultApplications', () => n.nvmlDeviceGetDefaultApplicationsClock(h, C.NVML_CLOCK_MEM)),
+      },
+    },
+  };
+}
+
+/** ECC modes and counts, retired pages and remapped rows. */
+function memoryErrorDetails(h: NvmlApi.nvmlDevice_t, r: SoftReader) {
+  const n = nv();
+  const M = n.nvmlMemoryErrorType_t;
+  const K = n.nvmlEccCounterType_t;
+  const L = n.nvmlMemoryLocation_t;
+  const counts = (type: number, counter: number, key: string): EccCounts => {
+    const at = (loc: number) => num(r.one(key, () => n.nvmlDeviceGetMemoryErrorCounter(h, type, counter, loc)));
+    return {
+      deviceMemory: at(L.NVML_MEMORY_LOCATION_DEVICE_MEMORY),
+      dram: at(L.NVML_MEMORY_LOCATION_DRAM),
+      registerFile: at(L.NVML_MEMORY_LOCATION_REGISTER_FILE),
+      l1Cache: at(L.NVML_MEMORY_LOCATION_L1_CACHE),
+      l2Cache: at(L.NVML_MEMORY_LOCATION_L2_CACHE),
+      textureMemory: at(L.NVML_MEMORY_LOCATION_TEXTURE_MEMORY),
+      cbu: at(L.NVML_MEMORY_LOCATION_CBU),
+      sram: at(L.NVML_MEMORY_LOCATION_SRAM),
+      total: num(r.one(key, () => n.nvmlDeviceGetTotalEccErrors(h, type, counter))),
+    };
+  };
+  const ecc = r.read('eccMode', () => n.nvmlDeviceGetEccMode(h));
+  const dram = r.read('dramEncryption', () => n.nvmlDeviceGetDramEncryptionMode(h));
+  const sram = r.one('sramEcc', () => n.nvmlDeviceGetSramEccErrorStatus(h));
+  const retired = (cause: number) => {
+    const res = r.read('retiredPages', () => {
+      const out = n.nvmlDeviceGetRetiredPages(h, cause, 0);
+      // With no room given, NVML answers the count with SUCCESS or INSUFFICIENT_SIZE.
+      return (out[0] === n.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE ? [0, out[1]] : out) as readonly [number, number | null];
+    });
+    return res === null ? null : res[0];
+  };
+  const rows = r.read('remappedRows', () => n.nvmlDeviceGetRemappedRows(h));
+  const hist = r.one('remappedRowsHistogram', () => n.nvmlDeviceGetRowRemapperHistogram(h));
+  const pending = r.one('retiredPages.pending', () => n.nvmlDeviceGetRetiredPagesPendingStatus(h));
+  return {
+    eccMode: ecc && { current: ecc[0] === 1, pending: ecc[1] === 1 },
+    dramEncryption: dram && { current: dram[0].encryptionState === 1, pending: dram[1].encryptionState === 1 },
+    eccErrors: {
+      corrected: {
+        volatile: counts(M.NVML_MEMORY_ERROR_TYPE_CORRECTED, K.NVML_VOLATILE_ECC, 'eccErrors'),
+        aggregate: counts(M.NVML_MEMORY_ERROR_TYPE_CORRECTED, K.NVML_AGGREGATE_ECC, 'eccErrors'),
+      },
+      uncorrected: {
+        volatile: counts(M.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, K.NVML_VOLATILE_ECC, 'eccErrors'),
+        aggregate: counts(M.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, K.NVML_AGGREGATE_ECC, 'eccErrors'),
+      },
+    },
+    sramEcc: sram && {
+      volatileParity: Number(sram.volatileUncParity),
+      volatileSecDed: Number(sram.volatileUncSecDed),
+      aggregateParity: Number(sram.aggregateUncParity),
+      aggregateSecDed: Number(sram.aggregateUncSecDed),
+      thresholdExceeded: sram.bThresholdExceeded !== 0,
+      l2: Number(sram.aggregateUncBucketL2),
+      sm: Number(sram.aggregateUncBucketSm),
+      mcu: Number(sram.aggregateUncBucketMcu),
+      pcie: Number(sram.aggregateUncBucketPcie),
+      other: Number(sram.aggregateUncBucketOther),
+    },
+    retiredPages: {
+      singleBitEcc: retired(n.nvmlPageRetirementCause_t.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS),
+      doubleBitEcc: retired(n.nvmlPageRetirementCause_t.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR),
+      pending: enabled(pending),
+    },
+    remappedRows: rows && { correctable: rows[0], uncorrectable: rows[1], pending: rows[2] !== 0, failure: rows[3] !== 0 },
+    remappedRowsHistogram: hist && { max: hist.max, high: hist.high, partial: hist.partial, low: hist.low, none: hist.none },
+  };
+}
+
+/** nvidia-smi's words for a fabric health field: 0 not supported, 1 true, 2 false. */
+function fabricHealth(mask: number, shift: number): string {
+  return ['N/A', 'True', 'False'][(mask >> shift) & 3] ?? 'N/A';
+}
+
+/** GSP and C2C modes, protected memory, fabric, platform and hostname. */
+function systemDetails(h: NvmlApi.nvmlDevice_t, r: SoftReader) {
+  const n = nv();
+  const gsp = r.read('gspMode', () => n.nvmlDeviceGetGspFirmwareMode(h));
+  const c2c = r.one('c2cMode', () => n.nvmlDeviceGetC2cModeInfoV(h));
+  const cc = r.one('protectedMemory', () => n.nvmlDeviceGetConfComputeProtectedMemoryUsage(h));
+  const fabric = r.one('fabric', () => n.nvmlDeviceGetGpuFabricInfoV(h));
+  const platform = r.one('platform', () => n.nvmlDeviceGetPlatformInfo(h));
+  const hostname = r.one('hostname', () => n.nvmlDeviceGetHostname_v1(h));
+  const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  const uuid = (b: Uint8Array) => hex(b).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+  let status = '';
+  if (fabric) status = fabric.status === 0 ? 'Success' : n.nvmlErrorString(fabric.status)[1];
+  return {
+    gspMode: gsp && { current: gsp[0] !== 0, default: gsp[1] !== 0 },
+    c2cMode: c2c && c2c.isC2cEnabled !== 0,
+    protectedMemory: cc && { total: Number(cc.total), used: Number(cc.used), free: Number(cc.free) },
+    fabric: fabric && {
+      state: ['Not Supported', 'Not Started', 'In Progress', 'Completed'][fabric.state] ?? `state ${fabric.state}`,
+      status,
+      cliqueId: fabric.cliqueId,
+      clusterUuid: uuid(fabric.clusterUuid),
+      health: {
+        summary: ['N/A', 'Healthy', 'Unhealthy', 'Limited Capacity'][fabric.healthSummary] ?? 'N/A',
+        bandwidth: fabricHealth(fabric.healthMask, n.NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW),
+        routeRecovery: fabricHealth(fabric.healthMask, n.NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY),
+        routeUnhealthy: fabricHealth(fabric.healthMask, n.NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY),
+        accessTimeoutRecovery: fabricHealth(fabric.healthMask, n.NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY),
+        incorrectConfiguration: fabricHealth(fabric.healthMask, n.NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION),
+      },
+    },
+    platform: platform && {
+      chassisSerialNumber: cText(platform.chassisSerialNumber),
+      slotNumber: platform.slotNumber,
+      trayIndex: platform.trayIndex,
+      hostId: platform.hostId,
+      peerType: ['Direct Connected', 'Switch Connected'][platform.peerType] ?? `peer type ${platform.peerType}`,
+      moduleId: platform.moduleId,
+      gpuFabricGuid: `0x${hex(platform.ibGuid).slice(0, 16)}`,
+    },
+    hostname: hostname && hostname.value,
+  };
+}
+
+/** The driver's version (`'550.54.15'`) and the newest CUDA it runs (12040), as NVML reports them; null where it cannot tell. */
+export function nvmlSystemVersions(): { driverVersion: string | null; cudaDriverVersion: number | null } {
+  ensureNvml();
+  const r = new SoftReader();
+  const n = nv();
+  return {
+    driverVersion: r.one('driverVersion', () => n.nvmlSystemGetDriverVersion(80)),
+    cudaDriverVersion: r.one('cudaDriverVersion', () => n.nvmlSystemGetCudaDriverVersion()),
+  };
 }
