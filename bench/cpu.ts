@@ -98,21 +98,56 @@ if (!process.argv.includes('--startup')) {
   });
 }
 
-// Start-up in fresh processes: require + the first call, and what the process's RSS grew by
-// (measured inside the child from its own start). Median of 7.
+// Start-up in fresh processes, for every entry point of package.json's `exports`, loaded by a script
+// file as CommonJS (`require`) and by one as an ES module (`await import`): from just before the load
+// until the first call has returned, the wall time, the process's CPU time (all threads; a loaded
+// machine stretches the first, hardly the second) and what the RSS grew by. The first call is the
+// runtime's cudaGetDeviceCount where the entry has it (the root's `cudart` too), core's Device.count(),
+// else the library's libraryInfo(), which opens it: an absent library's LibraryLoadError is its answer.
+// The processes take turns, entry by entry, CommonJS then ES module, so that a slow spell of the machine
+// falls on both; median of 7 of each, and the median of the per-turn ratios of CPU time.
 const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
-const probe = (entry: string) =>
-  `const r0 = process.memoryUsage().rss; const t = process.hrtime.bigint(); const m = require(${JSON.stringify(entry)}); (m.cudart ?? m).cudaRuntimeGetVersion(); ` +
-  `const ms = Number(process.hrtime.bigint() - t) / 1e6; console.log(JSON.stringify([ms, (process.memoryUsage().rss - r0) / 1048576]))`;
-console.log('\n| entry | require + first call (ms) | RSS growth (MiB) |');
-console.log('|---|---:|---:|');
-for (const [label, entry] of [
-  ["require('cuda-bindings')", path.resolve('dist')],
-  ["require('cuda-bindings/runtime')", path.resolve('dist', 'runtime')],
-]) {
-  const runs = Array.from(
-    { length: 7 },
-    () => JSON.parse(execFileSync(process.execPath, ['-e', probe(entry)]).toString()) as [number, number],
+const fs = require('node:fs') as typeof import('node:fs');
+const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { name: string; exports: Record<string, unknown> };
+const entries = Object.keys(pkg.exports)
+  .filter((k) => k !== './package.json')
+  .map((k) => (k === '.' ? pkg.name : `${pkg.name}/${k.slice(2)}`));
+// The scripts sit beside this one, inside the package, so that they import it by name as a user does.
+const probe = (load: string) =>
+  [
+    'const r0 = process.memoryUsage().rss; const c0 = process.cpuUsage(); const t0 = process.hrtime.bigint();',
+    load,
+    'let answer;',
+    'try {',
+    '  answer = m.cudaGetDeviceCount ? m.cudaGetDeviceCount()[0] : m.cudart ? m.cudart.cudaGetDeviceCount()[0] : m.Device ? m.Device.count() : m.libraryInfo().version;',
+    '} catch (e) {',
+    '  answer = e.constructor.name;',
+    '}',
+    'const cpu = process.cpuUsage(c0);',
+    'console.log(JSON.stringify([Number(process.hrtime.bigint() - t0) / 1e6, (cpu.user + cpu.system) / 1e3, (process.memoryUsage().rss - r0) / 1048576, answer]));',
+  ].join('\n');
+const scripts = { cjs: path.join(__dirname, 'startup-probe.cjs'), esm: path.join(__dirname, 'startup-probe.mjs') };
+fs.writeFileSync(scripts.cjs, probe('const m = require(process.argv[2]);'));
+fs.writeFileSync(scripts.esm, probe('const m = await import(process.argv[2]);'));
+type Sample = [ms: number, cpu: number, rss: number, answer: unknown];
+const run = (script: string, entry: string) => JSON.parse(execFileSync(process.execPath, [script, entry]).toString()) as Sample;
+const REPS = 7;
+const samples = entries.map(() => ({ cjs: [] as Sample[], esm: [] as Sample[] }));
+for (let rep = 0; rep < REPS; rep++)
+  entries.forEach((entry, i) => {
+    samples[i].cjs.push(run(scripts.cjs, entry));
+    samples[i].esm.push(run(scripts.esm, entry));
+  });
+const col = (xs: Sample[], k: 0 | 1 | 2) => median(xs.map((x) => x[k])).toFixed(1);
+console.log(
+  `\n# start-up: ${REPS} fresh processes each, median; ms and CPU ms (all threads) from the load to the first call's return; RSS growth MiB`,
+);
+console.log('| entry | first call gives | require: ms | CPU ms | RSS MiB | import: ms | CPU ms | RSS MiB | import / require (CPU) |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+entries.forEach((entry, i) => {
+  const { cjs, esm } = samples[i];
+  const ratio = median(cjs.map((c, k) => esm[k][1] / c[1]));
+  console.log(
+    `| ${entry} | ${cjs[0][3]} | ${col(cjs, 0)} | ${col(cjs, 1)} | ${col(cjs, 2)} | ${col(esm, 0)} | ${col(esm, 1)} | ${col(esm, 2)} | ${ratio.toFixed(2)}× |`,
   );
-  console.log(`| ${label} | ${median(runs.map((r) => r[0])).toFixed(1)} | ${median(runs.map((r) => r[1])).toFixed(1)} |`);
-}
+});
