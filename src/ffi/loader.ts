@@ -1,6 +1,8 @@
 // Finds and opens a CUDA library on first use: an override variable, CUDA_HOME/CUDA_PATH, the
 // system search by soname, then the toolkit's default folder. Nothing is opened at import.
-import koffi, { type LibraryHandle } from 'koffi';
+import koffi from 'koffi';
+// koffi's types are an ES module's: a CommonJS consumer of these declarations can import them only so.
+import type { LibraryHandle } from 'koffi' with { 'resolution-mode': 'import' };
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CudaBindingsError, isCudaLibrary } from './errors';
