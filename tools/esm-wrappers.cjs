@@ -30,4 +30,4 @@ for (const [key, target] of Object.entries(pkg.exports)) {
   );
   written.push(name);
 }
-console.log(`esm wrappers: ${written.join(', ')}`);
+console.error(`esm wrappers: ${written.join(', ')}`);
