@@ -78,6 +78,7 @@ export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions }
 export { Linker, type LinkerOptions } from './Linker';
 export { Kernel, type LaunchConfig, type Dim, type KernelArgument, type KernelAttributes, type SettableKernelAttribute } from './Kernel';
 export { ElementwiseKernel, type ElementwiseOptions } from './ElementwiseKernel';
+export { measureBandwidth, BANDWIDTH_SIZES, type BandwidthRow, type BandwidthOptions } from './bandwidth';
 export { Graph, GraphExec } from './Graph';
 /** Typed kernel arguments: `kernel.launch(config, buf, i32(n), f32(x))`. */
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs } from '../runtime';
