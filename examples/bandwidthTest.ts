@@ -1,11 +1,12 @@
 // bandwidthTest: CUDA's sample of that name: host-to-device, device-to-host and device-to-device
 // copy bandwidth in GB/s (10^9 bytes a second), for pageable and pinned host memory, over a range of
-// sizes. The measurement is the CLI's (`cuda-bindings bandwidth`): copies timed with events.
+// sizes. The measurement is core's measureBandwidth (what `cuda-bindings bandwidth` prints): copies
+// timed with events.
 //   npx tsx examples/bandwidthTest.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
-import { bandwidthRows, type BandwidthRow } from '../src/cli/bandwidth';
+import { measureBandwidth, type BandwidthRow } from 'cuda-bindings/core';
+import { cudart } from 'cuda-bindings';
 import { check, runExample } from './lib/runtime';
-import { cudart } from '../src';
 
 const TITLES: Record<BandwidthRow['direction'], string> = {
   H2D: 'Host to Device Bandwidth',
@@ -21,7 +22,7 @@ runExample('bandwidthTest', () => {
   console.log(` Device ${device}: ${prop.name}`);
   console.log(' Range Mode (sizes from 64 KiB to 256 MiB; device to device counts the read and the write)');
 
-  const rows = bandwidthRows(device);
+  const rows = measureBandwidth(device);
   let shown = '';
   for (const row of rows) {
     const heading = `${row.direction} ${row.memory}`;

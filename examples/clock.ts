@@ -3,7 +3,7 @@
 // the clocks a block took.
 //   npx tsx examples/clock.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { check, deviceLine, launch, loadKernel, runExample, verify } from './lib/runtime';
 
 const NUM_BLOCKS = 64;

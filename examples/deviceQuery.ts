@@ -1,8 +1,8 @@
 // deviceQuery: what CUDA's sample of that name prints, through the runtime bindings.
 //   npx tsx examples/deviceQuery.ts
 // Exits with status 1, and one line on stderr saying why, when libcudart, the driver or a device is missing.
-import { cudart } from '../src';
-import type { OkOutputs } from '../src';
+import { cudart } from 'cuda-bindings';
+import type { OkOutputs } from 'cuda-bindings';
 
 const { cudaError_t, cudaDeviceAttr: A } = cudart;
 

@@ -7,7 +7,7 @@
 // Exits with status 1, and one line on stderr saying why, when the driver (libnvidia-ml) is missing.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NvmlDevice, shutdownNvml, type GpuSample } from '../src/core';
+import { NvmlDevice, shutdownNvml, type GpuSample } from 'cuda-bindings/core';
 
 /** A label value in the exposition format: backslash, double quote and newline escaped. */
 export function labelValue(s: string): string {

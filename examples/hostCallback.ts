@@ -5,7 +5,7 @@
 // functions (a blocking wait here would never return).
 //   npx tsx examples/hostCallback.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { at, blocksFor, check, deviceLine, launch, loadKernel, runExample, verify } from './lib/runtime';
 
 const N_STREAMS = 4;

@@ -3,7 +3,7 @@
 //   npx tsx examples/jitProgram.ts
 // Exits with status 1, and one line on stderr saying why, when libcuda, libnvrtc or a device is missing.
 import { performance } from 'node:perf_hooks';
-import { cuda, nvrtc } from '../src';
+import { cuda, nvrtc } from 'cuda-bindings';
 import { check, checkNvrtc, compile, CudaCallError, missingLibraries } from './lib/driver';
 
 const N = 1_000_003; // not a multiple of the block size: the last block is partly idle

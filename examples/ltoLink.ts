@@ -4,7 +4,7 @@
 //   npx tsx examples/ltoLink.ts
 // Exits with status 1, and one line on stderr saying why, when a device, NVRTC or nvJitLink is missing.
 import { performance } from 'node:perf_hooks';
-import { core } from '../src';
+import { core } from 'cuda-bindings';
 
 const { Device, Program, Linker, f32, i32 } = core;
 const N = 1_000_003;

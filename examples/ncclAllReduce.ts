@@ -10,7 +10,7 @@
 //       every rank needs the same CUDA_BINDINGS_RENDEZVOUS_SECRET in its environment
 // Exits with status 1, and one line on stderr saying why, when the driver, a device or NCCL is missing.
 import { fork } from 'node:child_process';
-import { core, nccl } from '../src';
+import { core, nccl } from 'cuda-bindings';
 import { requireGpu } from './lib/runtime';
 
 const { Communicator, Device } = core;

@@ -2,7 +2,7 @@
 // communicator per GPU, and one group launches an all-reduce on each; every GPU's sum is checked.
 //   npx tsx examples/ncclInitAll.ts
 // Exits with status 1, and one line on stderr saying why, when the driver, a device or NCCL is missing.
-import { core } from '../src';
+import { core } from 'cuda-bindings';
 import { requireGpu } from './lib/runtime';
 
 const COUNT = 1 << 20;

@@ -2,7 +2,7 @@
 // to CUDA), compiled to PTX by libNVVM with libdevice for its square root, loaded, launched and checked.
 //   npx tsx examples/nvvmKernel.ts
 // Exits with status 1, and one line on stderr saying why, when a device or libNVVM is missing.
-import { core, nvvm } from '../src';
+import { core, nvvm } from 'cuda-bindings';
 
 const { Device, Program, f32, i32 } = core;
 const N = 65_537;

@@ -5,7 +5,7 @@
 // is checked against the host's data.
 //   npx tsx examples/simpleCubemapTexture.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { check, deviceLine, elapsedMs, loadKernel, runExample, verify } from './lib/runtime';
 
 const WIDTH = 64; // texels a side of a face

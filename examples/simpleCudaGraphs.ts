@@ -4,7 +4,7 @@
 // several times on new input, every element of every result checked.
 //   npx tsx examples/simpleCudaGraphs.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { blocksFor, check, deviceLine, dim, launch, loadKernel, runExample, verify, type Resources } from './lib/runtime';
 
 const N = 1 << 20;

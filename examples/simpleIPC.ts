@@ -10,7 +10,7 @@
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { CHILD_SEED, DATA_SIZE, handleToHex, PARENT_SEED, patternByte } from './lib/ipcChild';
 import { check, deviceLine, runExample, verify } from './lib/runtime';
 

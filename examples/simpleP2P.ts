@@ -6,7 +6,7 @@
 // Needs two GPUs with peer access: elsewhere it says why, prints `Result = WAIVED` and exits 0, as
 // CUDA's sample waives. Exits with status 1, and one line on stderr saying why, when the driver or
 // a device is missing.
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { blocksFor, CudaCallError, check, deviceLine, elapsedMs, launch, loadKernel, requireGpu, runExample, verify } from './lib/runtime';
 
 const N = 1 << 24; // floats: 64 MiB a buffer

@@ -5,7 +5,7 @@
 // UINT64_MAX it keeps it. Both runs are timed with events and every result is checked.
 //   npx tsx examples/streamOrderedAllocation.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { at, blocksFor, check, deviceLine, elapsedMs, launch, loadKernel, runExample, verify } from './lib/runtime';
 
 const N = 1 << 20;

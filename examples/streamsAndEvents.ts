@@ -4,7 +4,7 @@
 // events and every element of both results is checked.
 //   npx tsx examples/streamsAndEvents.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { at, blocksFor, check, deviceLine, elapsedMs, launch, loadKernel, runExample, verify } from './lib/runtime';
 
 const N_STREAMS = 4;

@@ -2,7 +2,7 @@
 // element checked. The kernel comes prebuilt from examples/kernels/samples.fatbin.
 //   npx tsx examples/vectorAdd.ts [number of elements, 50000 by default]
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { blocksFor, check, launch, loadKernel, runExample, verify } from './lib/runtime';
 
 const THREADS_PER_BLOCK = 256;

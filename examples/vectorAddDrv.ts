@@ -2,7 +2,7 @@
 // time by NVRTC (the sample loads a prebuilt fatbin; here NVRTC builds a CUBIN for this device).
 //   npx tsx examples/vectorAddDrv.ts
 // Exits with status 1, and one line on stderr saying why, when libcuda, libnvrtc or a device is missing.
-import { cuda, nvrtc } from '../src';
+import { cuda, nvrtc } from 'cuda-bindings';
 import { check, checkNvrtc, compile, CudaCallError, missingLibraries } from './lib/driver';
 
 const N = 50000;

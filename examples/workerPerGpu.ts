@@ -5,7 +5,7 @@
 //   npx tsx examples/workerPerGpu.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { core } from '../src';
+import { core } from 'cuda-bindings';
 import { requireGpu } from './lib/runtime';
 
 const N = 1 << 24;

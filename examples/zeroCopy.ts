@@ -4,7 +4,7 @@
 // cudaHostRegister(cudaHostRegisterMapped). cudaHostGetDevicePointer gives the kernel's addresses.
 //   npx tsx examples/zeroCopy.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
-import { cudart } from '../src';
+import { cudart } from 'cuda-bindings';
 import { blocksFor, check, deviceLine, launch, loadKernel, runExample, verify } from './lib/runtime';
 
 const N = 1 << 20;

@@ -179,5 +179,5 @@ if (require.main === module) {
     fs.writeFileSync(path.join(root, e.dtsFile), declarationModule(cjsRel));
     return lazy.length ? `${e.name} (${lazy.length} on first use)` : e.name;
   });
-  console.log(`esm wrappers: ${report.join(', ')}`);
+  console.error(`esm wrappers: ${report.join(', ')}`);
 }

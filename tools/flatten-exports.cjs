@@ -47,5 +47,5 @@ if (require.main === module) {
       total += count;
     }
   }
-  console.log(`flatten-exports: ${total} re-exports in ${files} modules are plain values`);
+  console.error(`flatten-exports: ${total} re-exports in ${files} modules are plain values`);
 }

@@ -48,5 +48,5 @@ if (require.main === module) {
   const lazy = lazyNamespaces(fs.readFileSync(path.join(__dirname, '..', 'dist', 'index.d.ts'), 'utf8'));
   const js = fs.readFileSync(file, 'utf8');
   if (!js.includes('function lazy(name, load)')) fs.writeFileSync(file, lazyRoot(js, lazy));
-  console.log(`lazy root: ${lazy.join(', ')}`);
+  console.error(`lazy root: ${lazy.join(', ')}`);
 }

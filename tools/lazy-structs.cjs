@@ -82,5 +82,5 @@ if (require.main === module) {
     if (count === 0) throw new Error(`lazy-structs: ${f} no longer requires ${MODULE} in a form this tool knows`);
     fs.writeFileSync(p, js);
   }
-  console.log(`lazy structs: ${names.length} classes of ${MODULE} load on first use (${files.join(', ')})`);
+  console.error(`lazy structs: ${names.length} classes of ${MODULE} load on first use (${files.join(', ')})`);
 }

@@ -48,5 +48,5 @@ if (require.main === module) {
     before += Buffer.byteLength(js);
     after += out.length;
   }
-  console.log(`strip-comments: ${files} modules, ${Math.round(before / 1024)} kB -> ${Math.round(after / 1024)} kB`);
+  console.error(`strip-comments: ${files} modules, ${Math.round(before / 1024)} kB -> ${Math.round(after / 1024)} kB`);
 }

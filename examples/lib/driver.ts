@@ -1,6 +1,6 @@
 // What the driver-API examples share: checked calls, the missing-library message, NVRTC builds.
-import { cuda, nvrtc } from '../../src';
-import type { OkOutputs } from '../../src';
+import { cuda, nvrtc } from 'cuda-bindings';
+import type { OkOutputs } from 'cuda-bindings';
 
 /** Thrown when a call fails; an example's main() prints it and sets the exit status. */
 export class CudaCallError extends Error {}

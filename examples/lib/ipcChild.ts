@@ -6,7 +6,7 @@
 // checks the parent's pattern byte for byte, writes its own pattern into the memory with a kernel,
 // records the event after it, waits for its stream and closes the handles. Exits 0 when all of that went
 // right; otherwise it prints why to stderr and exits 1.
-import { cudart } from '../../src';
+import { cudart } from 'cuda-bindings';
 import { blocksFor, CudaCallError, check, deviceLine, launch, loadKernel, requireGpu, Resources, verify } from './runtime';
 
 /** Bytes of device memory the two processes share. */

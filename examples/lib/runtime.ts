@@ -3,8 +3,8 @@
 // result check, and the run that prints `Result = PASS` or sets a failing exit status.
 import * as path from 'node:path';
 import koffi from 'koffi';
-import { cudart } from '../../src';
-import type { OkOutputs } from '../../src';
+import { cudart } from 'cuda-bindings';
+import type { OkOutputs } from 'cuda-bindings';
 import { CudaCallError } from './driver';
 
 export { CudaCallError };

@@ -98,6 +98,7 @@ export { Kernel, type KernelAttributes, type SettableKernelAttribute } from './l
 export type { LaunchConfig, Dim } from './launch/launch-config';
 export type { KernelArgument } from './launch/kernel-argument';
 export { ElementwiseKernel, type ElementwiseOptions } from './compile/ElementwiseKernel';
+export { measureBandwidth, BANDWIDTH_SIZES, type BandwidthRow, type BandwidthOptions } from './memory/bandwidth';
 export { Graph, GraphExec } from './graph/Graph';
 /** Typed kernel arguments: `kernel.launch(config, buf, i32(n), f32(x))`. */
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs } from '../runtime';

@@ -1,5 +1,6 @@
 // Opens a library on first use and binds its generated declarations once.
-import type { LibraryHandle, TypeObject } from 'koffi';
+// koffi's types are an ES module's: a CommonJS consumer of these declarations can import them only so.
+import type { LibraryHandle, TypeObject } from 'koffi' with { 'resolution-mode': 'import' };
 import { openLibrary, type FoundVia, type LibrarySpec, type LoadedLibrary } from './loader';
 import { currentVersion } from './versions';
 

@@ -1,7 +1,9 @@
 // Finds and opens a CUDA library on first use, in this order: its variable; a copy already loaded in
 // the process; the active Python environment's wheels, then a conda prefix; the system's search by
 // soname; CUDA_HOME/CUDA_PATH; the toolkit's default folders. Nothing is opened at import.
-import koffi, { type LibraryHandle } from 'koffi';
+import koffi from 'koffi';
+// koffi's types are an ES module's: a CommonJS consumer of these declarations can import them only so.
+import type { LibraryHandle } from 'koffi' with { 'resolution-mode': 'import' };
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CudaBindingsError, isCudaLibrary } from './errors';

@@ -1,7 +1,8 @@
 // The versions the loaders demand, and how an opened library's version is read and checked. Every
 // generated loader (src/ffi/<lib>-lib.gen.ts) takes these from here, so that no library's loader
 // reaches into another's for them.
-import type { LibraryHandle } from 'koffi';
+// koffi's types are an ES module's: a CommonJS consumer of these declarations can import them only so.
+import type { LibraryHandle } from 'koffi' with { 'resolution-mode': 'import' };
 import { CUDART_VERSION } from './constants.gen';
 
 /** The CUDA major version these bindings were generated for (from the headers' CUDART_VERSION). */

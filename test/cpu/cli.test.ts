@@ -169,7 +169,7 @@ describe('a CUDA call that fails mid-command (a fake libcudart whose cudaMallocH
 
   test('bandwidth: one line on stderr, no stack, exit 1, and the device buffers, events and stream allocated before it are freed', () => {
     const r = cli('bandwidth');
-    expect(r.stderr).toBe('cuda-bindings bandwidth: cudaMallocHost failed: cudaErrorMemoryAllocation\n');
+    expect(r.stderr).toBe('cuda-bindings bandwidth: cudaErrorMemoryAllocation: out of memory (in cudaMallocHost)\n');
     expect(r.stderr).not.toMatch(/^\s+at /m);
     expect(r.status).toBe(1);
     const n = JSON.parse(/COUNTS (.*)/.exec(r.stdout)![1]);
@@ -190,7 +190,7 @@ describe('a CUDA call that fails mid-command (a fake libcudart whose cudaMallocH
     expect(r.status).toBe(1);
     const json = r.stdout.slice(0, r.stdout.indexOf('COUNTS'));
     expect(JSON.parse(json)).toEqual({
-      error: { name: 'cudaErrorMemoryAllocation', code: 2, message: 'cudaMallocHost failed: cudaErrorMemoryAllocation' },
+      error: { name: 'cudaErrorMemoryAllocation', code: 2, message: 'cudaErrorMemoryAllocation: out of memory (in cudaMallocHost)' },
     });
   });
 
@@ -200,7 +200,7 @@ describe('a CUDA call that fails mid-command (a fake libcudart whose cudaMallocH
       env: { ...process.env, CUDA_BINDINGS_CUDART: lib, FAKE_FAIL_MALLOC_HOST: '1' },
       timeout: 60_000,
     });
-    expect([r.status, r.stderr]).toEqual([1, 'cuda-bindings bandwidth: cudaMallocHost failed: cudaErrorMemoryAllocation\n']);
+    expect([r.status, r.stderr]).toEqual([1, 'cuda-bindings bandwidth: cudaErrorMemoryAllocation: out of memory (in cudaMallocHost)\n']);
   });
 });
 

@@ -580,7 +580,7 @@ export function readCache(dir: string, key: string, target: string): Compiled | 
   }
 }
 
-/** Writes the entry (code first, then its metadata, each renamed into place); a cache that cannot be written is skipped. */
+/** @internal Writes the entry (code first, then its metadata, each renamed into place); a cache that cannot be written is skipped. */
 export function writeCache(dir: string, key: string, target: string, c: Compiled): void {
   try {
     fs.mkdirSync(dir, { recursive: true });
