@@ -134,7 +134,12 @@ export class Device {
   }
 
   /** Free and total device memory in bytes (cudaMemGetInfo); makes this device current. */
-  memoryInfo(): { free: number; total: number } {
+  memoryInfo(): {
+    /** Bytes of device memory free now, as the driver reports it. */
+    free: number;
+    /** Bytes of device memory in all. */
+    total: number;
+  } {
     this.makeCurrent();
     const [free, total] = check(cudart.cudaMemGetInfo(), 'cudaMemGetInfo');
     return { free, total };

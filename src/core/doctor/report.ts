@@ -80,16 +80,33 @@ export interface DoctorReport {
     /** The driver's own version (`580.65.06`, from NVML), or null. */
     version: string | null;
     /** What these bindings need: the CUDA version and the driver branch that first runs it. */
-    needs: { cudaVersion: number; branch: number };
+    needs: {
+      /** The CUDA version the driver must run, in cuDriverGetVersion's numbering (13000 for 13.0). */
+      cudaVersion: number;
+      /** The first driver branch that runs it (580 for R580); 0 when this package does not know it. */
+      branch: number;
+    };
   };
   /** The eight libraries, in the package root's order. */
   libraries: LibraryFinding[];
   /** Each CUDA device (empty when none could be read). */
   gpus: GpuFinding[];
   /** Whether this process runs in a container, and NVIDIA_VISIBLE_DEVICES there (null when unset). */
-  container: { detected: boolean; visibleDevices: string | null };
+  container: {
+    /** Whether this process runs in a container: `/.dockerenv` or `/run/.containerenv` exists, or PID 1's cgroup names a container runtime. */
+    detected: boolean;
+    /** The value of NVIDIA_VISIBLE_DEVICES, or null when it is unset. */
+    visibleDevices: string | null;
+  };
   /** process.platform, process.arch and process.version. */
-  host: { platform: string; arch: string; node: string };
+  host: {
+    /** process.platform, e.g. `'linux'`. */
+    platform: string;
+    /** process.arch, e.g. `'x64'` or `'arm64'`. */
+    arch: string;
+    /** process.version, Node.js's version, e.g. `'v22.11.0'`. */
+    node: string;
+  };
 }
 
 /** How `diagnose()` looks: all optional. */

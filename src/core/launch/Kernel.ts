@@ -182,7 +182,12 @@ export class Kernel {
    * The block size that keeps the most threads resident on the current device, and the smallest
    * grid that fills it (what cudaOccupancyMaxPotentialBlockSize computes in C++).
    */
-  suggestedBlockSize(sharedMem = 0): { blockSize: number; minGridSize: number } {
+  suggestedBlockSize(sharedMem = 0): {
+    /** Threads per block (a multiple of the warp size) that keeps the most threads resident per multiprocessor. */
+    blockSize: number;
+    /** Blocks that fill every multiprocessor at that block size: resident blocks per multiprocessor times their count. */
+    minGridSize: number;
+  } {
     this.live('suggestedBlockSize');
     const device = Device.current();
     const limit = this.attributes(device).maxThreadsPerBlock;

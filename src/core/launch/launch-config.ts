@@ -6,7 +6,17 @@ import type { Stream } from '../device/Stream';
 import type { OptionKeys } from '../base/options';
 
 /** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
-export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
+export type Dim =
+  | number
+  | readonly [number, number?, number?]
+  | {
+      /** The size along x. */
+      x: number;
+      /** The size along y (default 1). */
+      y?: number;
+      /** The size along z (default 1). */
+      z?: number;
+    };
 
 /** Where and how big a launch is: `kernel.launch({ grid: 64, block: 256, stream }, ...args)`. */
 export interface LaunchConfig {

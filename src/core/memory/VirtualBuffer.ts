@@ -179,7 +179,12 @@ export class VirtualBuffer extends DeviceBuffer {
    * (cuMemExportToShareableHandle), for a resource made with `handleType: 'posixFd'`. The caller
    * owns the descriptors (close them with fs.closeSync).
    */
-  exportHandles(): { fd: number; size: number }[] {
+  exportHandles(): {
+    /** The POSIX file descriptor of the chunk's allocation handle; the caller closes it. */
+    fd: number;
+    /** The chunk's size in bytes. */
+    size: number;
+  }[] {
     this.live('exportHandles');
     if (this.resource.handleType !== 'posixFd')
       throw new Error(

@@ -30,7 +30,14 @@ export interface RendezvousOptions {
   /** How many ranks take part. */
   nranks: number;
   /** Where rank 0 listens: 'host:port' (`[::1]:port` for IPv6), or the parts. */
-  master: string | { host: string; port: number };
+  master:
+    | string
+    | {
+        /** Rank 0's host name or IP address (an IPv6 address without brackets). */
+        host: string;
+        /** The TCP port rank 0 listens on, within [1, 65535]. */
+        port: number;
+      };
   /** How long to wait for rank 0 (other ranks) or for every rank to fetch the id (rank 0); default 60 s. */
   timeoutMs?: number;
   /** Rank 0's id (default: Communicator.uniqueId(), a new one from NCCL). Ignored on other ranks. */
@@ -43,7 +50,15 @@ export interface RendezvousOptions {
 }
 
 /** Splits 'host:port' (or '[v6]:port'). */
-export function parseMaster(master: string, fn = 'rendezvous'): { host: string; port: number } {
+export function parseMaster(
+  master: string,
+  fn = 'rendezvous',
+): {
+  /** The host name or IP address before the port (an IPv6 address without its brackets). */
+  host: string;
+  /** The port after it, within [1, 65535]. */
+  port: number;
+} {
   const m = typeof master === 'string' ? /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(master) : null;
   if (!m) throw new TypeError(`${fn}: parameter 'master' must be 'host:port', got ${JSON.stringify(master)}`);
   const port = Number(m[3]);

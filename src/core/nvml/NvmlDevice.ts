@@ -122,36 +122,100 @@ export interface GpuHealth {
   /** The PCI address, `domain:bus:device.function`. */
   pciBusId: string;
   /** Percent of time a kernel ran (gpu) and memory was read or written (memory), over the last sample period. */
-  utilization: { gpu: number; memory: number } | null;
+  utilization: {
+    /** Percent of the last sample period during which a kernel ran on the GPU. */
+    gpu: number;
+    /** Percent of the last sample period during which device memory was read or written. */
+    memory: number;
+  } | null;
   /** °C: the GPU's, and where clocks slow down and where it shuts down. */
-  temperature: { current: number | null; slowdown: number | null; shutdown: number | null };
+  temperature: {
+    /** The GPU's temperature now, °C. */
+    current: number | null;
+    /** The temperature at which the GPU slows its clocks down, °C. */
+    slowdown: number | null;
+    /** The temperature at which the GPU shuts down, °C. */
+    shutdown: number | null;
+  };
   /** Watts. */
-  power: { draw: number | null; limit: number | null };
+  power: {
+    /** Power the GPU and its memory draw now, watts (nvmlDeviceGetPowerUsage). */
+    draw: number | null;
+    /** The power limit the driver enforces, watts (nvmlDeviceGetEnforcedPowerLimit). */
+    limit: number | null;
+  };
   /** MHz. */
-  clocks: { sm: number | null; memory: number | null; smMax: number | null; memoryMax: number | null };
+  clocks: {
+    /** The SM clock now, MHz. */
+    sm: number | null;
+    /** The memory clock now, MHz. */
+    memory: number | null;
+    /** The highest SM clock the GPU runs at, MHz. */
+    smMax: number | null;
+    /** The highest memory clock the GPU runs at, MHz. */
+    memoryMax: number | null;
+  };
   /** Percent of the fan's maximum speed. */
   fanSpeed: number | null;
   /** Bytes. `reserved` is what the driver keeps (nvmlMemory_v2). */
-  memory: { total: number; used: number; free: number; reserved: number | null } | null;
+  memory: {
+    /** Bytes of device memory in all. */
+    total: number;
+    /** Bytes allocated. */
+    used: number;
+    /** Bytes not allocated. */
+    free: number;
+    /** Bytes the driver and firmware keep for themselves; null where the driver lacks nvmlMemory_v2. */
+    reserved: number | null;
+  } | null;
   /** Link generation and width, current and max, and throughput in KB/s. */
   pcie: {
+    /** The PCIe generation the link runs at now (it drops while the GPU idles). */
     generation: number | null;
+    /** The lanes the link uses now. */
     width: number | null;
+    /** The highest PCIe generation this GPU and the system support together. */
     maxGeneration: number | null;
+    /** The most lanes this GPU and the system support together. */
     maxWidth: number | null;
+    /** KB/s the GPU sent over PCIe, measured over about 20 ms; null when `pcieThroughput: false`. */
     txKBps: number | null;
+    /** KB/s the GPU received over PCIe, measured over about 20 ms; null when `pcieThroughput: false`. */
     rxKBps: number | null;
   };
   /** Each NVLink the GPU has: whether it is up and its version; null without NVLink. */
-  nvlink: { link: number; active: boolean; version: number | null }[] | null;
+  nvlink:
+    | {
+        /** The link's number, from 0. */
+        link: number;
+        /** Whether the link is up. */
+        active: boolean;
+        /** The link's NVLink version; null when the link is down or NVML does not report it. */
+        version: number | null;
+      }[]
+    | null;
   /** ECC error counts since the driver loaded (volatile) and over the GPU's life (aggregate). */
-  ecc: { correctedVolatile: number; uncorrectedVolatile: number; correctedAggregate: number; uncorrectedAggregate: number } | null;
+  ecc: {
+    /** Corrected (single-bit) errors since the driver loaded. */
+    correctedVolatile: number;
+    /** Uncorrected (double-bit) errors since the driver loaded. */
+    uncorrectedVolatile: number;
+    /** Corrected errors over the GPU's life. */
+    correctedAggregate: number;
+    /** Uncorrected errors over the GPU's life. */
+    uncorrectedAggregate: number;
+  } | null;
   /** Why clocks are held down now, by name (`SwPowerCap`, `HwSlowdown`, …); [] when they are not. */
   throttleReasons: string[] | null;
   /** As nvidia-smi prints it: `Default`, `Exclusive_Process`, `Prohibited`. */
   computeMode: string | null;
   /** Whether MIG (multi-instance GPU) is on now, and whether it will be after the next GPU reset. */
-  migMode: { current: boolean; pending: boolean } | null;
+  migMode: {
+    /** Whether MIG is on now. */
+    current: boolean;
+    /** Whether MIG will be on after the next GPU reset. */
+    pending: boolean;
+  } | null;
   /** Whether the driver stays loaded with no client (persistence mode). */
   persistenceMode: boolean | null;
   /** `P0` (fastest) to `P15`. */
@@ -272,7 +336,12 @@ export class NvmlDevice {
   }
 
   /** Utilization, in percent (one call: what `top` samples). */
-  utilization(): { gpu: number; memory: number } | null {
+  utilization(): {
+    /** Percent of the last sample period during which a kernel ran on the GPU. */
+    gpu: number;
+    /** Percent of the last sample period during which device memory was read or written. */
+    memory: number;
+  } | null {
     const u = maybe(() => nv().nvmlDeviceGetUtilizationRates(this.handle), 'nvmlDeviceGetUtilizationRates');
     return u && { gpu: u.gpu, memory: u.memory };
   }
@@ -602,9 +671,19 @@ export type GpuSample = Pick<
   /** °C. */
   temperature: number | null;
   /** Watts. */
-  power: { draw: number | null; limit: number | null };
+  power: {
+    /** Power the GPU and its memory draw now, watts. */
+    draw: number | null;
+    /** The power limit the driver enforces, watts. */
+    limit: number | null;
+  };
   /** MHz. */
-  clocks: { sm: number | null; memory: number | null };
+  clocks: {
+    /** The SM clock now, MHz. */
+    sm: number | null;
+    /** The memory clock now, MHz. */
+    memory: number | null;
+  };
 };
 
 /** How two GPUs connect. */
@@ -618,7 +697,16 @@ export interface TopologyLink {
   /** The closest common PCIe ancestor, abbreviated as above. */
   level: string | null;
   /** Peer-to-peer support NVML reports. */
-  p2p: { read: boolean; write: boolean; atomics: boolean; nvlink: boolean };
+  p2p: {
+    /** Whether one GPU can read the other's memory peer to peer. */
+    read: boolean;
+    /** Whether one GPU can write the other's memory peer to peer. */
+    write: boolean;
+    /** Whether peer-to-peer atomics work between them. */
+    atomics: boolean;
+    /** Whether peer-to-peer traffic between them goes over NVLink. */
+    nvlink: boolean;
+  };
 }
 
 function sameBus(a: string, b: string): boolean {
@@ -670,14 +758,23 @@ export function decodeReasons(mask: bigint): string[] {
 
 /** ECC error counts of one kind over one period, by where in the GPU they were found. */
 export interface EccCounts {
+  /** Errors in device memory (NVML_MEMORY_LOCATION_DEVICE_MEMORY). */
   deviceMemory: number | null;
+  /** Errors in DRAM (Turing and later; the same location as deviceMemory). */
   dram: number | null;
+  /** Errors in the register file. */
   registerFile: number | null;
+  /** Errors in the L1 cache. */
   l1Cache: number | null;
+  /** Errors in the L2 cache. */
   l2Cache: number | null;
+  /** Errors in texture memory. */
   textureMemory: number | null;
+  /** Errors in the CBU. */
   cbu: number | null;
+  /** Errors in SRAM (Turing and later). */
   sram: number | null;
+  /** Errors in all locations (nvmlDeviceGetTotalEccErrors). */
   total: number | null;
 }
 
@@ -694,113 +791,304 @@ export interface GpuDetails extends GpuHealth {
   /** e.g. `'96.00.A5.00.03'`. */
   vbiosVersion: string | null;
   /** The infoROM image and object versions, and whether its checksum is valid. */
-  inforom: { image: string | null; oem: string | null; ecc: string | null; power: string | null; checksumValid: boolean | null };
+  inforom: {
+    /** The infoROM image's version. */
+    image: string | null;
+    /** The version of the infoROM's OEM object. */
+    oem: string | null;
+    /** The version of the infoROM's ECC object. */
+    ecc: string | null;
+    /** The version of the infoROM's power management object. */
+    power: string | null;
+    /** Whether the infoROM's checksum is valid (nvmlDeviceValidateInforom). */
+    checksumValid: boolean | null;
+  };
   /** What NVML recommends to recover the GPU (`None`, `Reset`, `Reboot`, `Drain P2P`, `Drain and Reset`). */
   recoveryAction: string | null;
   /** `major.minor`, e.g. `'9.0'`. */
   computeCapability: string | null;
   /** The PCI identity (numbers; nvidia-smi prints them in hex). */
-  pci: { domain: number; bus: number; device: number; baseClass: number; subClass: number; deviceId: number; subsystemId: number } | null;
+  pci: {
+    /** The PCI domain. */
+    domain: number;
+    /** The PCI bus number. */
+    bus: number;
+    /** The PCI device number on that bus. */
+    device: number;
+    /** The PCI base class code (3: display controller). */
+    baseClass: number;
+    /** The PCI subclass code. */
+    subClass: number;
+    /** The 16-bit device id (high half) and 16-bit vendor id (low half) in one number. */
+    deviceId: number;
+    /** The 32-bit subsystem id: subsystem device id and subsystem vendor id. */
+    subsystemId: number;
+  } | null;
   /** PCIe generations beyond GpuHealth.pcie: what the GPU itself supports. */
   pcieGpuMaxGeneration: number | null;
   /** Display: whether a display is initialised (active) on the GPU; `mode` is null where the driver deprecated it. */
-  display: { mode: boolean | null; active: boolean | null };
+  display: {
+    /** Whether a physical display is connected to one of the GPU's connectors. */
+    mode: boolean | null;
+    /** Whether a display is initialised on the GPU (e.g. an X server uses it). */
+    active: boolean | null;
+  };
   /** `None`, `HMM` or `ATS`: how the GPU reaches system-allocated memory. */
   addressingMode: string | null;
   /** Per-process accounting: on or off, and how many processes it keeps. */
-  accounting: { mode: boolean | null; bufferSize: number | null };
+  accounting: {
+    /** Whether per-process accounting is on. */
+    mode: boolean | null;
+    /** How many processes' records the accounting buffer keeps. */
+    bufferSize: number | null;
+  };
   /** The Windows driver model (TCC/WDDM/MCDM), null on Linux. */
-  driverModel: { current: string | null; pending: string | null };
+  driverModel: {
+    /** The driver model now. */
+    current: string | null;
+    /** The driver model after the next reboot. */
+    pending: string | null;
+  };
   /** The GPU operation mode (`All On`, `Compute`, `Low Double Precision`). */
-  operationMode: { current: string | null; pending: string | null };
+  operationMode: {
+    /** The operation mode now. */
+    current: string | null;
+    /** The operation mode after the next reboot. */
+    pending: string | null;
+  };
   /** Bit masks of the clocks event (throttle) reasons the GPU supports and those active now. */
-  clocksEventReasons: { supported: number | null; active: number | null };
+  clocksEventReasons: {
+    /** The reasons this GPU can report, as a bit mask of nvmlClocksEventReason* bits. */
+    supported: number | null;
+    /** The reasons that hold the clocks down now, as a bit mask (GpuHealth.throttleReasons names them). */
+    active: number | null;
+  };
   /** Microseconds each reason has held the clocks down since the driver loaded. */
   clocksEventReasonCounters: {
+    /** Held down to stay within the power limit (software power cap). */
     swPowerCap: number | null;
+    /** Held down to match the slowest clock of the GPU's sync boost group. */
     syncBoost: number | null;
+    /** Held down by software to keep the GPU and memory below their maximum operating temperatures. */
     swThermalSlowdown: number | null;
+    /** Held down by hardware (by half or more) because the temperature is too high. */
     hwThermalSlowdown: number | null;
+    /** Held down by hardware (by half or more) because an external power brake was asserted. */
     hwPowerBrakeSlowdown: number | null;
   };
   /** Percent busy of the video encoder, decoder, JPEG decoder and optical flow accelerator. */
-  engineUtilization: { encoder: number | null; decoder: number | null; jpeg: number | null; ofa: number | null };
+  engineUtilization: {
+    /** Percent of the sample period the video encoder was busy. */
+    encoder: number | null;
+    /** Percent of the sample period the video decoder was busy. */
+    decoder: number | null;
+    /** Percent of the sample period the JPEG decoder was busy. */
+    jpeg: number | null;
+    /** Percent of the sample period the optical flow accelerator was busy. */
+    ofa: number | null;
+  };
   /** Encoder sessions, their average frames per second and latency (µs). */
-  encoderStats: { sessionCount: number; averageFps: number; averageLatency: number } | null;
+  encoderStats: {
+    /** How many encoder sessions run now. */
+    sessionCount: number;
+    /** Their moving average of frames encoded per second. */
+    averageFps: number;
+    /** Their moving average encode latency, µs. */
+    averageLatency: number;
+  } | null;
   /** Whether DRAM encryption is on now and after the next reboot. */
-  dramEncryption: { current: boolean; pending: boolean } | null;
+  dramEncryption: {
+    /** Whether DRAM encryption is on now. */
+    current: boolean;
+    /** Whether it will be on after the next reboot. */
+    pending: boolean;
+  } | null;
   /** Whether ECC is on now and after the next reboot. */
-  eccMode: { current: boolean; pending: boolean } | null;
+  eccMode: {
+    /** Whether ECC is on now. */
+    current: boolean;
+    /** Whether ECC will be on after the next reboot. */
+    pending: boolean;
+  } | null;
   /** ECC errors by kind, period and location. */
-  eccErrors: { corrected: { volatile: EccCounts; aggregate: EccCounts }; uncorrected: { volatile: EccCounts; aggregate: EccCounts } };
+  eccErrors: {
+    /** Corrected (single-bit) errors. */
+    corrected: {
+      /** Since the driver loaded. */
+      volatile: EccCounts;
+      /** Over the GPU's life. */
+      aggregate: EccCounts;
+    };
+    /** Uncorrected (double-bit) errors. */
+    uncorrected: {
+      /** Since the driver loaded. */
+      volatile: EccCounts;
+      /** Over the GPU's life. */
+      aggregate: EccCounts;
+    };
+  };
   /** Unique uncorrected SRAM ECC errors (nvmlDeviceGetSramEccErrorStatus). */
   sramEcc: {
+    /** Uncorrectable parity errors since the driver loaded. */
     volatileParity: number;
+    /** Uncorrectable SEC-DED errors since the driver loaded. */
     volatileSecDed: number;
+    /** Uncorrectable parity errors over the GPU's life. */
     aggregateParity: number;
+    /** Uncorrectable SEC-DED errors over the GPU's life. */
     aggregateSecDed: number;
+    /** Whether the errors passed the threshold at which field diagnostics should be run. */
     thresholdExceeded: boolean;
+    /** Uncorrectable errors over the GPU's life in the L2 cache. */
     l2: number;
+    /** Uncorrectable errors over the GPU's life in the SMs. */
     sm: number;
+    /** Uncorrectable errors over the GPU's life in the microcontrollers. */
     mcu: number;
+    /** Uncorrectable errors over the GPU's life in the PCIe interface. */
     pcie: number;
+    /** Uncorrectable errors over the GPU's life elsewhere. */
     other: number;
   } | null;
   /** Pages retired for repeated single-bit and for double-bit errors, and whether a retirement waits for a reboot. */
-  retiredPages: { singleBitEcc: number | null; doubleBitEcc: number | null; pending: boolean | null };
+  retiredPages: {
+    /** Pages retired for repeated single-bit ECC errors. */
+    singleBitEcc: number | null;
+    /** Pages retired for a double-bit ECC error. */
+    doubleBitEcc: number | null;
+    /** Whether a page waits to be retired at the next reboot. */
+    pending: boolean | null;
+  };
   /** Rows remapped for correctable and uncorrectable errors, and whether one waits for a reset or failed. */
-  remappedRows: { correctable: number; uncorrectable: number; pending: boolean; failure: boolean } | null;
+  remappedRows: {
+    /** Rows remapped for correctable errors. */
+    correctable: number;
+    /** Rows remapped for uncorrectable errors. */
+    uncorrectable: number;
+    /** Whether a remapping waits for the next GPU reset. */
+    pending: boolean;
+    /** Whether a remapping failed. */
+    failure: boolean;
+  } | null;
   /** Banks by how many spare rows they have left. */
-  remappedRowsHistogram: { max: number; high: number; partial: number; low: number; none: number } | null;
+  remappedRowsHistogram: {
+    /** Banks with all their spare rows left. */
+    max: number;
+    /** Banks with many spare rows left. */
+    high: number;
+    /** Banks with some spare rows left. */
+    partial: number;
+    /** Banks with few spare rows left. */
+    low: number;
+    /** Banks with no spare rows left. */
+    none: number;
+  } | null;
   /** °C: how far the GPU is below its slowdown point (T.Limit), and the memory's temperature. */
-  temperatureExtra: { tlimit: number | null; memory: number | null };
+  temperatureExtra: {
+    /** How far the GPU is below its nearest slowdown threshold, °C (nvmlDeviceGetMarginTemperature). */
+    tlimit: number | null;
+    /** The memory's temperature, °C. */
+    memory: number | null;
+  };
   /** Watts, beyond GpuHealth.power (whose `limit` is the enforced one). */
   powerExtra: {
+    /** Whether power management is on. */
     management: boolean | null;
+    /** Power drawn, averaged over 1 s, watts (Ampere and later, not GA100). */
     average: number | null;
+    /** Power drawn now, watts. */
     instant: number | null;
+    /** The power limit set (nvmlDeviceGetPowerManagementLimit), watts. */
     requestedLimit: number | null;
+    /** The power limit by default, watts. */
     defaultLimit: number | null;
+    /** The lowest power limit that can be set, watts. */
     minLimit: number | null;
+    /** The highest power limit that can be set, watts. */
     maxLimit: number | null;
   };
   /** MHz, beyond GpuHealth.clocks. */
   clocksExtra: {
+    /** The graphics clock now, MHz. */
     graphics: number | null;
+    /** The video encoder/decoder clock now, MHz. */
     video: number | null;
+    /** The highest graphics clock the GPU runs at, MHz. */
     graphicsMax: number | null;
-    applications: { graphics: number | null; memory: number | null };
-    defaultApplications: { graphics: number | null; memory: number | null };
+    /** The application clocks set: what the GPU runs compute work at, MHz. */
+    applications: {
+      /** The graphics application clock, MHz. */
+      graphics: number | null;
+      /** The memory application clock, MHz. */
+      memory: number | null;
+    };
+    /** The application clocks by default, MHz. */
+    defaultApplications: {
+      /** The default graphics application clock, MHz. */
+      graphics: number | null;
+      /** The default memory application clock, MHz. */
+      memory: number | null;
+    };
   };
   /** Whether the GSP firmware runs now, and by default. */
-  gspMode: { current: boolean; default: boolean } | null;
+  gspMode: {
+    /** Whether the GSP firmware runs now. */
+    current: boolean;
+    /** Whether it runs by default. */
+    default: boolean;
+  } | null;
   /** Whether the chip-to-chip link (Grace Hopper) is on. */
   c2cMode: boolean | null;
   /** Confidential-computing protected memory, bytes. */
-  protectedMemory: { total: number; used: number; free: number } | null;
+  protectedMemory: {
+    /** Bytes of protected memory in all. */
+    total: number;
+    /** Bytes of it allocated. */
+    used: number;
+    /** Bytes of it not allocated. */
+    free: number;
+  } | null;
   /** NVLink fabric registration: state, status, clique, cluster and health. */
   fabric: {
+    /** How far registration got: `Not Supported`, `Not Started`, `In Progress` or `Completed`. */
     state: string;
+    /** `Success`, or NVML's text for the status registration ended with. */
     status: string;
+    /** The id of the fabric clique the GPU belongs to. */
     cliqueId: number;
+    /** The UUID of the cluster the GPU belongs to. */
     clusterUuid: string;
+    /** The fabric's health as nvidia-smi words it; each part is `True`, `False` or `N/A`. */
     health: {
+      /** `Healthy`, `Unhealthy`, `Limited Capacity` or `N/A`. */
       summary: string;
+      /** Whether the fabric's bandwidth is degraded. */
       bandwidth: string;
+      /** Whether route recovery is in progress. */
       routeRecovery: string;
+      /** Whether a route is unhealthy. */
       routeUnhealthy: string;
+      /** Whether recovery from an access timeout is in progress. */
       accessTimeoutRecovery: string;
+      /** Whether the fabric's configuration is incorrect. */
       incorrectConfiguration: string;
     };
   } | null;
   /** Where the GPU sits in its chassis (rack-scale systems). */
   platform: {
+    /** The serial number of the chassis the GPU is in. */
     chassisSerialNumber: string;
+    /** The slot in the chassis the GPU is in (switch slots counted). */
     slotNumber: number;
+    /** The tray index among the chassis's compute slots (switches not counted). */
     trayIndex: number;
+    /** The index of the node within its slot. */
     hostId: number;
+    /** How its NVLink peers connect: `Direct Connected` or `Switch Connected`. */
     peerType: string;
+    /** The GPU's id within its node. */
     moduleId: number;
+    /** The InfiniBand GUID the platform reports, `0x` and 16 hex digits. */
     gpuFabricGuid: string;
   } | null;
   /** The hostname set on the GPU. */

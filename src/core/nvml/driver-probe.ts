@@ -25,8 +25,9 @@ export interface DriverDevice {
   computeCapability: string;
   /** Streaming multiprocessors. */
   multiprocessors: number;
-  /** Peak SM and memory clocks, MHz. */
+  /** Peak SM clock, MHz. */
   clockMHz: number;
+  /** Peak memory clock, MHz. */
   memoryClockMHz: number;
 }
 

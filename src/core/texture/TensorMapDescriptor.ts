@@ -184,7 +184,12 @@ function common(buffer: DeviceBuffer, o: TensorMapCommonOptions, fn: string, min
  */
 export class TensorMapDescriptor {
   /** Laid out as a 128-byte, 64-aligned struct when passed to a kernel by value. */
-  static readonly layout = { size: 128, align: 64 };
+  static readonly layout = {
+    /** Bytes: the size of a CUtensorMap. */
+    size: 128,
+    /** Bytes: the alignment a CUtensorMap needs. */
+    align: 64,
+  };
 
   /** @internal Use TensorMapDescriptor.tiled() or .im2col(). */
   constructor(

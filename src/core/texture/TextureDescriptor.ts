@@ -48,7 +48,10 @@ const ADDRESS: Record<AddressMode, cudart.cudaTextureAddressMode> = {
 export class TextureDescriptor {
   /** The options, checked and with their defaults filled in. */
   readonly options: Readonly<
-    Required<Omit<TextureOptions, 'addressMode'>> & { addressMode: readonly [AddressMode, AddressMode, AddressMode] }
+    Required<Omit<TextureOptions, 'addressMode'>> & {
+      /** The address mode of each dimension, x, y and z (a single mode given is repeated; missing ones are 'clamp'). */
+      addressMode: readonly [AddressMode, AddressMode, AddressMode];
+    }
   >;
 
   /** Checks `options` and fills in the defaults; throws TypeError or RangeError naming the bad option. */
