@@ -32,6 +32,8 @@ export {
   type GpuHealth,
   type GpuSample,
   type GpuProcess,
+  type GpuDetails,
+  type EccCounts,
   type TopologyLink,
 } from './nvml/NvmlDevice';
 export { Stream, type StreamOptions } from './device/Stream';

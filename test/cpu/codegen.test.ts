@@ -165,13 +165,13 @@ test('a leftover generated file is an orphan: by its .gen.ts name, or by its ban
 test("every generated TypeScript file is named .gen.ts and opens with the banner naming the headers' version read from the model", () => {
   const gen = generated();
   const ts = [...gen.files.keys()].filter((f) => f.endsWith('.ts'));
-  // Per library: enums, constants, handles, declarations, facade, loader and index; its structs where
+  // Per library: enums, constants, handles, declarations, facade, loader, index and check helper; its structs where
   // its headers declare any (NVRTC's, nvJitLink's, nvFatbin's and NVVM's declare none: no empty module
   // is written); async where its record says; and src/ffi/constants.gen.ts and the package root.
   const structs = ts.filter((f) => f.endsWith('/structs.gen.ts'));
   expect(structs.sort()).toEqual(['driver', 'nccl', 'nvml', 'runtime'].map((id) => `src/${id}/structs.gen.ts`));
   const asyncs = LIBRARIES.filter((l) => l.index.async?.compile).length;
-  expect(ts.length).toBe(LIBRARIES.length * 7 + structs.length + asyncs + 2);
+  expect(ts.length).toBe(LIBRARIES.length * 8 + structs.length + asyncs + 2);
   // The entry points keep the names package.json gives them.
   const entryPoints = new Set([ROOT_INDEX, ...LIBRARIES.map((l) => libraryFiles(l).index)]);
   expect(ts.filter((f) => !f.endsWith('.gen.ts') && !entryPoints.has(f))).toEqual([]);
