@@ -1,5 +1,5 @@
 // ESLint: typescript-eslint's recommended rules and eslint-plugin-import's no-cycle (the layer test,
-// test/cpu/layers.test.ts, checks the layers' direction; no-cycle names a value cycle as it is typed).
+// test/cpu/build/layers.test.ts, checks the layers' direction; no-cycle names a value cycle as it is typed).
 // (eslint-plugin-import-x was tried: its native resolver's platform packages kept `npm ci` from
 // installing from this lock.)
 import js from '@eslint/js';

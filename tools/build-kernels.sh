@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds each examples/kernels/<name>.cu into <out-dir>/<name>.fatbin: machine code for every
 # architecture CUDA 13.0 supports, and PTX for compute_120 that newer GPUs JIT-compile. nvcc's
-# output is deterministic, so test/cpu/kernels.test.ts rebuilds into a temporary folder and checks
+# output is deterministic, so test/cpu/facades/kernels.test.ts rebuilds into a temporary folder and checks
 # that the committed .fatbin files are current.
 #   tools/build-kernels.sh [out-dir]      (default: examples/kernels)
 # nvcc: $NVCC, else the one on PATH, else $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc.

@@ -6,7 +6,7 @@
 // line into `exports.handle = checks_1.checkHandle;`.
 // A getter keeps a live binding; a copy is only right when the binding never changes and the module
 // it comes from has finished loading. Both hold here: src exports no `let` or `var` (checked below,
-// and by test/cpu/flatten-exports.test.ts), and test/cpu/layers.test.ts keeps value imports free of
+// and by test/cpu/build/flatten-exports.test.ts), and test/cpu/build/layers.test.ts keeps value imports free of
 // cycles, so a module's `require` has returned it whole before the line runs.
 const fs = require('node:fs');
 const path = require('node:path');

@@ -1,6 +1,6 @@
 // Reliability on a GPU: a thousand waits awaited at once, a process that ends with work in flight,
 // and faults: an illegal address (sticky, so in a child process), out of memory (not sticky).
-// A library that cannot be found is test/cpu/loader.test.ts's ("when nothing loads, the error
+// A library that cannot be found is test/cpu/ffi/loader.test.ts's ("when nothing loads, the error
 // lists every path tried"): it needs no GPU.
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';

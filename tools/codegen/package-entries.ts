@@ -1,6 +1,6 @@
 // What package.json and typedoc.json must say for each library record: its subpath in `exports` and
 // `typesVersions`, and its index among typedoc's entry points. These files are written by hand (they
-// hold much else); test/cpu/libraries.test.ts and `npm run generate` name every entry they lack.
+// hold much else); test/cpu/codegen/libraries.test.ts and `npm run generate` name every entry they lack.
 import type { LibraryRecord } from './apis';
 
 /** package.json's `exports` entry of the subpath cuda-bindings/<id> (ES module wrappers by tools/esm-wrappers.cjs). */

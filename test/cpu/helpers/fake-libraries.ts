@@ -1,7 +1,7 @@
 // Tiny stand-ins for each of the eight libraries, built with gcc under their sonames: each exports what
 // the loader checks (its version function, or NVML's init symbols) and reports the version asked for.
 // The runtime can also be the toolkit's own libcudart.so.13, copied. For the loader's search tests
-// (test/cpu/library-search.test.ts) and the doctor's scenarios (test/cpu/doctor.test.ts).
+// (test/cpu/ffi/library-search.test.ts) and the doctor's scenarios (test/cpu/core/doctor.test.ts).
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
