@@ -60,7 +60,7 @@ export class ConditionalHandle implements KernelArgumentObject {
     return this.builder.isClosed;
   }
 
-  /** @internal Its 64-bit handle as a `u64` kernel argument; throws Error once its graph was closed. */
+  /** Its 64-bit handle as a `u64` kernel argument (launch calls this); throws Error once its graph was closed. */
   [asKernelArgument](i: number, where: string): cudart.KernelArgInput {
     if (this.isClosed) throw new Error(`${where}: argument ${i} is a ConditionalHandle of a graph that was closed`);
     return cudart.u64(this.handle);
