@@ -14,6 +14,7 @@ export interface DeviceInfo {
   pciBusId: string;
   computeCapability: string;
   memoryTotalBytes: number;
+  /** Free bytes: NVML's reading where NVML is available, else cudaMemGetInfo's (which makes a CUDA context). */
   memoryFreeBytes: number;
   multiprocessors: number;
   clockMHz: number;
@@ -128,13 +129,15 @@ function libraries(): Record<string, string | null> {
   return { libcudart: cudart.libraryInfo().path, libcuda: tryInfo(cuda.libraryInfo), libnvrtc: tryInfo(nvrtc.libraryInfo) };
 }
 
-/** What deviceQuery prints for device `d` (of `count`), without the live NVML section. */
-export function deviceInfo(d: number, count: number): DeviceInfo {
+/**
+ * What deviceQuery prints for device `d` (of `count`), without the live NVML section and the free
+ * memory. Nothing here makes a CUDA context: a context holds hundreds of MiB and raises the clocks
+ * and power that the live section reports.
+ */
+export function deviceInfo(d: number, count: number): Omit<DeviceInfo, 'memoryFreeBytes'> {
   const [p] = ok(cudart.cudaGetDeviceProperties(d), 'cudaGetDeviceProperties');
   const attr = (a: number) => ok(cudart.cudaDeviceGetAttribute(a, d), 'cudaDeviceGetAttribute')[0];
   const A = cudart.cudaDeviceAttr;
-  ok(cudart.cudaSetDevice(d) as [number], 'cudaSetDevice');
-  const [free, total] = ok(cudart.cudaMemGetInfo(), 'cudaMemGetInfo');
   const peers: number[] = [];
   for (let o = 0; o < count; o++) if (o !== d && ok(cudart.cudaDeviceCanAccessPeer(d, o), 'cudaDeviceCanAccessPeer')[0]) peers.push(o);
   return {
@@ -143,8 +146,7 @@ export function deviceInfo(d: number, count: number): DeviceInfo {
     uuid: uuidText(p.uuid.bytes),
     pciBusId: ok(cudart.cudaDeviceGetPCIBusId(32, d), 'cudaDeviceGetPCIBusId')[0],
     computeCapability: `${p.major}.${p.minor}`,
-    memoryTotalBytes: total,
-    memoryFreeBytes: free,
+    memoryTotalBytes: p.totalGlobalMem,
     multiprocessors: p.multiProcessorCount,
     clockMHz: attr(A.cudaDevAttrClockRate) / 1000,
     memoryClockMHz: attr(A.cudaDevAttrMemoryClockRate) / 1000,
@@ -160,6 +162,12 @@ export function deviceInfo(d: number, count: number): DeviceInfo {
     peerAccess: peers,
     live: null,
   };
+}
+
+/** Free bytes on device `d` from the runtime, for when NVML is not there (this makes the device's CUDA context). */
+function freeBytes(d: number): number {
+  ok(cudart.cudaSetDevice(d) as [number], 'cudaSetDevice');
+  return ok(cudart.cudaMemGetInfo(), 'cudaMemGetInfo')[0];
 }
 
 /** Runs `cuda-bindings info`: versions, libraries and every device, as text or --json (the same keys on failure, null where unknown). */
@@ -186,8 +194,9 @@ export function info(o: Options, out: Output): void {
   }
   const count = requireGpu(partial, o.device);
   const [driver] = ok(cudart.cudaDriverGetVersion(), 'cudaDriverGetVersion');
-  const devices = (o.device === undefined ? Array.from({ length: count }, (_, i) => i) : [o.device]).map((d) => deviceInfo(d, count));
-  const nvml = liveReadings(devices);
+  const props = (o.device === undefined ? Array.from({ length: count }, (_, i) => i) : [o.device]).map((d) => deviceInfo(d, count));
+  const nvml = liveReadings(props);
+  const devices: DeviceInfo[] = props.map((d) => ({ ...d, memoryFreeBytes: d.live?.memory?.free ?? freeBytes(d.index) }));
   if (o.json) {
     const report = {
       ...partial,

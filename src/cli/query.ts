@@ -18,6 +18,8 @@ export interface QueryField {
   path: string | null;
   /** How a present value prints (the unit is added after it); default: as text. */
   show?: Show;
+  /** What nvidia-smi prints instead of the value on this GPU, or undefined to print the value: e.g. `N/A` for every fabric field where the GPU has no fabric. */
+  instead?: (row: Record<string, unknown>) => string | undefined;
 }
 
 const MiB = 2 ** 20;
@@ -25,6 +27,17 @@ const onOff = (v: boolean) => (v ? 'Enabled' : 'Disabled');
 const yesNo = (v: boolean) => (v ? 'Yes' : 'No');
 const hex = (digits: number) => (v: number) => `0x${v.toString(16).toUpperCase().padStart(digits, '0')}`;
 const mib = (v: number) => String(Math.floor(v / MiB));
+/** Memory the driver reserves, in MiB rounded up: nvidia-smi prints 616 MiB for 644,939,776 bytes (615.06 MiB). */
+const mibUp = (v: number) => String(Math.ceil(v / MiB));
+/** The driver's major version in a row (`580.95.05` gives 580), or 0 where it was not read. */
+const driverMajor = (row: Record<string, unknown>) => parseInt(String(row.driverVersion ?? '0'), 10) || 0;
+/** nvidia-smi from R580 on prints this for `display_mode` (its value moved to `display_attached`). */
+const DISPLAY_MODE_DEPRECATED = '[Requested functionality has been deprecated]';
+/** nvidia-smi prints `N/A` for every fabric field of a GPU whose fabric state is not supported (or not read). */
+const noFabric = (row: Record<string, unknown>) => {
+  const state = valueAt(row, 'fabric.state');
+  return state === undefined || state === null || state === 'Not Supported' ? 'N/A' : undefined;
+};
 const watts = (v: number) => v.toFixed(2);
 /** The bit of one clocks event reason in the active mask, as nvidia-smi prints it. */
 const reason = (bit: number) => (mask: number) => ((mask & bit) !== 0 ? 'Active' : 'Not Active');
@@ -96,8 +109,14 @@ export const QUERY_FIELDS: QueryField[] = [
   { names: ['pcie.link.width.current'], path: 'pcie.width' },
   { names: ['pcie.link.width.max'], path: 'pcie.maxWidth' },
   { names: ['index'], path: 'index' },
-  { names: ['display_mode'], path: 'display.mode', show: onOff },
-  ...notRead('display_attached'),
+  {
+    names: ['display_mode'],
+    path: 'display.mode',
+    show: onOff,
+    instead: (row) => (driverMajor(row) >= 580 ? DISPLAY_MODE_DEPRECATED : undefined),
+  },
+  // Whether a display is connected: NVML's display mode, which nvidia-smi from R580 prints here as Yes/No.
+  { names: ['display_attached'], path: 'display.mode', show: yesNo },
   { names: ['display_active'], path: 'display.active', show: onOff },
   { names: ['persistence_mode'], path: 'persistenceMode', show: onOff },
   { names: ['addressing_mode'], path: 'addressingMode' },
@@ -140,12 +159,12 @@ export const QUERY_FIELDS: QueryField[] = [
     'memory',
     [
       ['total', 'total'],
-      ['reserved', 'reserved'],
       ['used', 'used'],
       ['free', 'free'],
     ],
     { unit: 'MiB', show: mib },
   ),
+  { names: ['memory.reserved'], path: 'memory.reserved', unit: 'MiB', show: mibUp },
   { names: ['compute_mode'], path: 'computeMode' },
   { names: ['compute_cap'], path: 'computeCapability' },
   { names: ['utilization.gpu'], unit: '%', path: 'utilization.gpu' },
@@ -281,21 +300,32 @@ export const QUERY_FIELDS: QueryField[] = [
     ],
     { unit: 'MiB', show: mib },
   ),
-  ...group('fabric', 'fabric', [
-    ['state', 'state'],
-    ['status', 'status'],
-    ['cliqueId', 'cliqueId'],
-    ['clusterUuid', 'clusterUuid'],
-  ]),
-  ...group('fabric.health', 'fabric.health', [
-    ['summary', 'summary'],
-    ['bandwidth', 'bandwidth'],
-    ['route_recovery_in_progress', 'routeRecovery'],
-    ['route_unhealthy', 'routeUnhealthy'],
-    ['access_timeout_recovery', 'accessTimeoutRecovery'],
-    ['incorrect_configuration', 'incorrectConfiguration'],
-  ]),
-  ...notRead('fabric.health.partition_assigned'),
+  ...group(
+    'fabric',
+    'fabric',
+    [
+      ['state', 'state'],
+      ['status', 'status'],
+      ['cliqueId', 'cliqueId'],
+      ['clusterUuid', 'clusterUuid'],
+    ],
+    { instead: noFabric },
+  ),
+  ...group(
+    'fabric.health',
+    'fabric.health',
+    [
+      ['summary', 'summary'],
+      ['bandwidth', 'bandwidth'],
+      ['route_recovery_in_progress', 'routeRecovery'],
+      ['route_unhealthy', 'routeUnhealthy'],
+      ['access_timeout_recovery', 'accessTimeoutRecovery'],
+      ['incorrect_configuration', 'incorrectConfiguration'],
+    ],
+    { instead: noFabric },
+  ),
+  // Not in NVML's public header (R580): printed only where the GPU has no fabric, as nvidia-smi does.
+  { names: ['fabric.health.partition_assigned'], path: null, instead: noFabric },
   ...group('platform', 'platform', [
     ['chassis_serial_number', 'chassisSerialNumber'],
     ['slot_number', 'slotNumber'],
@@ -336,6 +366,8 @@ export type QueryRow = GpuDetails & { $count: number; $timestamp: string };
 
 /** One cell as nvidia-smi prints it: the value with its unit, `[N/A]`, or NVML's reason in brackets. */
 export function formatCell(f: QueryField, row: Record<string, unknown> & { errors?: Record<string, string> }, units = true): string {
+  const instead = f.instead?.(row);
+  if (instead !== undefined) return instead;
   const v = f.path === null ? null : valueAt(row, f.path);
   if (v === null || v === undefined) {
     // The reason recorded for this value or the call that read its group: `display.mode`, then `display`.

@@ -171,7 +171,7 @@ describe('query formatting, one value kind at a time', () => {
       cell('utilization.memory'),
       cell('clocks.sm'),
       cell('temperature.gpu'),
-    ]).toEqual(['81559 MiB', '557 MiB', '69.52 W', '3 %', '1980 MHz', '33']);
+    ]).toEqual(['81559 MiB', '558 MiB', '69.52 W', '3 %', '1980 MHz', '33']);
   });
 
   test('nounits drops the unit from the value, not from the header', () => {
@@ -218,6 +218,32 @@ describe('query formatting, one value kind at a time', () => {
     expect(fields.map(headerOf)).toEqual(['name', 'clocks.current.graphics [MHz]', 'enforced.power.limit [W]']);
     const rows = [{ ...row, name: 'X' } as unknown as QueryRow];
     expect(queryLines(fields, rows, parseFormat('csv,noheader'))).toEqual(['X, [N/A], 700.00 W']);
+  });
+
+  test('memory.reserved rounds up to whole MiB as nvidia-smi does (615.06 MiB prints 616); used and free round down', () => {
+    const r = { memory: { total: 150_754_820_096, used: 4_194_304 + 1, free: 149_557_477_376 + 5, reserved: 644_939_776 } };
+    const c = (n: string) => formatCell(queryField(n)!, r);
+    expect([c('memory.reserved'), c('memory.used'), c('memory.free')]).toEqual(['616 MiB', '4 MiB', '142629 MiB']);
+  });
+
+  test('display: from R580 display_mode is deprecated and display_attached prints the display mode; before, display_mode does', () => {
+    const at = (driverVersion: string, mode: boolean) => {
+      const r = { driverVersion, display: { mode, active: false } };
+      return ['display_mode', 'display_attached', 'display_active'].map((n) => formatCell(queryField(n)!, r));
+    };
+    expect(at('580.95.05', true)).toEqual(['[Requested functionality has been deprecated]', 'Yes', 'Disabled']);
+    expect(at('580.95.05', false)).toEqual(['[Requested functionality has been deprecated]', 'No', 'Disabled']);
+    expect(at('550.54.15', true)).toEqual(['Enabled', 'Yes', 'Disabled']);
+  });
+
+  test('fabric: every fabric field is N/A where the GPU has no fabric (state Not Supported, or not read); its values otherwise', () => {
+    const names = ['fabric.state', 'fabric.status', 'fabric.cliqueId', 'fabric.health.summary', 'fabric.health.partition_assigned'];
+    const health = { summary: 'Healthy', bandwidth: 'False' };
+    const none = { fabric: { state: 'Not Supported', status: 'Success', cliqueId: 0, health } };
+    expect(names.map((n) => formatCell(queryField(n)!, none))).toEqual(['N/A', 'N/A', 'N/A', 'N/A', 'N/A']);
+    expect(names.map((n) => formatCell(queryField(n)!, { fabric: null }))).toEqual(['N/A', 'N/A', 'N/A', 'N/A', 'N/A']);
+    const done = { fabric: { state: 'Completed', status: 'Success', cliqueId: 7, health } };
+    expect(names.map((n) => formatCell(queryField(n)!, done))).toEqual(['Completed', 'Success', '7', 'Healthy', '[N/A]']);
   });
 
   test("nvidia-smi's timestamp", () => {
