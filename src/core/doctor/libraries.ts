@@ -9,11 +9,23 @@ import * as nvfatbin from '../../nvfatbin';
 import * as nvvm from '../../nvvm';
 import * as nccl from '../../nccl';
 import * as nvml from '../../nvml';
+import koffi from 'koffi';
 import { LibraryLoadError } from '../../ffi/loader';
+import { declarations as cudartDecls } from '../../ffi/cudart.gen';
+import { declarations as cudaDecls } from '../../ffi/cuda.gen';
+import { declarations as nvrtcDecls } from '../../ffi/nvrtc.gen';
+import { declarations as nvjitlinkDecls } from '../../ffi/nvjitlink.gen';
+import { declarations as nvfatbinDecls } from '../../ffi/nvfatbin.gen';
+import { declarations as nvvmDecls } from '../../ffi/nvvm.gen';
+import { declarations as ncclDecls } from '../../ffi/nccl.gen';
+import { declarations as nvmlDecls } from '../../ffi/nvml.gen';
 import { CUDA_MAJOR } from '../../ffi/versions';
 import type { LibraryInfo } from '../../ffi/binding';
 import type { CudaLibrary } from '../../ffi/errors';
 import type { DoctorCheck, LibraryFinding } from './report';
+
+/** A koffi declaration as the generated tables hold it: the C symbol first. */
+type Decl = readonly [symbol: string, ...rest: unknown[]];
 
 /** The driver branch that first runs each CUDA major (CUDA 13.0 needs R580, 12.0 needed R525). */
 const DRIVER_BRANCH: Record<number, number> = { 12: 525, 13: 580 };
@@ -30,21 +42,72 @@ interface LibraryRule {
   required: boolean;
   /** Its version as text: `13.0`, NCCL's `2.28.9`. */
   text: (v: number) => string;
+  /** The C functions the bindings declare for it (koffi declarations, the symbol first). */
+  declarations: Record<string, Decl>;
 }
 
 const cudaText = (v: number) => `${Math.floor(v / 1000)}.${(v % 1000) / 10}`;
 const ncclText = (v: number) => `${Math.floor(v / 10000)}.${Math.floor(v / 100) % 100}.${v % 100}`;
 
 const RULES: LibraryRule[] = [
-  { library: 'libcudart', info: cudart.libraryInfo, generatedFrom: cudart.CUDART_VERSION, required: true, text: cudaText },
-  { library: 'libcuda', info: cuda.libraryInfo, generatedFrom: cudart.CUDART_VERSION, required: true, text: cudaText },
-  { library: 'libnvrtc', info: nvrtc.libraryInfo, generatedFrom: cudart.CUDART_VERSION, required: false, text: cudaText },
-  { library: 'libnvJitLink', info: nvjitlink.libraryInfo, generatedFrom: cudart.CUDART_VERSION, required: false, text: cudaText },
-  { library: 'libnvvm', info: nvvm.libraryInfo, generatedFrom: 2000, required: false, text: cudaText },
-  { library: 'libnvfatbin', info: nvfatbin.libraryInfo, generatedFrom: cudart.CUDART_VERSION, required: false, text: cudaText },
-  { library: 'libnccl', info: nccl.libraryInfo, generatedFrom: nccl.NCCL_VERSION_CODE, required: false, text: ncclText },
+  {
+    library: 'libcudart',
+    info: cudart.libraryInfo,
+    generatedFrom: cudart.CUDART_VERSION,
+    required: true,
+    text: cudaText,
+    declarations: cudartDecls,
+  },
+  {
+    library: 'libcuda',
+    info: cuda.libraryInfo,
+    generatedFrom: cudart.CUDART_VERSION,
+    required: true,
+    text: cudaText,
+    declarations: cudaDecls,
+  },
+  {
+    library: 'libnvrtc',
+    info: nvrtc.libraryInfo,
+    generatedFrom: cudart.CUDART_VERSION,
+    required: false,
+    text: cudaText,
+    declarations: nvrtcDecls,
+  },
+  {
+    library: 'libnvJitLink',
+    info: nvjitlink.libraryInfo,
+    generatedFrom: cudart.CUDART_VERSION,
+    required: false,
+    text: cudaText,
+    declarations: nvjitlinkDecls,
+  },
+  { library: 'libnvvm', info: nvvm.libraryInfo, generatedFrom: 2000, required: false, text: cudaText, declarations: nvvmDecls },
+  {
+    library: 'libnvfatbin',
+    info: nvfatbin.libraryInfo,
+    generatedFrom: cudart.CUDART_VERSION,
+    required: false,
+    text: cudaText,
+    declarations: nvfatbinDecls,
+  },
+  {
+    library: 'libnccl',
+    info: nccl.libraryInfo,
+    generatedFrom: nccl.NCCL_VERSION_CODE,
+    required: false,
+    text: ncclText,
+    declarations: ncclDecls,
+  },
   // NVML's version is the CUDA version of its driver, known once nvmlInit has run (the driver check reads it).
-  { library: 'libnvidia-ml', info: nvml.libraryInfo, generatedFrom: cudart.CUDART_VERSION, required: false, text: cudaText },
+  {
+    library: 'libnvidia-ml',
+    info: nvml.libraryInfo,
+    generatedFrom: cudart.CUDART_VERSION,
+    required: false,
+    text: cudaText,
+    declarations: nvmlDecls,
+  },
 ];
 
 /** Where the loader looked, in one line: `not found (tried: already loaded, Python wheel, system search)`. */
@@ -107,16 +170,45 @@ export function checkLibraries(): { findings: LibraryFinding[]; checks: DoctorCh
   return { findings, checks, refusedDriver };
 }
 
-/** A loaded library's check: its place, and its version against the headers'. */
+/** The functions of `declarations` that the library file at `path` does not export (looked up, never called). */
+export function missingFunctions(path: string, declarations: Record<string, Decl>): string[] {
+  const lib = koffi.load(path);
+  try {
+    return Object.values(declarations)
+      .map((d) => d[0])
+      .filter((name) => {
+        try {
+          lib.func(name, 'void', []);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+  } finally {
+    lib.unload();
+  }
+}
+
+/**
+ * A loaded library's check: its place, and its version against the headers'. An older library is
+ * looked into: it is ok when it exports every function the bindings declare (an older patch release,
+ * NCCL 2.28.3 under bindings of 2.28.9), a warning naming those it lacks otherwise.
+ */
 function versionCheck(rule: LibraryRule, id: string, info: LibraryInfo, version: number | null): DoctorCheck {
   const where = `${info.path} (found via ${info.foundVia})`;
   if (version === null || version >= rule.generatedFrom || rule.library === 'libcuda')
     return { id, title: rule.library, status: 'ok', why: `${version === null ? '' : `${rule.text(version)} at `}${where}`, todo: null };
+  const older = `${rule.text(version)} at ${where}, older than the ${rule.text(rule.generatedFrom)} these bindings were generated from`;
+  const all = Object.keys(rule.declarations).length;
+  const missing = missingFunctions(info.path, rule.declarations);
+  if (missing.length === 0)
+    return { id, title: rule.library, status: 'ok', why: `${older}; it has all ${all} functions they bind`, todo: null };
+  const named = missing.length > 5 ? `${missing.slice(0, 5).join(', ')}, …` : missing.join(', ');
   return {
     id,
     title: rule.library,
     status: 'warn',
-    why: `${rule.text(version)} at ${where}; these bindings were generated from ${rule.text(rule.generatedFrom)}: functions newer than ${rule.text(version)} fail when called`,
+    why: `${older}: ${missing.length} of the ${all} functions they bind are not in it (${named}) and fail when called`,
     todo: `update ${rule.library} to ${rule.text(rule.generatedFrom)} or newer`,
   };
 }

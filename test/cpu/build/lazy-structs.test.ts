@@ -1,4 +1,4 @@
-// tools/lazy-structs.cjs: the runtime's struct classes load on first use (dist is checked by package.test.ts).
+// tools/lazy-structs.cjs: the runtime's struct classes load on first use (dist is checked by build/package.proof.test.ts).
 const { lazyStructs, helperModule } = require('../../../tools/lazy-structs.cjs') as {
   lazyStructs: (js: string, helper: string) => { js: string; count: number };
   helperModule: (names: string[]) => string;

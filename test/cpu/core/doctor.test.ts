@@ -4,6 +4,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bareEnv, buildFakeLibrary, copyRealCudart, runBare } from '../helpers/fake-libraries';
+import { missingFunctions } from '../../../src/core/doctor/libraries';
+import { declarations as ncclDeclarations } from '../../../src/ffi/nccl.gen';
 import type { DoctorCheck, DoctorReport } from '../../../src/core';
 import { detectContainer } from '../../../src/core/doctor/host';
 
@@ -205,6 +207,40 @@ describe('where the runtime is', () => {
       why: `${lib}: NVRTC 12.4 found, but these bindings need CUDA 13.x`,
       todo: 'Install NVRTC from the CUDA 13 toolkit, pip install "nvidia-cuda-nvrtc==13.*" or conda install cuda-nvrtc, or set CUDA_BINDINGS_NVRTC to the library\'s path.',
     });
+  });
+});
+
+describe('an older library than the bindings were generated from: looked into, function by function', () => {
+  /** A fake libnccl of `version` that exports every function the bindings declare but `leaveOut`. */
+  function olderNccl(dir: string, version: number, leaveOut: string[]): string {
+    const names = Object.values(ncclDeclarations)
+      .map((d) => d[0])
+      .filter((n) => n !== 'ncclGetVersion' && !leaveOut.includes(n));
+    return buildFakeLibrary('nccl', path.join(tmp, dir), version, names.map((n) => `int ${n}(void) { return 0; }`).join('\n'));
+  }
+
+  test('an older patch release that has every function (NCCL 2.28.3 under bindings of 2.28.9): ok, saying so', () => {
+    const lib = olderNccl('nccl-2.28.3', 22803, []);
+    expect(missingFunctions(lib, ncclDeclarations)).toEqual([]);
+    const run = doctor(bareEnv(home, { CUDA_BINDINGS_NCCL: lib }), '--dev-dir', goodDev);
+    const all = Object.keys(ncclDeclarations).length;
+    expect(check(run.report, 'library:libnccl')).toEqual({
+      id: 'library:libnccl',
+      title: 'libnccl',
+      status: 'ok',
+      why: `2.28.3 at ${lib} (found via env), older than the 2.28.9 these bindings were generated from; it has all ${all} functions they bind`,
+      todo: null,
+    });
+  });
+
+  test('an older release that lacks functions: a warning naming them, and what to install', () => {
+    const lib = olderNccl('nccl-2.27.3', 22703, ['ncclCommShrink', 'ncclCommWindowRegister']);
+    expect(missingFunctions(lib, ncclDeclarations)).toEqual(['ncclCommShrink', 'ncclCommWindowRegister']);
+    const run = doctor(bareEnv(home, { CUDA_BINDINGS_NCCL: lib }), '--dev-dir', goodDev);
+    expect(check(run.report, 'library:libnccl')).toMatchObject({ status: 'warn', todo: 'update libnccl to 2.28.9 or newer' });
+    expect(check(run.report, 'library:libnccl').why).toMatch(
+      /2\.27\.3 at .*older than the 2\.28\.9 these bindings were generated from: 2 of the \d+ functions they bind are not in it \(ncclComm\w+, ncclComm\w+\) and fail when called$/,
+    );
   });
 });
 

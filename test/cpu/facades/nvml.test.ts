@@ -205,7 +205,7 @@ describe('the loader', () => {
   });
 
   // The namespace itself loads on first use in the published build (tools/lazy-root.cjs; checked on
-  // the tarball by package.test.ts); from the sources, the declarations still wait for the first call.
+  // the tarball by build/package.proof.test.ts); from the sources, the declarations still wait for the first call.
   test('importing cuda-bindings reads no NVML declarations; the first call reads them', () => {
     const script =
       "const m = require('./src'); const decls = () => Object.keys(require.cache).some((k) => /ffi[\\\\/]nvml\\.gen\\.ts$/.test(k)); const before = decls(); m.nvml.nvmlInit(); console.log(JSON.stringify([before, decls()]))";

@@ -1,6 +1,6 @@
 // tools/esm-wrappers.cjs: the ES module entry points name every export of the CommonJS build and read
 // none of those that it loads on first use. First on a small CommonJS module written here, then on a
-// build of the package made for this file (package.test.ts rebuilds dist/ while other files run).
+// build of the package made for this file (package.proof.test.ts rebuilds dist/ while other files run).
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
