@@ -15,6 +15,8 @@ const common = {
 };
 const PROOF = '\\.proof\\.test\\.ts$';
 module.exports = {
+  // Two workers even on two cores (jest's default there is one): most files wait on processes they start.
+  maxWorkers: Math.max(2, require('node:os').availableParallelism() - 1),
   testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'cpu', testMatch: ['<rootDir>/test/cpu/**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', PROOF] },
