@@ -37,11 +37,13 @@ export {
   type TopologyLink,
 } from './nvml/NvmlDevice';
 export { Stream, type StreamOptions } from './device/Stream';
-export { Event, type EventOptions } from './device/Event';
+export { Event, type EventOptions, type ForeignEventOptions } from './device/Event';
+export type { ForeignOptions } from './device/foreign';
 export {
   DeviceBuffer,
   type HostData,
   type CopyOptions,
+  type FromPointerOptions,
   type MemoryKind,
   type MemoryLocation,
   type ManagedAdvice,

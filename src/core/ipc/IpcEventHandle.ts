@@ -56,6 +56,6 @@ export class IpcEventHandle {
       cudart.cudaIpcOpenEventHandle(new cudart.cudaIpcEventHandle_st({ reserved: this.bytes })),
       'IpcEventHandle.open (cudaIpcOpenEventHandle)',
     );
-    return Event.fromHandle(h, device, false, true);
+    return Event.adopt(h, device, false, true);
   }
 }

@@ -10,6 +10,13 @@ import { POOL_THREADS, stagedUpload } from './staging';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { describe, lookupName } from '../../ffi/checks';
+import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from '../device/foreign';
+
+/** What {@link DeviceBuffer.fromPointer} takes: the memory's owner, its device, and the stream it is ordered on. */
+export interface FromPointerOptions extends ForeignOptions {
+  /** The stream the memory is valid on (the producer's): kept with the buffer, reported by its array interface. */
+  stream?: Stream;
+}
 
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
@@ -28,7 +35,7 @@ const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
 
 /** How a DeviceBuffer's memory came to be: it decides how it is freed and what it can do. */
-export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached' | 'ipc' | 'virtual';
+export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached' | 'ipc' | 'virtual' | 'foreign';
 
 /** Where managed memory should live or be read from: a device, or the host. */
 export type MemoryLocation = Device | 'host';
@@ -86,7 +93,7 @@ export class DeviceBuffer extends Resource {
     readonly device: Device,
     /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
     readonly parent: DeviceBuffer | null,
-    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, or the virtual memory API. */
+    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, the virtual memory API, or another library ('foreign', never freed here). */
     readonly kind: MemoryKind,
     free: () => void,
     keep: unknown[],
@@ -133,6 +140,33 @@ export class DeviceBuffer extends Resource {
    */
   static fromAllocation(address: bigint, size: number, device: Device, kind: MemoryKind, free: () => void, keep: unknown[]): DeviceBuffer {
     return new DeviceBuffer(address, size, device, null, kind, free, keep);
+  }
+
+  /**
+   * Wraps device memory another library owns (a CuPy array's `data.ptr`, a PyTorch tensor's
+   * `data_ptr()`, a native addon's allocation): `size` bytes from `ptr`, of kind 'foreign'. The
+   * buffer never frees the memory: close() only marks it closed (and its views with it). It holds
+   * `options.owner` (the object that owns the memory) alive while it or a view of it lives, so pass
+   * it whenever the owner is a JS object; the owner must not free the memory before the buffer is
+   * done. `options.stream` is the stream the memory is valid on (kept alive too).
+   */
+  static fromPointer(ptr: bigint | number, size: number, options: FromPointerOptions = {}): DeviceBuffer {
+    const fn = 'DeviceBuffer.fromPointer';
+    checkOptions(fn, options, { ...FOREIGN_OPTIONS, stream: true });
+    const address = foreignValue(ptr, fn, 'ptr', size === 0);
+    checkSize(size, fn);
+    openOptionalArg(options.stream, 'Stream', fn, 'options.stream');
+    const device = foreignDevice(options.device, fn);
+    const b = new DeviceBuffer(address, size, device, null, 'foreign', () => undefined, [device, options.owner, options.stream]);
+    b.validOn = options.stream ?? null;
+    return b;
+  }
+
+  private validOn: Stream | null = null;
+
+  /** The stream the memory is valid on, when it was given (DeviceBuffer.fromPointer's option; a view reports its allocation's); else null. */
+  get stream(): Stream | null {
+    return this.parent ? this.parent.stream : this.validOn;
   }
 
   /** Whether close() was called on the buffer, or (for a view) on the allocation it belongs to. */
