@@ -55,6 +55,9 @@ export {
   type HostBufferOptions,
   type PinnedAllocator,
 } from './memory/HostBuffer';
+export { StridedView, type StridedViewOptions, type SliceSpec, type FromArrayInterfaceOptions } from './memory/StridedView';
+export type { Dtype, ElementArray } from './memory/dtype';
+export type { CudaArrayInterface } from './memory/array-interface';
 export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './memory/PinnedMemoryPool';
 export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats } from './memory/MemoryPool';
 export {

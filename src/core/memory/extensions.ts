@@ -11,6 +11,8 @@ import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from './Memor
 import { getAllocator } from './CachingAllocator';
 import { VirtualMemoryResource, type VirtualAllocateOptions } from './VirtualMemoryResource';
 import { VirtualBuffer } from './VirtualBuffer';
+import { StridedView, type StridedViewOptions } from './StridedView';
+import type { CudaArrayInterface } from './array-interface';
 
 declare module '../device/Device' {
   interface Device {
@@ -31,6 +33,18 @@ declare module '../device/Device' {
     readonly memoryPool: MemoryPool;
     /** A new stream-ordered memory pool of this device's memory (cudaMemPoolCreate); closing it destroys the pool. */
     createMemoryPool(options?: MemoryPoolOptions): MemoryPool;
+  }
+}
+
+declare module './DeviceBuffer' {
+  interface DeviceBuffer {
+    /** The buffer as an N-d typed view (StridedView.of(this, options)): default bytes, one dimension over the whole buffer. */
+    view(options?: StridedViewOptions): StridedView;
+    /**
+     * The buffer as a `__cuda_array_interface__` (version 3) plain object: a view's (see
+     * StridedView.toArrayInterface), laid out by `options` (default: the bytes, typestr '|u1').
+     */
+    toArrayInterface(options?: StridedViewOptions): CudaArrayInterface;
   }
 }
 
@@ -105,5 +119,15 @@ extend(VirtualMemoryResource, {
     });
     void this.device.primaryContext; // the driver calls below need a context current
     return VirtualBuffer.importChunks(this, handles);
+  },
+});
+
+extend(DeviceBuffer, {
+  view(options: StridedViewOptions = {}): StridedView {
+    return StridedView.of(this, options);
+  },
+
+  toArrayInterface(options: StridedViewOptions = {}): CudaArrayInterface {
+    return StridedView.of(this, options).toArrayInterface();
   },
 });
