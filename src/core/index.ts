@@ -57,6 +57,7 @@ export {
 } from './memory/HostBuffer';
 export { StridedView, type StridedViewOptions, type SliceSpec, type FromArrayInterfaceOptions } from './memory/StridedView';
 export type { Dtype, ElementArray } from './memory/dtype';
+export { fromDlpack, DLPACK_VERSION, type FromDlpackOptions } from './memory/dlpack';
 export type { CudaArrayInterface } from './memory/array-interface';
 export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './memory/PinnedMemoryPool';
 export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats } from './memory/MemoryPool';

@@ -2,7 +2,7 @@
 // to VirtualMemoryResource (the VirtualBuffers it makes): Device.ts and VirtualMemoryResource.ts
 // import none of these classes for it (see base/extend.ts).
 import { extend } from '../base/extend';
-import { openOptionalArg } from '../base/lifetime';
+import { assertOpen, openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import { Device } from '../device/Device';
 import type { Stream } from '../device/Stream';
@@ -13,6 +13,7 @@ import { VirtualMemoryResource, type VirtualAllocateOptions } from './VirtualMem
 import { VirtualBuffer } from './VirtualBuffer';
 import { StridedView, type StridedViewOptions } from './StridedView';
 import type { CudaArrayInterface } from './array-interface';
+import { exportDlpack } from './dlpack';
 
 declare module '../device/Device' {
   interface Device {
@@ -45,6 +46,19 @@ declare module './DeviceBuffer' {
      * StridedView.toArrayInterface), laid out by `options` (default: the bytes, typestr '|u1').
      */
     toArrayInterface(options?: StridedViewOptions): CudaArrayInterface;
+  }
+}
+
+declare module './StridedView' {
+  interface StridedView {
+    /**
+     * The view as a DLPack 1.0 tensor for native code in this process: the address (a bigint) of a
+     * DLManagedTensorVersioned (data at element [0, …, 0], device kDLCUDA, strides in elements, the
+     * read-only flag of a read-only view). The consumer owns it and must call its deleter once; until
+     * then the view and its memory stay alive (closing them frees nothing before). See fromDlpack
+     * for the other direction.
+     */
+    toDlpack(): bigint;
   }
 }
 
@@ -129,5 +143,12 @@ extend(DeviceBuffer, {
 
   toArrayInterface(options: StridedViewOptions = {}): CudaArrayInterface {
     return StridedView.of(this, options).toArrayInterface();
+  },
+});
+
+extend(StridedView, {
+  toDlpack(): bigint {
+    assertOpen(this, 'toDlpack');
+    return exportDlpack(this);
   },
 });
