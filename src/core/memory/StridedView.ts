@@ -381,14 +381,16 @@ export class StridedView extends Resource {
   }
 
   /**
-   * Copies the view's elements, in row-major order, into `dst` (default: a new TypedArray of the
-   * dtype's kind: Float32Array for f32, Uint16Array for f16 and bf16, BigInt64Array for i64, …) and
-   * returns it. A view that is not contiguous is copied with one cudaMemcpy2D per run of rows.
+   * Copies the view's elements, in row-major order, into a new TypedArray of the dtype's kind
+   * (Float32Array for f32, Uint16Array for f16 and bf16, BigInt64Array for i64, …) and returns it. A view that is not contiguous is copied with one cudaMemcpy2D per run of rows.
    * Synchronous, or queued on `options.stream`. Throws RangeError when `dst` does not hold exactly
    * the view's bytes.
    */
-  copyTo(dst?: ElementArray, options?: CopyOptions): ElementArray;
-  /** Copies the view's elements into a contiguous DeviceBuffer or StridedView of the same byte size (device to device; both contiguous). */
+  copyTo(dst?: undefined, options?: CopyOptions): ElementArray;
+  /**
+   * Copies the view's elements into `dst` and returns it: host memory (row-major, exactly the view's
+   * bytes), or a contiguous DeviceBuffer or StridedView of the same byte size (device to device).
+   */
   copyTo<T extends HostData | DeviceBuffer | StridedView>(dst: T, options?: CopyOptions): T;
   copyTo(dst?: HostData | DeviceBuffer | StridedView, options: CopyOptions = {}): HostData | DeviceBuffer | StridedView {
     this.live('copyTo');
