@@ -33,8 +33,11 @@ const kDLCUDAManaged = 13;
 /** DLPACK_FLAG_BITMASK_READ_ONLY. */
 const READ_ONLY = 1n;
 
-/** The deleter's C type: `void (*)(DLManagedTensorVersioned *self)`, the pointer taken as an integer. */
-const DELETER = koffi.proto('void cuda_bindings_dlpack_deleter(uint64_t self)');
+/**
+ * The deleter's C type: `void (*)(DLManagedTensorVersioned *self)`, the pointer taken as an integer.
+ * Anonymous: koffi's names are process-wide, and this module may be loaded twice (jest's registries).
+ */
+const DELETER = koffi.proto('void', ['uint64_t']);
 
 /** What an exported tensor keeps alive until its deleter is called: its bytes, its view, and the hold on the view's memory. */
 interface Exported {
