@@ -44,6 +44,7 @@ export {
   type HostData,
   type CopyOptions,
   type FromPointerOptions,
+  type DeviceBytes,
   type MemoryKind,
   type MemoryLocation,
   type ManagedAdvice,

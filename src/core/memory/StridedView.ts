@@ -8,7 +8,7 @@ import { check } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import type { Device } from '../device/Device';
-import { COPY_OPTIONS, DeviceBuffer, type CopyOptions, type HostData } from './DeviceBuffer';
+import { COPY_OPTIONS, DeviceBuffer, asDeviceBytes, type CopyOptions, type HostData } from './DeviceBuffer';
 import { DTYPES, checkDtype, contiguousStrides, type Dtype, type ElementArray } from './dtype';
 import { describeArray, parseArrayInterface, type CudaArrayInterface } from './array-interface';
 import { Stream } from '../device/Stream';
@@ -273,6 +273,15 @@ export class StridedView extends Resource {
       this.readonly,
       this.stream === null ? null : BigInt(this.stream.handle),
     );
+  }
+
+  /** The view's packed bytes for DeviceBuffer's copies: throws Error for a closed or (when written) read-only view, RangeError for one that is not contiguous. */
+  [asDeviceBytes](where: string, param: string, writing: boolean): { ptr: bigint; size: number } {
+    if (this.isClosed) throw new Error(`${where}: parameter '${param}' is a StridedView that was closed`);
+    if (writing && this.readonly) throw new Error(`${where}: parameter '${param}' is a read-only StridedView`);
+    if (!this.isContiguous)
+      throw new RangeError(`${where}: parameter '${param}' is a StridedView that is not contiguous; copy it through the host or a kernel`);
+    return { ptr: this.ptr, size: this.length * this.itemSize };
   }
 
   /** Whether close() was called, or the buffer was closed. */

@@ -113,6 +113,30 @@ test('copies and views refuse what does not fit, naming the method and the param
   expect(r['strided device copy']).toMatch(/^RangeError: StridedView.copyFrom: this view is not contiguous/);
 });
 
+test("DeviceBuffer's copies take a contiguous view, and refuse a strided, read-only or closed one", () => {
+  const r = onFake(`
+    const buf = dev.allocate(16), other = dev.allocate(16);
+    buf.copyFrom(Uint8Array.from({ length: 16 }, (_, i) => i));
+    const v = other.view({ dtype: 'u8', shape: [4, 4] });
+    buf.copyTo(v);
+    out.copiedTo = Array.from(v.copyTo());
+    const back = dev.allocate(8);
+    back.copyFrom(v.slice([2]));
+    out.copiedFrom = Array.from(back.copyTo(new Uint8Array(8)));
+    T('strided source', () => back.copyFrom(v.slice(null, [0, 2])));
+    T('read-only destination', () => buf.copyTo(other.view({ readonly: true })));
+    const closed = other.view(); closed.close();
+    T('closed source', () => back.copyFrom(closed));
+  `);
+  expect(r.copiedTo).toEqual(Array.from({ length: 16 }, (_, i) => i));
+  expect(r.copiedFrom).toEqual([8, 9, 10, 11, 12, 13, 14, 15]);
+  expect(r['strided source']).toBe(
+    "RangeError: DeviceBuffer.copyFrom: parameter 'src' is a StridedView that is not contiguous; copy it through the host or a kernel",
+  );
+  expect(r['read-only destination']).toBe("Error: DeviceBuffer.copyTo: parameter 'dst' is a read-only StridedView");
+  expect(r['closed source']).toBe("Error: DeviceBuffer.copyFrom: parameter 'src' is a StridedView that was closed");
+});
+
 test('the array interface: exported by a buffer and a view, read back (also through JSON), the same memory', () => {
   const r = onFake(`
     const buf = dev.allocate(4 * 12);
