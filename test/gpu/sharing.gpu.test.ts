@@ -1,16 +1,18 @@
 // GPU memory shared with CuPy and PyTorch processes through CUDA IPC (issue #31): Node allocates,
 // fills and exports, a Python peer opens, checks and writes back; and the reverse, with the peer's
 // handle (CuPy's ipcGetMemHandle, PyTorch's storage._share_cuda_() with its storage offset) opened
-// here. Ordering goes through an IPC event both ways, never a host copy between the processes; the
+// here; and an IpcMemoryPool passed as a file descriptor with one allocation's descriptor. Ordering
+// goes through an IPC event both ways, never a host copy between the processes; the
 // array travels as a __cuda_array_interface__. The peer is test/gpu/fixtures/sharing_peer.py, which
 // uses no part of this package. A library whose Python module is missing is skipped, saying so.
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { core } from '../../src';
 import { describeGpu } from './helpers';
 import { Peer, hex, missing, PYTHONS, type PeerLibrary } from './fixtures/sharing-peer';
 
-const { Device, IpcMemoryHandle, IpcEventHandle, StridedView } = core;
+const { Device, IpcMemoryHandle, IpcEventHandle, IpcMemoryPool, StridedView } = core;
 const root = path.join(__dirname, '..', '..');
 const N = 1 << 16;
 const PEER_TIMEOUT_MS = 120_000;
@@ -112,6 +114,44 @@ for (const lib of Object.keys(PYTHONS) as PeerLibrary[]) {
           expect(check).toEqual({ mismatches: 0, first: [-1, -4, -7, -10] });
           // PyTorch's own sharing call gave the handle, and the storage starts inside the allocator's block.
           if (lib === 'torch') expect([e.how, (e.offset as number) > 0]).toEqual(['_share_cuda_', true]);
+        },
+        PEER_TIMEOUT_MS,
+      );
+
+      test(
+        `IpcMemoryPool → ${lib}: the pool goes as file descriptor 3, the allocation as its 64-byte descriptor; ${lib} imports both through the driver, waits on the IPC event, checks and writes back`,
+        async () => {
+          const dev = Device.get(0).makeCurrent();
+          using stream = dev.createStream({ nonBlocking: true });
+          using event = dev.createEvent({ interprocess: true });
+          using pool = IpcMemoryPool.create(dev);
+          using buf = pool.allocate(4 * N, stream);
+          buf.view({ dtype: 'f32' }).copyFrom(
+            Float32Array.from({ length: N }, (_, i) => i),
+            { stream },
+          );
+          event.record(stream);
+          const fd = pool.exportHandle();
+          const poolPeer = new Peer(lib, [fd]);
+          fs.closeSync(fd);
+          try {
+            note(`${lib} pool peer`, await poolPeer.next());
+            const answer = await poolPeer.ask({
+              op: 'pool',
+              descriptor: hex(pool.exportBuffer(buf).bytes),
+              size: buf.size,
+              event: hex(IpcEventHandle.export(event).bytes),
+            });
+            note(`IpcMemoryPool → ${lib}`, answer);
+            stream.waitEvent(event);
+            const back = buf.view({ dtype: 'f32' }).copyTo(new Float32Array(N), { stream });
+            await stream.synchronize();
+            expect(await poolPeer.ask({ op: 'pool_close' })).toEqual({ closed: true });
+            expect(answer).toEqual({ mismatches: 0, first: [0, 1, 2, 3], shape: [N] });
+            expect(back.reduce((n, v, i) => n + (v !== -2 * i ? 1 : 0), 0)).toBe(0);
+          } finally {
+            note(`${lib} pool peer exit`, await poolPeer.exit());
+          }
         },
         PEER_TIMEOUT_MS,
       );
