@@ -37,11 +37,14 @@ export {
   type TopologyLink,
 } from './nvml/NvmlDevice';
 export { Stream, type StreamOptions } from './device/Stream';
-export { Event, type EventOptions } from './device/Event';
+export { Event, type EventOptions, type ForeignEventOptions } from './device/Event';
+export type { ForeignOptions } from './device/foreign';
 export {
   DeviceBuffer,
   type HostData,
   type CopyOptions,
+  type FromPointerOptions,
+  type DeviceBytes,
   type MemoryKind,
   type MemoryLocation,
   type ManagedAdvice,
@@ -53,6 +56,10 @@ export {
   type HostBufferOptions,
   type PinnedAllocator,
 } from './memory/HostBuffer';
+export { StridedView, type StridedViewOptions, type SliceSpec, type FromArrayInterfaceOptions } from './memory/StridedView';
+export type { Dtype, ElementArray } from './memory/dtype';
+export { fromDlpack, DLPACK_VERSION, type FromDlpackOptions } from './memory/dlpack';
+export type { CudaArrayInterface } from './memory/array-interface';
 export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './memory/PinnedMemoryPool';
 export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats } from './memory/MemoryPool';
 export {

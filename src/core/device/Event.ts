@@ -6,7 +6,14 @@ import { check } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
-import type { OptionKeys } from '../base/options';
+import { checkOptions, type OptionKeys } from '../base/options';
+import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
+
+/** What {@link Event.fromHandle} takes: the owner and device of the event, and whether it records timestamps. */
+export interface ForeignEventOptions extends ForeignOptions {
+  /** Whether the event was created with timing (default true; CUDA refuses elapsedSince on one that was not). */
+  timing?: boolean;
+}
 
 /** How {@link Device.createEvent} makes an event. */
 export interface EventOptions {
@@ -48,8 +55,11 @@ export class Event extends Resource {
     readonly device: Device,
     /** Whether the event records timestamps (EventOptions.timing), as elapsedSince needs. */
     readonly timing: boolean,
+    keep: unknown[] = [device],
+    /** Whether close() destroys the event: false for one wrapped with {@link Event.fromHandle}, which another library owns. */
+    readonly owned = true,
   ) {
-    super(() => void cudart.cudaEventDestroy(handle), [device]);
+    super(owned ? () => void cudart.cudaEventDestroy(handle) : () => undefined, keep);
   }
 
   /** @internal Use device.createEvent(). */
@@ -63,19 +73,29 @@ export class Event extends Resource {
       (timing ? 0 : cudart.cudaEventDisableTiming) |
       (o.blockingSync ? cudart.cudaEventBlockingSync : 0) |
       (o.interprocess ? cudart.cudaEventInterprocess : 0);
-    return Event.fromHandle(
-      check(cudart.cudaEventCreateWithFlags(flags), 'cudaEventCreateWithFlags'),
-      device,
-      timing,
-      o.interprocess ?? false,
-    );
+    return Event.adopt(check(cudart.cudaEventCreateWithFlags(flags), 'cudaEventCreateWithFlags'), device, timing, o.interprocess ?? false);
   }
 
-  /** @internal An event another process shared (IpcEventHandle.open): destroyed at close() like one made here. */
-  static fromHandle(handle: cudart.cudaEvent_t, device: Device, timing: boolean, interprocess = false): Event {
+  /** @internal An event made for this package (createEvent, IpcEventHandle.open): destroyed at close(). */
+  static adopt(handle: cudart.cudaEvent_t, device: Device, timing: boolean, interprocess = false): Event {
     const e = new Event(handle, device, timing);
     e.interprocessFlag = interprocess;
     return e;
+  }
+
+  /**
+   * Wraps an event another library made (CuPy's `event.ptr`, a native addon's `cudaEvent_t`) so core
+   * can record it and wait on it. The wrapper never destroys the event: close() only marks it
+   * closed. It holds `options.owner` (whatever owns the event) alive while it lives.
+   */
+  static fromHandle(handle: cudart.cudaEvent_t | bigint | number, options: ForeignEventOptions = {}): Event {
+    const fn = 'Event.fromHandle';
+    checkOptions(fn, options, { ...FOREIGN_OPTIONS, timing: true });
+    const h = cudart.cudaEvent_t(foreignValue(handle, fn, 'handle'));
+    const device = foreignDevice(options.device, fn);
+    if (options.timing !== undefined && typeof options.timing !== 'boolean')
+      throw new TypeError(`${fn}: option 'timing' must be a boolean, got ${String(options.timing)}`);
+    return new Event(h, device, options.timing ?? true, [device, options.owner], false);
   }
 
   private interprocessFlag = false;

@@ -61,7 +61,7 @@ export class GreenContext extends Resource {
       cuda.cuGreenCtxStreamCreate(this.handle, cuda.CUstream_flags.CU_STREAM_NON_BLOCKING, priority),
       'GreenContext.createStream (cuGreenCtxStreamCreate)',
     );
-    const stream = Stream.fromHandle(h as unknown as cudaStream_t, this.device, [this.device, this]);
+    const stream = Stream.adopt(h as unknown as cudaStream_t, this.device, [this.device, this]);
     this.streams.add(new WeakRef(stream));
     return stream;
   }

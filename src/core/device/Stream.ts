@@ -5,7 +5,8 @@ import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
 import type { Device } from './Device';
-import type { OptionKeys } from '../base/options';
+import { checkOptions, type OptionKeys } from '../base/options';
+import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 
 /** How {@link Device.createStream} makes a stream. */
 export interface StreamOptions {
@@ -47,13 +48,30 @@ export class Stream extends Resource {
     /** The device the stream was created on. */
     readonly device: Device,
     keep: unknown[] = [device],
+    /** Whether close() destroys the stream: false for one wrapped with {@link Stream.fromHandle}, which another library owns. */
+    readonly owned = true,
   ) {
-    super(() => void cudart.cudaStreamDestroy(handle), keep);
+    super(owned ? () => void cudart.cudaStreamDestroy(handle) : () => undefined, keep);
   }
 
-  /** @internal A stream made elsewhere (a green context's): destroyed at close(), keeping `keep` alive until then. */
-  static fromHandle(handle: cudart.cudaStream_t, device: Device, keep: unknown[]): Stream {
+  /** @internal A stream made elsewhere for this package (a green context's): destroyed at close(), keeping `keep` alive until then. */
+  static adopt(handle: cudart.cudaStream_t, device: Device, keep: unknown[]): Stream {
     return new Stream(handle, device, keep);
+  }
+
+  /**
+   * Wraps a stream another library made (CuPy's `stream.ptr`, PyTorch's `cuda_stream`, a native
+   * addon's `cudaStream_t`) so core can queue work on it. The wrapper never destroys the stream:
+   * close() only marks it closed. It holds `options.owner` (whatever owns the stream) alive while it
+   * lives; the owner must not destroy the stream before the wrapper is done with it. `handle` 0 is the
+   * legacy default stream.
+   */
+  static fromHandle(handle: cudart.cudaStream_t | bigint | number, options: ForeignOptions = {}): Stream {
+    const fn = 'Stream.fromHandle';
+    checkOptions(fn, options, FOREIGN_OPTIONS);
+    const h = cudart.cudaStream_t(foreignValue(handle, fn, 'handle', true));
+    const device = foreignDevice(options.device, fn);
+    return new Stream(h, device, [device, options.owner], false);
   }
 
   /** @internal Use device.createStream(). */

@@ -32,12 +32,25 @@ export class IpcEventHandle {
     return new IpcEventHandle(new Uint8Array(h.reserved));
   }
 
+  /**
+   * A handle another library made, from its raw bytes: the 64 bytes of a cudaIpcEventHandle_t
+   * (CuPy's `cupy.cuda.runtime.ipcGetEventHandle(event)`, the event handle in PyTorch's
+   * `storage._share_cuda_()`, a native addon's).
+   */
+  static fromBytes(bytes: Uint8Array): IpcEventHandle {
+    if (!(bytes instanceof Uint8Array) || bytes.length !== 64)
+      throw new TypeError(
+        `IpcEventHandle.fromBytes: parameter 'bytes' must be the 64 bytes of a cudaIpcEventHandle_t, got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : describe(bytes)}`,
+      );
+    return new IpcEventHandle(new Uint8Array(bytes));
+  }
+
   /** Reads a handle written by toBuffer() or toBase64(). */
   static from(data: Uint8Array | string): IpcEventHandle {
     return new IpcEventHandle(fromSerialised(data, MAGIC, 0, 'IpcEventHandle.from')[1]);
   }
 
-  /** The handle as bytes: 'CBIE', a version, then the 64 bytes. */
+  /** The handle as bytes: 'CBIE', a version (u32, little-endian), then the 64 bytes of cudaIpcEventHandle_t (72 bytes). */
   toBuffer(): Buffer {
     return serialise(MAGIC, [], this.bytes);
   }
@@ -56,6 +69,6 @@ export class IpcEventHandle {
       cudart.cudaIpcOpenEventHandle(new cudart.cudaIpcEventHandle_st({ reserved: this.bytes })),
       'IpcEventHandle.open (cudaIpcOpenEventHandle)',
     );
-    return Event.fromHandle(h, device, false, true);
+    return Event.adopt(h, device, false, true);
   }
 }

@@ -42,6 +42,25 @@ export class IpcMemoryHandle {
     return new IpcMemoryHandle(new Uint8Array(h.reserved), buffer.size, Number(ptr - base));
   }
 
+  /**
+   * A handle another library made, from its raw bytes: the 64 bytes of a cudaIpcMemHandle_t (CuPy's
+   * `cupy.cuda.runtime.ipcGetMemHandle(ptr)`, the handle in PyTorch's `storage._share_cuda_()`, a
+   * native addon's). `size` bytes from byte `offset` of the allocation the handle is of (PyTorch's
+   * storage offset) become the buffer that open() gives; open() checks them against the allocation.
+   */
+  static fromBytes(bytes: Uint8Array, size: number, offset = 0): IpcMemoryHandle {
+    const fn = 'IpcMemoryHandle.fromBytes';
+    if (!(bytes instanceof Uint8Array) || bytes.length !== 64)
+      throw new TypeError(
+        `${fn}: parameter 'bytes' must be the 64 bytes of a cudaIpcMemHandle_t, got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : describe(bytes)}`,
+      );
+    if (!Number.isSafeInteger(size) || size < 0)
+      throw new RangeError(`${fn}: parameter 'size' must be a non-negative integer, got ${size}`);
+    if (!Number.isSafeInteger(offset) || offset < 0 || offset + size > Number.MAX_SAFE_INTEGER)
+      throw new RangeError(`${fn}: parameter 'offset' must be a non-negative integer, got ${offset}`);
+    return new IpcMemoryHandle(new Uint8Array(bytes), size, offset);
+  }
+
   /** Reads a handle written by toBuffer() or toBase64(); open() checks its size against the memory. */
   static from(data: Uint8Array | string): IpcMemoryHandle {
     const [[size, offset], bytes] = fromSerialised(data, MAGIC, 2, 'IpcMemoryHandle.from');
@@ -52,7 +71,10 @@ export class IpcMemoryHandle {
     return new IpcMemoryHandle(bytes, size, offset);
   }
 
-  /** The handle as bytes: 'CBIM', a version, size, offset, then the 64 bytes. */
+  /**
+   * The handle as bytes: 'CBIM', a version (u32), the size and the offset (u64 each), then the 64
+   * bytes of cudaIpcMemHandle_t, all little-endian (88 bytes; README, "Sharing GPU memory").
+   */
   toBuffer(): Buffer {
     return serialise(MAGIC, [this.size, this.offset], this.bytes);
   }

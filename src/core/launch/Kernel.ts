@@ -6,6 +6,7 @@ import { check, runtimeError } from '../base/errors';
 import { Device } from '../device/Device';
 import type { Module } from './Module';
 import { openArg } from '../base/lifetime';
+import { foreignValue } from '../device/foreign';
 import { hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync } from './HostArgument';
 import { completion } from '../base/completion';
 import { kernelArgument, type KernelArgument } from './kernel-argument';
@@ -86,6 +87,21 @@ export class Kernel {
     readonly module: Module,
   ) {
     this.launchName = `Kernel.launch(${name})`;
+  }
+
+  /**
+   * Wraps a kernel handle (cudaKernel_t / CUkernel) of `module`, a Module loaded here or one wrapped
+   * with {@link Module.fromHandle}. Nothing is freed by a kernel; it holds its module alive, and the
+   * module holds its owner. `options.name` names it in errors (default: what cudaFuncGetName says).
+   */
+  static fromHandle(handle: cudart.cudaKernel_t | bigint | number, module: Module, options: { name?: string } = {}): Kernel {
+    const fn = 'Kernel.fromHandle';
+    checkOptions(fn, options, { name: true });
+    const h = cudart.cudaKernel_t(foreignValue(handle, fn, 'handle'));
+    openArg(module, 'Module', fn, 'module');
+    if (options.name !== undefined && typeof options.name !== 'string')
+      throw new TypeError(`${fn}: option 'name' must be a string, got ${describe(options.name)}`);
+    return new Kernel(h, options.name ?? check(cudart.cudaFuncGetName(h), `${fn} (cudaFuncGetName)`), module);
   }
 
   /** Throws when the kernel's module was closed: the kernel's handle is gone with it. */

@@ -8,6 +8,7 @@ import { checkOptions } from '../base/options';
 import { libraryLoad } from '../../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
 import { describe, checkPtxText, isOwnName } from '../../ffi/checks';
+import { foreignValue } from '../device/foreign';
 
 /** How {@link Module.load} (and ObjectCode.load) maps names to the module's symbols. */
 export interface ModuleOptions {
@@ -62,8 +63,25 @@ export class Module extends Resource {
     readonly handle: cudart.cudaLibrary_t,
     private readonly names: Readonly<Record<string, string>>,
     image: Uint8Array | null,
+    /** Whether close() unloads the library: false for one wrapped with {@link Module.fromHandle}, which another library owns. */
+    readonly owned = true,
+    owner?: unknown,
   ) {
-    super(() => void cudart.cudaLibraryUnload(handle), image ? [image] : []);
+    super(owned ? () => void cudart.cudaLibraryUnload(handle) : () => undefined, image ? [image] : [owner]);
+  }
+
+  /**
+   * Wraps a CUDA library (cudaLibrary_t / CUlibrary) another library loaded. The wrapper never
+   * unloads it: close() only marks it (and its kernels) closed. It holds `options.owner` (whatever
+   * owns the library) alive while it or one of its kernels lives.
+   */
+  static fromHandle(
+    handle: cudart.cudaLibrary_t | bigint | number,
+    options: { owner?: unknown; names?: Readonly<Record<string, string>> } = {},
+  ): Module {
+    checkOptions('Module.fromHandle', options, { owner: true, names: true });
+    const h = cudart.cudaLibrary_t(foreignValue(handle, 'Module.fromHandle', 'handle'));
+    return new Module(h, options.names ?? {}, null, false, options.owner);
   }
 
   /**

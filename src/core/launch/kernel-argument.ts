@@ -5,6 +5,7 @@ import * as cudart from '../../runtime';
 import { describe } from '../../ffi/checks';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import { HostBuffer } from '../memory/HostBuffer';
+import { StridedView } from '../memory/StridedView';
 import { HostArgument } from './HostArgument';
 import { TextureObject, closedObject } from '../texture/TextureObject';
 import { SurfaceObject } from '../texture/SurfaceObject';
@@ -23,12 +24,13 @@ export interface KernelArgumentObject {
 }
 
 /**
- * One kernel argument: a DeviceBuffer (its address), a mapped HostBuffer (its device address), a
+ * One kernel argument: a DeviceBuffer or StridedView (its address), a mapped HostBuffer (its device address), a
  * pointer as a bigint, a typed scalar (`i32(n)`, `f32(x)`, …), a struct passed by value, a texture or
  * surface object, a tensor map, In/Out/InOut host arrays, or a graph's ConditionalHandle.
  */
 export type KernelArgument =
   | DeviceBuffer
+  | StridedView
   | HostBuffer
   | HostArgument
   | TextureObject
@@ -39,8 +41,8 @@ export type KernelArgument =
 
 /**
  * A core object as a kernel argument, or undefined when `a` is not one of core's objects (a typed
- * scalar, a bigint, a struct, or a bad value: the caller decides). A DeviceBuffer (or a view of one)
- * and a mapped HostBuffer give their device address; a TextureObject, SurfaceObject or
+ * scalar, a bigint, a struct, or a bad value: the caller decides). A DeviceBuffer (or a view of one),
+ * a StridedView (the address of its element [0, …, 0]) and a mapped HostBuffer give their device address; a TextureObject, SurfaceObject or
  * ConditionalHandle its 64-bit handle as a `u64`; a TensorMapDescriptor itself (a 128-byte struct).
  * Throws Error for a closed one, TypeError for an unmapped HostBuffer or an In/Out/InOut (which only
  * Kernel.launch copies, before it gets here): `<where>: argument <i> is …`.
@@ -49,6 +51,11 @@ export function coreArgument(a: unknown, i: number, where: string): cudart.Kerne
   if (a instanceof DeviceBuffer) {
     const p = a.openAddress();
     if (p === null) throw new Error(`${where}: argument ${i} is a DeviceBuffer that was closed`);
+    return p;
+  }
+  if (a instanceof StridedView) {
+    const p = a.openAddress();
+    if (p === null) throw new Error(`${where}: argument ${i} is a StridedView that was closed (or whose DeviceBuffer was)`);
     return p;
   }
   if (a instanceof HostBuffer) {

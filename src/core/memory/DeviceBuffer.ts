@@ -10,6 +10,13 @@ import { POOL_THREADS, stagedUpload } from './staging';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { describe, lookupName } from '../../ffi/checks';
+import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from '../device/foreign';
+
+/** What {@link DeviceBuffer.fromPointer} takes: the memory's owner, its device, and the stream it is ordered on. */
+export interface FromPointerOptions extends ForeignOptions {
+  /** The stream the memory is valid on (the producer's): kept with the buffer, reported by its array interface. */
+  stream?: Stream;
+}
 
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
@@ -28,7 +35,7 @@ const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
 
 /** How a DeviceBuffer's memory came to be: it decides how it is freed and what it can do. */
-export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached' | 'ipc' | 'virtual';
+export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached' | 'ipc' | 'virtual' | 'foreign';
 
 /** Where managed memory should live or be read from: a device, or the host. */
 export type MemoryLocation = Device | 'host';
@@ -86,7 +93,7 @@ export class DeviceBuffer extends Resource {
     readonly device: Device,
     /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
     readonly parent: DeviceBuffer | null,
-    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, or the virtual memory API. */
+    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, the virtual memory API, or another library ('foreign', never freed here). */
     readonly kind: MemoryKind,
     free: () => void,
     keep: unknown[],
@@ -135,6 +142,33 @@ export class DeviceBuffer extends Resource {
     return new DeviceBuffer(address, size, device, null, kind, free, keep);
   }
 
+  /**
+   * Wraps device memory another library owns (a CuPy array's `data.ptr`, a PyTorch tensor's
+   * `data_ptr()`, a native addon's allocation): `size` bytes from `ptr`, of kind 'foreign'. The
+   * buffer never frees the memory: close() only marks it closed (and its views with it). It holds
+   * `options.owner` (the object that owns the memory) alive while it or a view of it lives, so pass
+   * it whenever the owner is a JS object; the owner must not free the memory before the buffer is
+   * done. `options.stream` is the stream the memory is valid on (kept alive too).
+   */
+  static fromPointer(ptr: bigint | number, size: number, options: FromPointerOptions = {}): DeviceBuffer {
+    const fn = 'DeviceBuffer.fromPointer';
+    checkOptions(fn, options, { ...FOREIGN_OPTIONS, stream: true });
+    const address = foreignValue(ptr, fn, 'ptr', size === 0);
+    checkSize(size, fn);
+    openOptionalArg(options.stream, 'Stream', fn, 'options.stream');
+    const device = foreignDevice(options.device, fn);
+    const b = new DeviceBuffer(address, size, device, null, 'foreign', () => undefined, [device, options.owner, options.stream]);
+    b.validOn = options.stream ?? null;
+    return b;
+  }
+
+  private validOn: Stream | null = null;
+
+  /** The stream the memory is valid on, when it was given (DeviceBuffer.fromPointer's option; a view reports its allocation's); else null. */
+  get stream(): Stream | null {
+    return this.parent ? this.parent.stream : this.validOn;
+  }
+
   /** Whether close() was called on the buffer, or (for a view) on the allocation it belongs to. */
   override get isClosed(): boolean {
     return super.isClosed || (this.parent !== null && this.parent.isClosed);
@@ -171,38 +205,38 @@ export class DeviceBuffer extends Resource {
   }
 
   /**
-   * Copies all of `src` (host memory or another DeviceBuffer) into the start of this buffer: waits
-   * for the copy (cudaMemcpy), or queues it on `options.stream` (cudaMemcpyAsync). Returns this
-   * buffer. Throws RangeError when `src` is larger than the buffer, CudaError when the copy fails.
+   * Copies all of `src` (host memory, another DeviceBuffer, or a contiguous StridedView) into the
+   * start of this buffer: waits for the copy (cudaMemcpy), or queues it on `options.stream`
+   * (cudaMemcpyAsync). Returns this buffer. Throws RangeError when `src` is larger than the buffer,
+   * CudaError when the copy fails.
    */
-  copyFrom(src: HostData | DeviceBuffer, options: CopyOptions = {}): this {
+  copyFrom(src: HostData | DeviceBuffer | DeviceBytes, options: CopyOptions = {}): this {
     this.alive('copyFrom');
     checkOptions('DeviceBuffer.copyFrom', options, COPY_OPTIONS);
-    if (src instanceof DeviceBuffer) openArg(src, 'DeviceBuffer', 'DeviceBuffer.copyFrom', 'src');
-    else hostOrDevice(src, 'copyFrom', 'src');
+    const device = deviceSide(src, 'DeviceBuffer.copyFrom', 'src', false);
+    if (!device) hostOrDevice(src, 'copyFrom', 'src');
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyFrom', 'options.stream');
-    const n = src instanceof DeviceBuffer ? src.size : src.byteLength;
+    const n = device ? device.size : (src as HostData).byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`);
-    const from = src instanceof DeviceBuffer ? src.ptr : src;
-    this.copy(this.address, from, n, src instanceof DeviceBuffer ? D2D : H2D, options, 'copyFrom');
+    this.copy(this.address, device ? device.ptr : (src as HostData), n, device ? D2D : H2D, options, 'copyFrom');
     return this;
   }
 
   /**
-   * Copies the start of this buffer into `dst` (host memory or another DeviceBuffer), as many bytes
-   * as `dst` holds, and returns `dst`: synchronous, or queued on `options.stream` (then read `dst`
-   * only after the stream is synchronized). Throws RangeError when `dst` is larger than the buffer.
+   * Copies the start of this buffer into `dst` (host memory, another DeviceBuffer, or a contiguous
+   * StridedView that is not read-only), as many bytes as `dst` holds, and returns `dst`: synchronous,
+   * or queued on `options.stream` (then read `dst` only after the stream is synchronized). Throws
+   * RangeError when `dst` is larger than the buffer.
    */
-  copyTo<T extends HostData | DeviceBuffer>(dst: T, options: CopyOptions = {}): T {
+  copyTo<T extends HostData | DeviceBuffer | DeviceBytes>(dst: T, options: CopyOptions = {}): T {
     this.alive('copyTo');
     checkOptions('DeviceBuffer.copyTo', options, COPY_OPTIONS);
-    if (dst instanceof DeviceBuffer) openArg(dst, 'DeviceBuffer', 'DeviceBuffer.copyTo', 'dst');
-    else hostOrDevice(dst, 'copyTo', 'dst');
+    const device = deviceSide(dst, 'DeviceBuffer.copyTo', 'dst', true);
+    if (!device) hostOrDevice(dst, 'copyTo', 'dst');
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyTo', 'options.stream');
-    const n = dst instanceof DeviceBuffer ? dst.size : (dst as HostData).byteLength;
+    const n = device ? device.size : (dst as HostData).byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`);
-    const to = dst instanceof DeviceBuffer ? dst.ptr : (dst as HostData);
-    this.copy(to, this.address, n, dst instanceof DeviceBuffer ? D2D : D2H, options, 'copyTo');
+    this.copy(device ? device.ptr : (dst as HostData), this.address, n, device ? D2D : D2H, options, 'copyTo');
     return dst;
   }
 
@@ -297,6 +331,30 @@ export class DeviceBuffer extends Resource {
         `DeviceBuffer.${what}: only managed memory (device.allocateManaged) can be ${what === 'advise' ? 'advised' : 'prefetched'}; this buffer is ${this.kind} memory`,
       );
   }
+}
+
+/**
+ * The method through which device memory that is not a DeviceBuffer (a StridedView, of a room this
+ * class cannot import) takes part in DeviceBuffer's copies: it gives the address and byte count of
+ * its packed bytes, or throws naming `where` and `param` (closed, not contiguous, read-only when
+ * `writing`).
+ */
+export const asDeviceBytes: unique symbol = Symbol('cuda-bindings.asDeviceBytes');
+
+/** Device memory that DeviceBuffer's copies read and write besides a DeviceBuffer: a contiguous StridedView. */
+export interface DeviceBytes {
+  /** The packed bytes' address and count, for the copy `where`; throws when they cannot be copied (see asDeviceBytes). */
+  [asDeviceBytes](where: string, param: string, writing: boolean): { ptr: bigint; size: number };
+}
+
+/** The device side of a copy: a DeviceBuffer's or a view's bytes (checked open), or null for host memory. */
+function deviceSide(v: unknown, where: string, param: string, writing: boolean): { ptr: bigint; size: number } | null {
+  if (v instanceof DeviceBuffer) {
+    openArg(v, 'DeviceBuffer', where, param);
+    return { ptr: v.ptr, size: v.size };
+  }
+  if (v !== null && typeof v === 'object' && asDeviceBytes in v) return (v as DeviceBytes)[asDeviceBytes](where, param, writing);
+  return null;
 }
 
 /** Copies smaller than this go in one piece. */

@@ -2,7 +2,7 @@
 // to VirtualMemoryResource (the VirtualBuffers it makes): Device.ts and VirtualMemoryResource.ts
 // import none of these classes for it (see base/extend.ts).
 import { extend } from '../base/extend';
-import { openOptionalArg } from '../base/lifetime';
+import { assertOpen, openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import { Device } from '../device/Device';
 import type { Stream } from '../device/Stream';
@@ -11,6 +11,9 @@ import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from './Memor
 import { getAllocator } from './CachingAllocator';
 import { VirtualMemoryResource, type VirtualAllocateOptions } from './VirtualMemoryResource';
 import { VirtualBuffer } from './VirtualBuffer';
+import { StridedView, type StridedViewOptions } from './StridedView';
+import type { CudaArrayInterface } from './array-interface';
+import { exportDlpack } from './dlpack';
 
 declare module '../device/Device' {
   interface Device {
@@ -31,6 +34,31 @@ declare module '../device/Device' {
     readonly memoryPool: MemoryPool;
     /** A new stream-ordered memory pool of this device's memory (cudaMemPoolCreate); closing it destroys the pool. */
     createMemoryPool(options?: MemoryPoolOptions): MemoryPool;
+  }
+}
+
+declare module './DeviceBuffer' {
+  interface DeviceBuffer {
+    /** The buffer as an N-d typed view (StridedView.of(this, options)): default bytes, one dimension over the whole buffer. */
+    view(options?: StridedViewOptions): StridedView;
+    /**
+     * The buffer as a `__cuda_array_interface__` (version 3) plain object: a view's (see
+     * StridedView.toArrayInterface), laid out by `options` (default: the bytes, typestr '|u1').
+     */
+    toArrayInterface(options?: StridedViewOptions): CudaArrayInterface;
+  }
+}
+
+declare module './StridedView' {
+  interface StridedView {
+    /**
+     * The view as a DLPack 1.0 tensor for native code in this process: the address (a bigint) of a
+     * DLManagedTensorVersioned (data at element [0, …, 0], device kDLCUDA, strides in elements, the
+     * read-only flag of a read-only view). The consumer owns it and must call its deleter once; until
+     * then the view and its memory stay alive (closing them frees nothing before). See fromDlpack
+     * for the other direction.
+     */
+    toDlpack(): bigint;
   }
 }
 
@@ -105,5 +133,22 @@ extend(VirtualMemoryResource, {
     });
     void this.device.primaryContext; // the driver calls below need a context current
     return VirtualBuffer.importChunks(this, handles);
+  },
+});
+
+extend(DeviceBuffer, {
+  view(options: StridedViewOptions = {}): StridedView {
+    return StridedView.of(this, options);
+  },
+
+  toArrayInterface(options: StridedViewOptions = {}): CudaArrayInterface {
+    return StridedView.of(this, options).toArrayInterface();
+  },
+});
+
+extend(StridedView, {
+  toDlpack(): bigint {
+    assertOpen(this, 'toDlpack');
+    return exportDlpack(this);
   },
 });
