@@ -79,6 +79,7 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
       'simpleIPC',
       'ltoLink',
       'nvvmKernel',
+      'clusterLaunch',
       'ncclAllReduce',
       'ncclInitAll',
     ]) {
