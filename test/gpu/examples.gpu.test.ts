@@ -80,6 +80,7 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
       'ltoLink',
       'nvvmKernel',
       'clusterLaunch',
+      'managedMemory',
       'ncclAllReduce',
       'ncclInitAll',
     ]) {

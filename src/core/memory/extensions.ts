@@ -11,6 +11,8 @@ import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from './Memor
 import { getAllocator } from './CachingAllocator';
 import { VirtualMemoryResource, type VirtualAllocateOptions } from './VirtualMemoryResource';
 import { VirtualBuffer } from './VirtualBuffer';
+// DeviceBuffer's managed-memory reads, discard and discardPrefetch.
+import './managed';
 
 declare module '../device/Device' {
   interface Device {
