@@ -53,6 +53,7 @@ export {
   type HostBufferOptions,
   type PinnedAllocator,
 } from './memory/HostBuffer';
+export { nvtx, NvtxDomain, RegisteredString, NO_PUSH_POP_TRACKING, type NvtxColor, type NvtxEvent, type NvtxMessage } from './nvtx/nvtx';
 export { prefetchBatch, discardBatch, discardPrefetchBatch } from './memory/managed';
 export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './memory/PinnedMemoryPool';
 export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats } from './memory/MemoryPool';

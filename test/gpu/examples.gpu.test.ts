@@ -81,6 +81,7 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
       'nvvmKernel',
       'clusterLaunch',
       'managedMemory',
+      'nvtxRanges',
       'ncclAllReduce',
       'ncclInitAll',
     ]) {
