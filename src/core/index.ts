@@ -53,6 +53,7 @@ export {
   type HostBufferOptions,
   type PinnedAllocator,
 } from './memory/HostBuffer';
+export { CheckpointProcess, type CheckpointState, type GpuMapping } from './checkpoint/CheckpointProcess';
 export { nvtx, NvtxDomain, RegisteredString, NO_PUSH_POP_TRACKING, type NvtxColor, type NvtxEvent, type NvtxMessage } from './nvtx/nvtx';
 export { prefetchBatch, discardBatch, discardPrefetchBatch } from './memory/managed';
 export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './memory/PinnedMemoryPool';

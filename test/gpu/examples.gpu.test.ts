@@ -82,6 +82,7 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
       'clusterLaunch',
       'managedMemory',
       'nvtxRanges',
+      'checkpointProcess',
       'ncclAllReduce',
       'ncclInitAll',
     ]) {
