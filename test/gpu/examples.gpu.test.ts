@@ -83,6 +83,7 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
       'managedMemory',
       'nvtxRanges',
       'checkpointProcess',
+      'precompiledHeaders',
       'ncclAllReduce',
       'ncclInitAll',
     ]) {
