@@ -70,7 +70,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 // With `--startup`, only the start-up part: on a machine with a driver the calls below would reach
 // it with made-up handles.
-if (!process.argv.includes('--startup')) {
+if (!process.argv.includes('--startup') && !process.argv.includes('--nvtx')) {
   // Interleaved: each round times every case raw then through the facade, so a slow stretch of the
   // machine hits both; the ratio is the median of the per-round ratios.
   const ROUNDS = 10;
@@ -96,6 +96,34 @@ if (!process.argv.includes('--startup')) {
     const span = (xs: number[]) => `${median(xs).toFixed(1)} [${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}]`;
     console.log(`| ${name} | ${span(a)} | ${span(b)} | ${median(b.map((x, k) => x / a[k])).toFixed(2)}× |`);
   });
+}
+
+// NVTX with no tool attached (NVTX_INJECTION64_PATH unset): what a range or a marker costs an
+// application that is not being profiled, beside an empty function call. `--nvtx` runs only this.
+if (!process.argv.includes('--startup')) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { core } = require(path.resolve('dist')) as typeof import('../src');
+  const { nvtx } = core;
+  if (nvtx.tool !== null) console.log(`\n# NVTX: a tool is attached (${nvtx.tool}); these figures are with it`);
+  const empty = (): void => undefined;
+  const attrs = { message: 'step', color: 'green' as const, payload: 1 };
+  const nvtxCases: [string, () => unknown, number][] = [
+    ['an empty JS function call', () => empty(), 5_000_000],
+    ["nvtx.rangePush('step') + nvtx.rangePop()", () => (nvtx.rangePush('step'), nvtx.rangePop()), 5_000_000],
+    ["nvtx.mark('here')", () => nvtx.mark('here'), 5_000_000],
+    ['nvtx.rangePush({ message, color, payload }) + rangePop()', () => (nvtx.rangePush(attrs), nvtx.rangePop()), 5_000_000],
+  ];
+  const nvtxTimers = nvtxCases.map(([name]) => timer(`nvtx ${name}`));
+  const nvtxSamples = nvtxCases.map(() => [] as number[]);
+  for (let round = 0; round < 10; round++) nvtxCases.forEach(([, f, n], i) => nvtxSamples[i].push(nvtxTimers[i](f, Math.ceil(n / 10))));
+  console.log(`\n# NVTX, no tool attached: 10 interleaved rounds, median [min–max] ns per call`);
+  console.log('| call | ns |');
+  console.log('|---|---:|');
+  nvtxCases.forEach(([name], i) => {
+    const xs = nvtxSamples[i];
+    console.log(`| ${name} | ${median(xs).toFixed(1)} [${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}] |`);
+  });
+  if (process.argv.includes('--nvtx')) process.exit(0);
 }
 
 // Start-up in fresh processes, for every entry point of package.json's `exports`, loaded by a script

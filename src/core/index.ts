@@ -60,6 +60,9 @@ export { StridedView, type StridedViewOptions, type SliceSpec, type FromArrayInt
 export type { Dtype, ElementArray } from './memory/dtype';
 export { fromDlpack, DLPACK_VERSION, type FromDlpackOptions } from './memory/dlpack';
 export type { CudaArrayInterface } from './memory/array-interface';
+export { CheckpointProcess, type CheckpointState, type GpuMapping } from './checkpoint/CheckpointProcess';
+export { nvtx, NvtxDomain, RegisteredString, NO_PUSH_POP_TRACKING, type NvtxColor, type NvtxEvent, type NvtxMessage } from './nvtx/nvtx';
+export { prefetchBatch, discardBatch, discardPrefetchBatch } from './memory/managed';
 export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './memory/PinnedMemoryPool';
 export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats } from './memory/MemoryPool';
 export {
@@ -104,7 +107,9 @@ export type { WaitOptions } from '../ffi/waits';
 export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './compile/ObjectCode';
 export { Linker, type LinkerOptions } from './compile/Linker';
 export { Kernel, type KernelAttributes, type SettableKernelAttribute } from './launch/Kernel';
-export type { LaunchConfig, Dim } from './launch/launch-config';
+export type { LaunchConfig, Dim, ExtendedLaunchOptions, ProgrammaticEvent } from './launch/launch-config';
+export { KernelOccupancy, type ClusterQuery } from './launch/occupancy';
+export { launch, type KernelNodeTarget, type TargetedLaunchConfig } from './launch/launch';
 export type { KernelArgument } from './launch/kernel-argument';
 export { ElementwiseKernel, type ElementwiseOptions } from './compile/ElementwiseKernel';
 export { measureBandwidth, BANDWIDTH_SIZES, type BandwidthRow, type BandwidthOptions } from './memory/bandwidth';

@@ -7693,60 +7693,64 @@ let f_cuCheckpointProcessLock: KoffiFunction | undefined;
 /**
  * Lock a running CUDA process
  * @param pid - The process ID of the CUDA process
- * @returns `[err, args]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_READY); `args`: Optional lock operation arguments; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @param args - Optional lock operation arguments
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_READY).
  */
 // CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs * args) — cuda.h:25918
-export function cuCheckpointProcessLock(pid: number): Res<[S.CUcheckpointLockArgs_st]> {
+export function cuCheckpointProcessLock(pid: number, args: S.CUcheckpointLockArgs_st | S.CUcheckpointLockArgs_stInit | null): [E.CUresult] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessLock', 'pid');
-  const a_args = new S.CUcheckpointLockArgs_st();
-  const err = (f_cuCheckpointProcessLock ??= L.bind('cuCheckpointProcessLock'))(a_pid, a_args._u8) as E.CUresult;
-  if (err !== 0) return F.failed('cuCheckpointProcessLock', [err, null]);
-  return [err, a_args];
+  const a_args = X.structArg(args, S.CUcheckpointLockArgs_st, 'cuCheckpointProcessLock', 'args');
+  const err = (f_cuCheckpointProcessLock ??= L.bind('cuCheckpointProcessLock'))(a_pid, a_args) as E.CUresult;
+  if (err !== 0) return F.failed('cuCheckpointProcessLock', [err]);
+  return [err];
 }
 
 let f_cuCheckpointProcessCheckpoint: KoffiFunction | undefined;
 /**
  * Checkpoint a CUDA process's GPU memory contents
  * @param pid - The process ID of the CUDA process
- * @returns `[err, args]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED); `args`: Optional checkpoint operation arguments; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @param args - Optional checkpoint operation arguments
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED).
  */
 // CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs * args) — cuda.h:25940
-export function cuCheckpointProcessCheckpoint(pid: number): Res<[S.CUcheckpointCheckpointArgs_st]> {
+export function cuCheckpointProcessCheckpoint(pid: number, args: S.CUcheckpointCheckpointArgs_st | S.CUcheckpointCheckpointArgs_stInit | null): [E.CUresult] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessCheckpoint', 'pid');
-  const a_args = new S.CUcheckpointCheckpointArgs_st();
-  const err = (f_cuCheckpointProcessCheckpoint ??= L.bind('cuCheckpointProcessCheckpoint'))(a_pid, a_args._u8) as E.CUresult;
-  if (err !== 0) return F.failed('cuCheckpointProcessCheckpoint', [err, null]);
-  return [err, a_args];
+  const a_args = X.structArg(args, S.CUcheckpointCheckpointArgs_st, 'cuCheckpointProcessCheckpoint', 'args');
+  const err = (f_cuCheckpointProcessCheckpoint ??= L.bind('cuCheckpointProcessCheckpoint'))(a_pid, a_args) as E.CUresult;
+  if (err !== 0) return F.failed('cuCheckpointProcessCheckpoint', [err]);
+  return [err];
 }
 
 let f_cuCheckpointProcessRestore: KoffiFunction | undefined;
 /**
  * Restore a CUDA process's GPU memory contents from its last checkpoint
  * @param pid - The process ID of the CUDA process
- * @returns `[err, args]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED); `args`: Optional restore operation arguments; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @param args - Optional restore operation arguments
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED).
  */
 // CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs * args) — cuda.h:25971
-export function cuCheckpointProcessRestore(pid: number): Res<[S.CUcheckpointRestoreArgs_st]> {
+export function cuCheckpointProcessRestore(pid: number, args: S.CUcheckpointRestoreArgs_st | S.CUcheckpointRestoreArgs_stInit | null): [E.CUresult] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessRestore', 'pid');
-  const a_args = new S.CUcheckpointRestoreArgs_st();
-  const err = (f_cuCheckpointProcessRestore ??= L.bind('cuCheckpointProcessRestore'))(a_pid, a_args._u8) as E.CUresult;
-  if (err !== 0) return F.failed('cuCheckpointProcessRestore', [err, null]);
-  return [err, a_args];
+  const a_args = X.structArg(args, S.CUcheckpointRestoreArgs_st, 'cuCheckpointProcessRestore', 'args');
+  const err = (f_cuCheckpointProcessRestore ??= L.bind('cuCheckpointProcessRestore'))(a_pid, a_args) as E.CUresult;
+  if (err !== 0) return F.failed('cuCheckpointProcessRestore', [err]);
+  return [err];
 }
 
 let f_cuCheckpointProcessUnlock: KoffiFunction | undefined;
 /**
  * Unlock a CUDA process to allow CUDA API calls
  * @param pid - The process ID of the CUDA process
- * @returns `[err, args]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED); `args`: Optional unlock operation arguments; the outputs are null unless `err` is CUDA_SUCCESS.
+ * @param args - Optional unlock operation arguments
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED).
  */
 // CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs * args) — cuda.h:25991
-export function cuCheckpointProcessUnlock(pid: number): Res<[S.CUcheckpointUnlockArgs_st]> {
+export function cuCheckpointProcessUnlock(pid: number, args: S.CUcheckpointUnlockArgs_st | S.CUcheckpointUnlockArgs_stInit | null): [E.CUresult] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessUnlock', 'pid');
-  const a_args = new S.CUcheckpointUnlockArgs_st();
-  const err = (f_cuCheckpointProcessUnlock ??= L.bind('cuCheckpointProcessUnlock'))(a_pid, a_args._u8) as E.CUresult;
-  if (err !== 0) return F.failed('cuCheckpointProcessUnlock', [err, null]);
-  return [err, a_args];
+  const a_args = X.structArg(args, S.CUcheckpointUnlockArgs_st, 'cuCheckpointProcessUnlock', 'args');
+  const err = (f_cuCheckpointProcessUnlock ??= L.bind('cuCheckpointProcessUnlock'))(a_pid, a_args) as E.CUresult;
+  if (err !== 0) return F.failed('cuCheckpointProcessUnlock', [err]);
+  return [err];
 }
 
 let f_cuProfilerInitialize: KoffiFunction | undefined;

@@ -79,6 +79,11 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
       'simpleIPC',
       'ltoLink',
       'nvvmKernel',
+      'clusterLaunch',
+      'managedMemory',
+      'nvtxRanges',
+      'checkpointProcess',
+      'precompiledHeaders',
       'ncclAllReduce',
       'ncclInitAll',
     ]) {

@@ -22,6 +22,11 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cuDeviceGetHostAtomicCapabilities: { capabilities: outArr('count', 'in'), operations: inArr('count', false) },
   cuDeviceGetP2PAtomicCapabilities: { capabilities: outArr('count', 'in'), operations: inArr('count', false) },
   cuCtxCreate: { ctxCreateParams: { k: 'inStruct' } },
+  // The checkpoint calls' args are inputs (a lock's timeout, a restore's GPU pairs), optional (NULL).
+  cuCheckpointProcessLock: { args: { k: 'inStruct' } },
+  cuCheckpointProcessCheckpoint: { args: { k: 'inStruct' } },
+  cuCheckpointProcessRestore: { args: { k: 'inStruct' } },
+  cuCheckpointProcessUnlock: { args: { k: 'inStruct' } },
   cuModuleLoadDataEx: jit,
   cuModuleEnumerateFunctions: { functions: outArr('numFunctions', 'in') },
   cuLinkCreate: jit,

@@ -47,6 +47,24 @@ export interface ProgramOptions {
    * a directory, or false for none. CUDA_BINDINGS_CACHE=0 turns it off too.
    */
   cache?: boolean | string;
+  /**
+   * NVRTC precompiled headers, automatically (`--pch`): the headers a compile parses are saved to a
+   * PCH file (in `pchDir`, or the working directory) and later compiles with the same headers load it
+   * instead of parsing them again. NVRTC only. A compile that creates a PCH skips the disk cache.
+   */
+  pch?: boolean;
+  /** Creates a precompiled header at this path from the headers this compile includes (`--create-pch`); NVRTC only. */
+  createPch?: string;
+  /** Uses the precompiled header at this path (`--use-pch`), made by an earlier `createPch` with the same headers and options; NVRTC only. */
+  usePch?: string;
+  /** The directory automatic PCH files (`pch: true`) go to and are looked for in (`--pch-dir`). */
+  pchDir?: string;
+  /** Says in the log why a PCH could not be created or used (`--pch-verbose`). */
+  pchVerbose?: boolean;
+  /** Says in the log whether a PCH was created or used (`--pch-messages`, on by default in NVRTC). */
+  pchMessages?: boolean;
+  /** Instantiates templates in the PCH (`--instantiate-templates-in-pch`, on by default in NVRTC). */
+  instantiateTemplatesInPch?: boolean;
 }
 
 /** The keys of ProgramOptions, for checkOptions. */
@@ -61,6 +79,13 @@ export const PROGRAM_OPTIONS: OptionKeys<ProgramOptions> = {
   libdevice: true,
   compiler: true,
   cache: true,
+  pch: true,
+  createPch: true,
+  usePch: true,
+  pchDir: true,
+  pchVerbose: true,
+  pchMessages: true,
+  instantiateTemplatesInPch: true,
 };
 
 /** The options of `Program.compileAsync`: a compile's, and when to give up waiting for it. */
@@ -74,6 +99,8 @@ export interface Compiled {
   code: Uint8Array;
   log: string;
   names: Record<string, string>;
+  /** Whether NVRTC created the precompiled header asked for (absent when none was asked for). */
+  pchCreated?: boolean;
 }
 
 /** What a compiler is and how it reports itself (part of the cache key). */
@@ -219,6 +246,78 @@ export class Program {
   }
 
   private sourceName = 'program';
+  /** @internal See pchCreated. */
+  pchResult: boolean | null = null;
+
+  /** Whether NVRTC created the precompiled header this compile asked for (`pch` or `createPch`); null when none was asked for. */
+  get pchCreated(): boolean | null {
+    return this.pchResult;
+  }
+}
+
+/** The NVRTC flags of the PCH options, the options given, and whether the compile creates a PCH. */
+function pchOptions(options: ProgramOptions, fn: string): { flags: string[]; keys: string[]; creates: boolean } {
+  const flags: string[] = [];
+  const keys: string[] = [];
+  const flag = (key: keyof ProgramOptions, make: (v: boolean) => string | null) => {
+    const v = options[key];
+    if (v === undefined) return;
+    if (typeof v !== 'boolean') throw new TypeError(`${fn}: option '${key}' must be true or false, got ${describe(v)}`);
+    keys.push(key);
+    const f = make(v);
+    if (f) flags.push(f);
+  };
+  const path = (key: keyof ProgramOptions, name: string) => {
+    const v = options[key];
+    if (v === undefined) return;
+    if (typeof v !== 'string' || v === '' || v.includes('\0'))
+      throw new TypeError(`${fn}: option '${key}' must be a file path, got ${describe(v)}`);
+    keys.push(key);
+    flags.push(`--${name}=${v}`);
+  };
+  flag('pch', (v) => (v ? '--pch' : null));
+  path('createPch', 'create-pch');
+  path('usePch', 'use-pch');
+  path('pchDir', 'pch-dir');
+  flag('pchVerbose', (v) => `--pch-verbose=${v}`);
+  flag('pchMessages', (v) => `--pch-messages=${v}`);
+  flag('instantiateTemplatesInPch', (v) => `--instantiate-templates-in-pch=${v}`);
+  if (options.createPch !== undefined && options.usePch !== undefined)
+    throw new RangeError(`${fn}: options 'createPch' and 'usePch' exclude each other: a compile makes a PCH or uses one`);
+  if (options.pch && (options.createPch !== undefined || options.usePch !== undefined))
+    throw new RangeError(`${fn}: option 'pch' (automatic) excludes 'createPch' and 'usePch'`);
+  return { flags, keys, creates: options.pch === true || options.createPch !== undefined };
+}
+
+/** Whether the compile asked NVRTC to create a PCH (automatically or at a path). */
+function createsPch(opts: readonly string[]): boolean {
+  return opts.some((o) => o === '--pch' || o.startsWith('--create-pch='));
+}
+
+/**
+ * After a compile that was to create a PCH: when NVRTC ran out of PCH heap, grows the heap to what it
+ * says it needs (nvrtcSetPCHHeapSize) and returns true, so that the caller compiles again, as
+ * cuda.core does. False otherwise (including an NVRTC without the PCH calls).
+ */
+function growPchHeap(prog: nvrtc.nvrtcProgram): boolean {
+  try {
+    const [status] = nvrtc.nvrtcGetPCHCreateStatus(prog);
+    if (status !== nvrtc.nvrtcResult.NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) return false;
+    const [err, need] = nvrtc.nvrtcGetPCHHeapSizeRequired(prog);
+    if (err !== nvrtc.nvrtcResult.NVRTC_SUCCESS || !need) return false;
+    return nvrtc.nvrtcSetPCHHeapSize(need)[0] === nvrtc.nvrtcResult.NVRTC_SUCCESS;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether NVRTC created the PCH the compile asked for (nvrtcGetPCHCreateStatus). */
+function pchCreated(prog: nvrtc.nvrtcProgram): boolean {
+  try {
+    return nvrtc.nvrtcGetPCHCreateStatus(prog)[0] === nvrtc.nvrtcResult.NVRTC_SUCCESS;
+  } catch {
+    return false;
+  }
 }
 
 /** Checks a compile's source and options (messages name `fn`), and looks it up in the cache. */
@@ -237,16 +336,20 @@ function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: s
   const target = options.target ?? 'cubin';
   if (target !== 'cubin' && target !== 'ptx' && target !== 'ltoir')
     throw new RangeError(`${fn}: option 'target' must be 'cubin', 'ptx' or 'ltoir', got ${describe(target)}`);
+  const pch = pchOptions(options, fn);
   const o = {
     name: options.name ?? 'program.cu',
-    options: stringList(options.options, 'options', fn),
+    options: [...stringList(options.options, 'options', fn), ...pch.flags],
     headers: headerMap(options.headers, fn),
     nameExpressions: stringList(options.nameExpressions, 'nameExpressions', fn),
     target,
   };
   const arch = archName(options.arch, target, fn);
   const compiler = pickCompiler(options.compiler ?? 'auto', o.nameExpressions.length > 0, fn);
-  const dir = cacheDir(options.cache, fn);
+  if (pch.flags.length && compiler.kind !== 'nvrtc')
+    throw new Error(`${fn}: precompiled headers (${pch.keys.join(', ')}) need NVRTC; this compile would use ${compiler.kind}`);
+  // A compile that creates a PCH runs for that file, so a cached result would not do.
+  const dir = pch.creates ? null : cacheDir(options.cache, fn);
   const key = createHash('sha256')
     .update(
       JSON.stringify([
@@ -269,7 +372,9 @@ function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: s
     runAsync: (w) => compiler.compileAsync(source, o, arch, w, fn),
     finish: (out, fromCache) => {
       if (dir && !fromCache) writeCache(dir, key, target, out);
-      return Program.make(out.code, target, arch, out.log, `${compiler.kind} ${compiler.version}`, fromCache, out.names, o.name);
+      const p = Program.make(out.code, target, arch, out.log, `${compiler.kind} ${compiler.version}`, fromCache, out.names, o.name);
+      p.pchResult = out.pchCreated ?? null;
+      return p;
     },
   };
 }
@@ -340,14 +445,19 @@ function loadNvrtc(): Compiler | Error {
     kind: 'nvrtc',
     version,
     compile: (source, o, arch) => {
-      const { prog, opts } = startNvrtc(source, o, arch);
-      try {
-        return finishNvrtc(prog, nvrtc.nvrtcCompileProgram(prog, opts.length, opts)[0], o);
-      } finally {
-        nvrtc.nvrtcDestroyProgram(prog);
+      // A PCH that ran out of heap: the heap grown, compiled once more.
+      for (let attempt = 0; ; attempt++) {
+        const { prog, opts } = startNvrtc(source, o, arch);
+        try {
+          const status = nvrtc.nvrtcCompileProgram(prog, opts.length, opts)[0];
+          if (attempt === 0 && status === nvrtc.nvrtcResult.NVRTC_SUCCESS && createsPch(opts) && growPchHeap(prog)) continue;
+          return finishNvrtc(prog, status, o, createsPch(opts));
+        } finally {
+          nvrtc.nvrtcDestroyProgram(prog);
+        }
       }
     },
-    compileAsync: async (source, o, arch, w, fn) => {
+    compileAsync: async function compileAsync(source, o, arch, w, fn, attempt = 0): Promise<Compiled> {
       const { prog, opts } = startNvrtc(source, o, arch);
       // Given up, the program is destroyed once the pool's compile returned, not before.
       let gaveUp = false;
@@ -363,11 +473,14 @@ function loadNvrtc(): Compiler | Error {
         if (returned) nvrtc.nvrtcDestroyProgram(prog);
         throw e;
       }
+      let again = false;
       try {
-        return finishNvrtc(prog, status as nvrtc.nvrtcResult, o);
+        again = attempt === 0 && status === nvrtc.nvrtcResult.NVRTC_SUCCESS && createsPch(opts) && growPchHeap(prog);
+        if (!again) return finishNvrtc(prog, status as nvrtc.nvrtcResult, o, createsPch(opts));
       } finally {
         nvrtc.nvrtcDestroyProgram(prog);
       }
+      return compileAsync(source, o, arch, w, fn, 1);
     },
   };
 }
@@ -402,7 +515,7 @@ function startNvrtc(source: string, o: Parameters<Compiler['compile']>[1], arch:
 }
 
 /** The log, code and lowered names of a compiled NVRTC program (the caller destroys it). */
-function finishNvrtc(prog: nvrtc.nvrtcProgram, compiled: nvrtc.nvrtcResult, o: Parameters<Compiler['compile']>[1]): Compiled {
+function finishNvrtc(prog: nvrtc.nvrtcProgram, compiled: nvrtc.nvrtcResult, o: Parameters<Compiler['compile']>[1], pch = false): Compiled {
   {
     const [, logSize] = nvrtc.nvrtcGetProgramLogSize(prog);
     const logBytes = new Uint8Array(Math.max(1, logSize ?? 1));
@@ -431,7 +544,7 @@ function finishNvrtc(prog: nvrtc.nvrtcProgram, compiled: nvrtc.nvrtcResult, o: P
       nvrtcCheck([nameErr], `nvrtcGetLoweredName(${e})`);
       names[e] = lowered!;
     }
-    return { code, log, names };
+    return pch ? { code, log, names, pchCreated: pchCreated(prog) } : { code, log, names };
   }
 }
 

@@ -13,7 +13,8 @@ import { Graph, GraphExec } from './Graph';
 import { Kernel } from '../launch/Kernel';
 import { Stream } from '../device/Stream';
 import { asKernelArgument, kernelArgument, type KernelArgument, type KernelArgumentObject } from '../launch/kernel-argument';
-import { setDim, type Dim } from '../launch/launch-config';
+import { EXTENDED_LAUNCH_KEYS, type Dim } from '../launch/launch-config';
+import { checkLimits, kernelNodeAttributes, resolveLaunch, setKernelNodeAttributes } from '../launch/extended-launch';
 import { debugDot } from './debug-dot';
 import { describe } from '../../ffi/checks';
 import { closedObject } from '../texture/TextureObject';
@@ -105,6 +106,10 @@ export interface KernelNodeConfig {
   block: Dim;
   /** Dynamic shared memory per block, in bytes (default 0). */
   sharedMem?: number;
+  /** Blocks per thread-block cluster (the node's cluster attribute); `grid` then counts clusters, as in a launch. */
+  cluster?: Dim;
+  /** A cooperative kernel node (the grid is checked against occupancy first). */
+  cooperative?: boolean;
 }
 
 /** The bodies of an `if` node: `then` runs when the handle is non-zero, `else` (when asked for) when it is zero. */
@@ -256,25 +261,27 @@ export class GraphBuilder extends Resource {
       throw new TypeError(
         `GraphBuilder.kernel(${kernel.name}): parameter 'config' must be { grid, block, sharedMem? }, got ${describe(config)}`,
       );
-    checkOptions(`GraphBuilder.kernel(${kernel.name})`, config, { grid: true, block: true, sharedMem: true }, 'config');
+    checkOptions(
+      `GraphBuilder.kernel(${kernel.name})`,
+      config,
+      { grid: true, block: true, sharedMem: true, ...EXTENDED_LAUNCH_KEYS },
+      'config',
+    );
     if (!Array.isArray(args))
       throw new TypeError(
         `GraphBuilder.kernel(${kernel.name}): parameter 'args' must be an array of kernel arguments, got ${describe(args)}`,
       );
     const fn = `GraphBuilder.kernel(${kernel.name})`;
     const values = args.map((a, i) => kernelArgument(a, i, fn));
-    const grid = new cudart.dim3();
-    const block = new cudart.dim3();
-    setDim(grid, config.grid, 'config.grid', fn);
-    setDim(block, config.block, 'config.block', fn);
-    const sharedMem = config.sharedMem ?? 0;
-    if (!Number.isSafeInteger(sharedMem) || sharedMem < 0)
-      throw new RangeError(`${fn}: 'config.sharedMem' must be a non-negative integer, got ${sharedMem}`);
+    // The sizes and launch attributes as a launch reads them (a cluster's grid counts clusters).
+    const r = resolveLaunch(config, fn);
+    const attributes = kernelNodeAttributes(r, fn);
+    checkLimits(kernel, r, kernel.limits, fn);
     const params = new cudart.cudaKernelNodeParams({
       func: kernel.handle,
-      gridDim: grid,
-      blockDim: block,
-      sharedMemBytes: sharedMem,
+      gridDim: { x: r.grid[0], y: r.grid[1], z: r.grid[2] },
+      blockDim: { x: r.block[0], y: r.block[1], z: r.block[2] },
+      sharedMemBytes: r.sharedMem,
       kernelParams: values.length ? values : null,
     });
     const node = this.add(
@@ -282,6 +289,7 @@ export class GraphBuilder extends Resource {
       'kernel',
       `${fn} (cudaGraphAddKernelNode)`,
     );
+    setKernelNodeAttributes(node.handle, attributes, fn);
     this.use('kernel', kernel, kernel.module, ...args.filter((a) => typeof a === 'object'));
     return node;
   }

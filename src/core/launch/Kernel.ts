@@ -11,7 +11,9 @@ import { hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync
 import { completion } from '../base/completion';
 import { kernelArgument, type KernelArgument } from './kernel-argument';
 import { checkOptions } from '../base/options';
-import { LAUNCH_CONFIG_KEYS, setDim, type LaunchConfig } from './launch-config';
+import { LAUNCH_CONFIG_KEYS, setDim, usesExtendedOptions, type LaunchConfig } from './launch-config';
+import { KernelOccupancy, LaunchLimits, onDevice } from './occupancy';
+import { ExtendedLauncher } from './extended-launch';
 
 /** What cudaFuncGetAttributes says about a kernel on a device. */
 export interface KernelAttributes {
@@ -31,6 +33,18 @@ export interface KernelAttributes {
   ptxVersion: number;
   /** The architecture of its binary code, as major * 10 + minor (e.g. 90 for sm_90). */
   binaryVersion: number;
+  /** Whether global loads are cached in L1 (compiled with `-Xptxas -dlcm=ca`). */
+  cacheModeCA: boolean;
+  /** The preferred share of L1 given to shared memory, in percent (-1: no preference). */
+  preferredSharedMemoryCarveout: number;
+  /** Whether the kernel must be launched with a cluster (compiled with `__cluster_dims__` or asking for one). */
+  clusterDimMustBeSet: boolean;
+  /** The cluster size the kernel was compiled with (`__cluster_dims__(x, y, z)`) as [x, y, z], or null when it has none. */
+  requiredClusterDim: [number, number, number] | null;
+  /** Whether clusters larger than the portable 8 blocks are allowed (setAttribute('NonPortableClusterSizeAllowed', 1)). */
+  nonPortableClusterSizeAllowed: boolean;
+  /** The cluster scheduling policy preference (a cudaClusterSchedulingPolicy value; 0 is the default). */
+  clusterSchedulingPolicyPreference: number;
 }
 
 /** Attributes a kernel can be given (cudaFuncAttribute without its prefix). */
@@ -76,6 +90,10 @@ export class Kernel {
   private readonly block = new cudart.dim3();
   /** `Kernel.launch(<name>)`, formatted once: the config check of every launch names it. */
   private readonly launchName: string;
+  private extended?: ExtendedLauncher;
+  private occupancyView?: KernelOccupancy;
+  /** @internal The cluster and occupancy limits extended launches are checked against, kept per device and shape. */
+  readonly limits: LaunchLimits = new LaunchLimits(this);
 
   /** @internal Use module.kernel(name). */
   constructor(
@@ -116,9 +134,11 @@ export class Kernel {
 
   /**
    * Queues the kernel on `config.stream` with `args` (in the order of its C parameters) and returns
-   * at once (cudaLaunchKernel). Throws RangeError for a bad grid or block, TypeError for an argument
-   * of no known C type (a plain number), Error for a closed buffer or module, CudaError when the
-   * launch is refused (too many threads, too much shared memory, …).
+   * at once (cudaLaunchKernel; cudaLaunchKernelExC when the config asks for a cluster, a
+   * cooperative or a programmatic launch). Throws RangeError for a bad grid or block, a cluster
+   * larger than the kernel may have or a cooperative grid larger than the device holds at once,
+   * TypeError for an argument of no known C type (a plain number), Error for a closed buffer or
+   * module, CudaError when the launch is refused (too many threads, too much shared memory, …).
    */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
     this.live('launch');
@@ -130,6 +150,10 @@ export class Kernel {
       );
     checkOptions(this.launchName, config, LAUNCH_CONFIG_KEYS, 'config');
     if (config.stream !== undefined) openArg(config.stream, 'Stream', 'Kernel.launch', 'config.stream');
+    // Clusters, cooperative and programmatic launches go through cudaLaunchKernelExC; a plain launch
+    // pays five property reads for it.
+    if (usesExtendedOptions(config))
+      return (this.extended ??= new ExtendedLauncher()).launch(this, this.limits, config, this.pack(args), this.launchName);
     const sharedMem = config.sharedMem ?? 0;
     const err = cudart.cudaLaunchKernel(
       this.handle,
@@ -153,12 +177,11 @@ export class Kernel {
     await completion(config.stream?.handle ?? null);
   }
 
-  /** What the compiler and the driver say about the kernel on `device` (default: the current one): registers, shared, local and constant memory, limits (cudaFuncGetAttributes). */
+  /** What the compiler and the driver say about the kernel on `device` (default: the current one): registers, shared, local and constant memory, cluster limits (cudaFuncGetAttributes). */
   attributes(device?: Device): KernelAttributes {
     this.live('attributes');
-    device = deviceArg(device, 'Kernel.attributes');
-    device.makeCurrent();
-    const a = check(cudart.cudaFuncGetAttributes(this.handle), 'cudaFuncGetAttributes');
+    // cudaFuncGetAttributes answers for the current device: `device` is made current for the call.
+    const a = onDevice(device, 'Kernel.attributes', () => check(cudart.cudaFuncGetAttributes(this.handle), 'cudaFuncGetAttributes'));
     return {
       maxThreadsPerBlock: a.maxThreadsPerBlock,
       numRegs: a.numRegs,
@@ -168,7 +191,21 @@ export class Kernel {
       maxDynamicSharedSizeBytes: a.maxDynamicSharedSizeBytes,
       ptxVersion: a.ptxVersion,
       binaryVersion: a.binaryVersion,
+      cacheModeCA: a.cacheModeCA !== 0,
+      preferredSharedMemoryCarveout: a.preferredShmemCarveout,
+      clusterDimMustBeSet: a.clusterDimMustBeSet !== 0,
+      requiredClusterDim: a.requiredClusterWidth > 0 ? [a.requiredClusterWidth, a.requiredClusterHeight, a.requiredClusterDepth] : null,
+      nonPortableClusterSizeAllowed: a.nonPortableClusterSizeAllowed !== 0,
+      clusterSchedulingPolicyPreference: a.clusterSchedulingPolicyPreference,
     };
+  }
+
+  /**
+   * What the kernel can do on a device at once (cuda.core's `kernel.occupancy`): active blocks per
+   * multiprocessor, the largest cooperative grid, the largest cluster, active clusters.
+   */
+  get occupancy(): KernelOccupancy {
+    return (this.occupancyView ??= new KernelOccupancy(this));
   }
 
   /**
@@ -182,6 +219,7 @@ export class Kernel {
     const code = (cudart.cudaFuncAttribute as unknown as Record<string, number>)[`cudaFuncAttribute${attr}`];
     if (code === undefined) throw new RangeError(`Kernel.setAttribute: no attribute named '${attr}'`);
     check(cudart.cudaKernelSetAttributeForDevice(this.handle, code, value, device.ordinal), 'cudaKernelSetAttributeForDevice');
+    this.limits.clear();
     return this;
   }
 

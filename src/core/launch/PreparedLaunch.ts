@@ -15,7 +15,8 @@ import { libcudart as library } from '../../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../../ffi/binding';
 import type { Kernel } from './Kernel';
 import { checkOptions } from '../base/options';
-import { LAUNCH_CONFIG_KEYS, readDim, setDim, type Dim, type LaunchConfig } from './launch-config';
+import { LAUNCH_CONFIG_KEYS, hasExtendedKeys, readDim, setDim, type Dim, type LaunchConfig } from './launch-config';
+import { ExtendedLauncher } from './extended-launch';
 import { coreArgument, type KernelArgumentObject } from './kernel-argument';
 import { describe } from '../../ffi/checks';
 import { completion } from '../base/completion';
@@ -134,8 +135,10 @@ class Prepared {
   private readonly grid = new cudart.dim3();
   private readonly block = new cudart.dim3();
   private readonly what: string;
-  // The last config object whose keys were checked.
+  // The last plain config object whose keys were checked (a config with an extended key is never
+  // kept here: it goes through begin() and cudaLaunchKernelExC every time).
   checked: object | null = null;
+  private extended?: ExtendedLauncher;
 
   constructor(
     readonly kernel: Kernel,
@@ -174,13 +177,17 @@ class Prepared {
 
   launch(config: LaunchConfig, args: ArrayLike<unknown>, offset: number): void {
     const n = args.length - offset;
-    this.begin(config, n);
+    const extended = this.begin(config, n);
     for (let i = 0; i < n; i++) this.write(i, args[i + offset]);
-    this.fire(config);
+    if (extended) this.fireExtended(config);
+    else this.fire(config);
   }
 
-  /** Checks the kernel, the config and the count of arguments before they are written. */
-  begin(config: LaunchConfig, n: number): void {
+  /**
+   * Checks the kernel, the config and the count of arguments before they are written; returns
+   * whether the config has extended options (clusters, cooperative, programmatic: fireExtended).
+   */
+  begin(config: LaunchConfig, n: number): boolean {
     if (this.kernel.module.isClosed) throw new Error(`${this.what}: the Module the kernel belongs to was closed`);
     if (config === null || typeof config !== 'object')
       throw new TypeError(
@@ -188,14 +195,23 @@ class Prepared {
       );
     // Its keys once per config object: a launch loop passes the same one every time. (Its values,
     // which a loop may change in place, are read and checked on every launch.)
+    let extended = false;
     if (config !== this.checked) {
       checkOptions(this.what, config, LAUNCH_CONFIG_KEYS, 'config');
-      this.checked = config;
+      extended = hasExtendedKeys(config);
+      if (!extended) this.checked = config;
     }
     if (n !== this.codes.length)
       throw new TypeError(
         `${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`,
       );
+    return extended;
+  }
+
+  /** Launches with the arguments written, through cudaLaunchKernelExC with the config's launch attributes. */
+  fireExtended(config: LaunchConfig): void {
+    const k = this.kernel;
+    (this.extended ??= new ExtendedLauncher()).launch(k, k.limits, config, this.args, this.what);
   }
 
   /** Launches with the arguments written. */
@@ -457,7 +473,8 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
   const lines = [
     `return function prepared(config${params.map((a) => `, ${a}`).join('')}) {`,
     // The config object last checked, the right count, an open module: nothing more to check first.
-    `  if (arguments.length !== ${n + 1} || config !== p.checked || mod.isClosed) p.begin(config, arguments.length - 1);`,
+    // A config with extended options is never p.checked: begin() says so, and it goes to fireExtended.
+    `  const ext = (arguments.length !== ${n + 1} || config !== p.checked || mod.isClosed) && p.begin(config, arguments.length - 1);`,
     '  let x;',
   ];
   for (let i = 0; i < n; i++) {
@@ -467,6 +484,7 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
   }
   // What fire() does, with each check's usual case in line and its failure in a method that explains.
   lines.push(
+    '  if (ext) return p.fireExtended(config);',
     '  const st = config.stream;',
     '  const h = st === undefined || st === null ? null : st instanceof Stream && !st.isClosed ? st.handle : p.streamHandle(st);',
     '  const sm = config.sharedMem;',
@@ -531,7 +549,7 @@ export function prepareLaunch(kernel: Kernel, signature: string | readonly Param
     a11?: unknown,
   ): void {
     const n = arguments.length - 1;
-    p.begin(config, n);
+    const extended = p.begin(config, n);
     if (n > 0) p.write(0, a0);
     if (n > 1) p.write(1, a1);
     if (n > 2) p.write(2, a2);
@@ -544,7 +562,8 @@ export function prepareLaunch(kernel: Kernel, signature: string | readonly Param
     if (n > 9) p.write(9, a9);
     if (n > 10) p.write(10, a10);
     if (n > 11) p.write(11, a11);
-    p.fire(config);
+    if (extended) p.fireExtended(config);
+    else p.fire(config);
   };
   const f = (specialised(p) ?? (types.length > 12 ? many : few)) as unknown as PreparedLaunch;
   Object.defineProperties(f, {

@@ -3,6 +3,7 @@
 // graph kernel nodes.
 import type * as cudart from '../../runtime';
 import type { Stream } from '../device/Stream';
+import type { Event } from '../device/Event';
 import type { OptionKeys } from '../base/options';
 
 /** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
@@ -18,9 +19,41 @@ export type Dim =
       z?: number;
     };
 
+/** An event a launch records when its kernel signals (programmatic dependent launch). */
+export interface ProgrammaticEvent {
+  /** The event (made with `{ timing: false }`: CUDA refuses one that records timestamps). */
+  event: Event;
+  /**
+   * Records it once every block has started (true) rather than once every block has called
+   * `cudaTriggerProgrammaticLaunchCompletion()` or exited (false, the default).
+   */
+  triggerAtBlockStart?: boolean;
+}
+
+/** The launch options that go to CUDA as launch attributes (cudaLaunchKernelExC): thread-block clusters, cooperative and dependent launches. */
+export interface ExtendedLaunchOptions {
+  /**
+   * Blocks per thread-block cluster (compute capability 9.0+). When set, `grid` counts clusters, as
+   * in cuda.core: the kernel runs `grid × cluster` blocks along each axis.
+   */
+  cluster?: Dim;
+  /** A cooperative launch: every block resident at once, so the kernel may `grid.sync()`; the grid is checked against occupancy first. */
+  cooperative?: boolean;
+  /**
+   * Programmatic dependent launch: this kernel may start before the previous kernel on the stream
+   * has finished (once that one calls `cudaTriggerProgrammaticLaunchCompletion()` or exits); it
+   * waits for it with `cudaGridDependencySynchronize()`.
+   */
+  programmaticStreamSerialization?: boolean;
+  /** An event recorded when every block of this kernel has triggered (or started, see triggerAtBlockStart), for a dependent launch elsewhere. */
+  programmaticEvent?: ProgrammaticEvent;
+  /** An event recorded when every block of this kernel has exited or triggered, before its memory flush. */
+  launchCompletionEvent?: Event;
+}
+
 /** Where and how big a launch is: `kernel.launch({ grid: 64, block: 256, stream }, ...args)`. */
-export interface LaunchConfig {
-  /** Blocks in the grid. */
+export interface LaunchConfig extends ExtendedLaunchOptions {
+  /** Blocks in the grid (clusters when `cluster` is set). */
   grid: Dim;
   /** Threads in a block. */
   block: Dim;
@@ -30,8 +63,46 @@ export interface LaunchConfig {
   stream?: Stream;
 }
 
+/** The keys of ExtendedLaunchOptions: a config with any of them goes through cudaLaunchKernelExC. */
+export const EXTENDED_LAUNCH_KEYS: OptionKeys<ExtendedLaunchOptions> = {
+  cluster: true,
+  cooperative: true,
+  programmaticStreamSerialization: true,
+  programmaticEvent: true,
+  launchCompletionEvent: true,
+};
+
 /** The keys a LaunchConfig may have, for checkOptions. */
-export const LAUNCH_CONFIG_KEYS: OptionKeys<LaunchConfig> = { grid: true, block: true, sharedMem: true, stream: true };
+export const LAUNCH_CONFIG_KEYS: OptionKeys<LaunchConfig> = {
+  grid: true,
+  block: true,
+  sharedMem: true,
+  stream: true,
+  ...EXTENDED_LAUNCH_KEYS,
+};
+
+/**
+ * Whether `config` has any extended option as a key (set or not): such a config always takes the
+ * cudaLaunchKernelExC path, so a value changed in place later is still seen.
+ */
+export function hasExtendedKeys(config: object): boolean {
+  for (const key in config) if ((EXTENDED_LAUNCH_KEYS as Record<string, unknown>)[key] === true) return true;
+  return false;
+}
+
+/**
+ * Whether an extended option is in use (a cluster, a cooperative or programmatic launch, an
+ * event): read on every plain launch, five property loads and no allocation.
+ */
+export function usesExtendedOptions(c: ExtendedLaunchOptions): boolean {
+  return (
+    c.cluster !== undefined ||
+    (c.cooperative !== undefined && c.cooperative !== false) ||
+    (c.programmaticStreamSerialization !== undefined && c.programmaticStreamSerialization !== false) ||
+    c.programmaticEvent !== undefined ||
+    c.launchCompletionEvent !== undefined
+  );
+}
 
 /**
  * Reads a Dim into out[0], out[1], out[2] (y and z default to 1) and returns true, or returns false

@@ -14,6 +14,8 @@ import { VirtualBuffer } from './VirtualBuffer';
 import { StridedView, type StridedViewOptions } from './StridedView';
 import type { CudaArrayInterface } from './array-interface';
 import { exportDlpack } from './dlpack';
+// DeviceBuffer's managed-memory reads, discard and discardPrefetch.
+import './managed';
 
 declare module '../device/Device' {
   interface Device {

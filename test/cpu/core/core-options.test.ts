@@ -273,7 +273,7 @@ describe('on a device (fake libcudart)', () => {
     ['capture unknown', "TypeError: Stream.capture: unknown option 'mdoe' (did you mean 'mode'?); the options are mode"],
     [
       'launch unknown',
-      "TypeError: Kernel.launch(k): unknown option 'sharedmem' in 'config' (did you mean 'sharedMem'?); the options are grid, block, sharedMem, stream",
+      "TypeError: Kernel.launch(k): unknown option 'sharedmem' in 'config' (did you mean 'sharedMem'?); the options are grid, block, sharedMem, stream, cluster, cooperative, programmaticStreamSerialization, programmaticEvent, launchCompletionEvent",
     ],
   ])('%s: a TypeError naming the method and the key', (name, message) => {
     expect(results[name]).toBe(message);

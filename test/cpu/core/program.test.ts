@@ -140,7 +140,7 @@ test('compileAsync checks its arguments and options as compile does, rejecting w
   );
   await expect(Program.compileAsync(source, { arch: 'sm_90', timout: 5 } as never)).rejects.toThrow(
     new TypeError(
-      "Program.compileAsync: unknown option 'timout' (the options are signal, timeout, name, options, headers, nameExpressions, arch, target, language, libdevice, compiler, cache)",
+      "Program.compileAsync: unknown option 'timout' (the options are signal, timeout, name, options, headers, nameExpressions, arch, target, language, libdevice, compiler, cache, pch, createPch, usePch, pchDir, pchVerbose, pchMessages, instantiateTemplatesInPch)",
     ),
   );
   await expect(Program.compileAsync(source, { arch: 'sm_90', signal: AbortSignal.abort() })).rejects.toThrow(
