@@ -113,7 +113,26 @@ export { launch, type KernelNodeTarget, type TargetedLaunchConfig } from './laun
 export type { KernelArgument } from './launch/kernel-argument';
 export { ElementwiseKernel, type ElementwiseOptions } from './compile/ElementwiseKernel';
 export { measureBandwidth, BANDWIDTH_SIZES, type BandwidthRow, type BandwidthOptions } from './memory/bandwidth';
-export { Graph, GraphExec } from './graph/Graph';
+export { Graph, GraphExec, type InstantiateOptions } from './graph/Graph';
+export type { DebugDotOptions } from './graph/debug-dot';
+export type { GraphMemoryUsage } from './graph/extensions';
+export {
+  GraphDefinition,
+  GraphNode,
+  KernelNode,
+  CopyNode,
+  MemsetNode,
+  HostNode,
+  EventNode,
+  ChildGraphNode,
+  MemAllocNode,
+  MemFreeNode,
+  type GraphNodeKind,
+  type GraphNodeType,
+  type GraphEdge,
+  type KernelNodeAttributes,
+  type KernelNodeChanges,
+} from './graph/GraphNode';
 /** Typed kernel arguments: `kernel.launch(config, buf, i32(n), f32(x))`. */
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs } from '../runtime';
 export {
@@ -135,9 +154,11 @@ export { type PreparedLaunch, type PreparedArgument } from './launch/PreparedLau
 export { parseSignature, type ParamType } from './launch/signature';
 export {
   GraphBuilder,
-  GraphNode,
   ConditionalHandle,
-  type GraphNodeKind,
+  ConditionalNode,
+  type GraphMemory,
+  type MemsetOptions,
+  type Copy2DShape,
   type CaptureOptions,
   type NodeOptions,
   type KernelNodeConfig,

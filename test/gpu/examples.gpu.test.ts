@@ -70,6 +70,7 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
       'bandwidthTest',
       'streamsAndEvents',
       'simpleCudaGraphs',
+      'graphMemoryNodes',
       'hostCallback',
       'zeroCopy',
       'streamOrderedAllocation',

@@ -1,43 +1,75 @@
-// Graphs built node by node (cuda.core's GraphBuilder): kernels with typed arguments, copies,
-// memsets, JS host functions, event records and waits, child graphs, and conditional nodes whose
-// bodies are builders too; stream work captured into the graph; then instantiate().
+// Graphs built node by node (cuda.core's GraphBuilder): kernels with typed arguments, copies and
+// memsets on buffers, graph allocations or raw addresses, memory allocation and free nodes, host
+// functions (JS or C), event records and waits, child graphs, and conditional nodes whose bodies are
+// builders too; stream work captured into the graph; edges added after the fact; then instantiate().
 import koffi from 'koffi';
 import * as cudart from '../../runtime';
 import { check } from '../base/errors';
-import { Resource, article, holdAll } from '../base/lifetime';
+import { Resource, article } from '../base/lifetime';
+import { extend } from '../base/extend';
 import { Device } from '../device/Device';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import { HostBuffer } from '../memory/HostBuffer';
 import { Event } from '../device/Event';
-import { Graph, GraphExec } from './Graph';
+import { Graph, GraphExec, hostNodeParams, instantiateGraph, type InstantiateOptions } from './Graph';
+import {
+  ChildGraphNode,
+  CopyNode,
+  EventNode,
+  GraphDefinition,
+  GraphNode,
+  HostNode,
+  KernelNode,
+  MemAllocNode,
+  MemFreeNode,
+  MemsetNode,
+  type GraphNodeKind,
+} from './GraphNode';
 import { Kernel } from '../launch/Kernel';
 import { Stream } from '../device/Stream';
 import { asKernelArgument, kernelArgument, type KernelArgument, type KernelArgumentObject } from '../launch/kernel-argument';
 import { EXTENDED_LAUNCH_KEYS, type Dim } from '../launch/launch-config';
 import { checkLimits, kernelNodeAttributes, resolveLaunch, setKernelNodeAttributes } from '../launch/extended-launch';
-import { debugDot } from './debug-dot';
 import { describe } from '../../ffi/checks';
 import { closedObject } from '../texture/TextureObject';
 import { checkOptions, type OptionKeys } from '../base/options';
 
-/** What kind of work a node does. */
-export type GraphNodeKind =
-  'kernel' | 'copy' | 'memset' | 'host' | 'eventRecord' | 'eventWait' | 'child' | 'empty' | 'if' | 'while' | 'switch' | 'captured';
+declare module './GraphNode' {
+  interface GraphNode {
+    /** The builder whose graph holds the node (a conditional body's builder for a node of a body), or null for a node of a Graph. */
+    readonly builder: GraphBuilder | null;
+  }
+}
+
+extend(GraphNode, {
+  get builder(): GraphBuilder | null {
+    return this.graph instanceof GraphBuilder ? this.graph : null;
+  },
+});
 
 /**
- * A node of a graph made with {@link GraphBuilder}: pass it in a later node's `after` to make that
- * node wait for it. It owns nothing (the graph does) and is valid while its builder is open.
+ * A conditional node (`builder.if()`, `while()`, `switch()`): its handle, its type and its bodies,
+ * as the builder made them (CUDA 13.0 has no call that reads a conditional node's parameters back, so
+ * a conditional node of a graph made elsewhere reads back as a plain GraphNode of type 'conditional').
  */
-export class GraphNode {
-  /** @internal Made by GraphBuilder's node methods. */
+export class ConditionalNode extends GraphNode {
+  /** @internal Made by builder.if(), while() and switch(). */
   constructor(
-    /** The runtime handle (cudaGraphNode_t), for the `cuda-bindings/runtime` facade. */
-    readonly handle: cudart.cudaGraphNode_t,
-    /** What the node does: 'kernel', 'copy', 'memset', 'host', 'if', … */
-    readonly kind: GraphNodeKind,
-    /** The builder whose graph holds the node. */
-    readonly builder: GraphBuilder,
-  ) {}
+    handle: cudart.cudaGraphNode_t,
+    kind: 'if' | 'while' | 'switch',
+    graph: GraphBuilder,
+    /** The handle whose value picks what runs. */
+    readonly conditionalHandle: ConditionalHandle,
+    /** The bodies: `[then]` or `[then, else]` for an if, `[body]` for a while, one per case for a switch. */
+    readonly bodies: readonly GraphBuilder[],
+  ) {
+    super(handle, kind, graph);
+  }
+
+  /** 'if', 'while' or 'switch'. */
+  get conditionalType(): 'if' | 'while' | 'switch' {
+    return this.kind as 'if' | 'while' | 'switch';
+  }
 }
 
 /**
@@ -94,7 +126,37 @@ export interface NodeOptions {
 }
 
 const NODE_OPTIONS: OptionKeys<NodeOptions> = { after: true };
-const MEMSET_OPTIONS: OptionKeys<NodeOptions & { elementSize?: 1 | 2 | 4 }> = { after: true, elementSize: true };
+/** A memset node's shape: `width` elements of `elementSize` bytes in each of `height` rows, `pitch` bytes apart. */
+export interface MemsetOptions extends NodeOptions {
+  /** Bytes per element: 1 (the default), 2 or 4. */
+  elementSize?: 1 | 2 | 4;
+  /** Elements per row (default: all of a buffer or allocation; needed for a raw address). */
+  width?: number;
+  /** Rows (default 1). */
+  height?: number;
+  /** Bytes from one row to the next (default: width × elementSize; needed when height > 1 and rows are padded). */
+  pitch?: number;
+}
+
+const MEMSET_OPTIONS: OptionKeys<MemsetOptions> = { after: true, elementSize: true, width: true, height: true, pitch: true };
+
+/** A 2D copy's shape: `width` bytes in each of `height` rows, rows `dstPitch` and `srcPitch` bytes apart. */
+export interface Copy2DShape {
+  /** Bytes per row. */
+  width: number;
+  /** Rows. */
+  height: number;
+  /** Bytes from one row to the next at the destination (default: width). */
+  dstPitch?: number;
+  /** Bytes from one row to the next at the source (default: width). */
+  srcPitch?: number;
+}
+
+const COPY_2D_SHAPE: OptionKeys<Copy2DShape> = { width: true, height: true, dstPitch: true, srcPitch: true };
+const HOST_OPTIONS: OptionKeys<NodeOptions & { userData?: bigint }> = { after: true, userData: true };
+
+/** Where a copy or memset node reads or writes: a buffer, a graph allocation, or a raw device address. */
+export type GraphMemory = DeviceBuffer | HostBuffer | MemAllocNode | bigint;
 const IF_OPTIONS: OptionKeys<NodeOptions & { else?: boolean }> = { after: true, else: true };
 const CAPTURE_NODE_OPTIONS: OptionKeys<NodeOptions & CaptureOptions> = { after: true, mode: true };
 
@@ -115,7 +177,7 @@ export interface KernelNodeConfig {
 /** The bodies of an `if` node: `then` runs when the handle is non-zero, `else` (when asked for) when it is zero. */
 export interface IfNode {
   /** The conditional node itself, for other nodes' `after`. */
-  node: GraphNode;
+  node: ConditionalNode;
   /** The body run when the handle is non-zero: add nodes to it as to any builder. */
   then: GraphBuilder;
   /** The body run when the handle is zero, or null unless `{ else: true }` was asked for. */
@@ -125,7 +187,7 @@ export interface IfNode {
 /** A `while` node: `body` runs again and again while the handle is non-zero (checked before each run). */
 export interface WhileNode {
   /** The conditional node itself, for other nodes' `after`. */
-  node: GraphNode;
+  node: ConditionalNode;
   /** The loop's body: a kernel in it sets the handle to 0 to stop. */
   body: GraphBuilder;
 }
@@ -133,7 +195,7 @@ export interface WhileNode {
 /** A `switch` node: `cases[n]` runs when the handle is n; none when it is past the last case. */
 export interface SwitchNode {
   /** The conditional node itself, for other nodes' `after`. */
-  node: GraphNode;
+  node: ConditionalNode;
   /** One body per case, `cases[0]` for value 0 and so on. */
   cases: GraphBuilder[];
 }
@@ -142,11 +204,14 @@ const MEMCPY_DEFAULT = cudart.cudaMemcpyKind.cudaMemcpyDefault;
 const COND = cudart.cudaGraphConditionalNodeType;
 
 /**
- * A graph built node by node (cuda.core's GraphBuilder): kernels with typed arguments, copies,
- * memsets, JS host functions, event records and waits, child graphs, conditional nodes (if, while,
- * switch) whose bodies are builders too, and stream work captured into it; then `instantiate()`.
- * Each node method returns a {@link GraphNode} that later nodes name in `after`; without `after`
- * a node has no dependencies and may run first.
+ * A graph built node by node (cuda.core's GraphBuilder): kernels with typed arguments, copies and
+ * memsets (on buffers, graph allocations or raw addresses), memory allocation and free nodes, host
+ * functions (JS or C), event records and waits, child graphs, conditional nodes (if, while, switch)
+ * whose bodies are builders too, and stream work captured into it; then `instantiate()`. Each node
+ * method returns a {@link GraphNode} (of the class of its type: {@link KernelNode},
+ * {@link MemAllocNode}, …) that later nodes name in `after`; without `after` a node has no
+ * dependencies and may run first. `addEdge()` adds a dependency later. The graph reads back as any
+ * graph does: `nodes()`, `edges()`, each node's predecessors, successors and parameters.
  *
  * Lifetime: close() destroys the graph; a body builder (of a conditional node) belongs to its parent's
  * graph and is freed with it. Nodes check what they use when they are added, and `instantiate()`
@@ -167,20 +232,18 @@ const COND = cudart.cudaGraphConditionalNodeType;
  * await stream.synchronize();
  * ```
  */
-export class GraphBuilder extends Resource {
+export class GraphBuilder extends GraphDefinition {
   /** What the nodes use that could be closed (and body or child builders), with the kind of the node that first used it. */
   private readonly uses = new Map<Resource | HostBuffer, GraphNodeKind>();
 
   private constructor(
-    /** The runtime handle (cudaGraph_t) of the graph being built, for the `cuda-bindings/runtime` facade. */
-    readonly handle: cudart.cudaGraph_t,
-    /** The device the graph is built for. */
-    readonly device: Device,
+    handle: cudart.cudaGraph_t,
+    device: Device,
     /** The builder of the graph whose conditional node owns this body, or null for a graph of its own. */
     readonly parent: GraphBuilder | null,
     free: () => void,
   ) {
-    super(free, parent ? [parent] : [device]);
+    super(handle, device, free, parent ? [parent] : [device]);
   }
 
   /** An empty graph to build on `device` (default: the current one); throws TypeError when `device` is not a Device. */
@@ -192,11 +255,21 @@ export class GraphBuilder extends Resource {
     return new GraphBuilder(g, device, null, () => void cudart.cudaGraphDestroy(g));
   }
 
-  /** Throws when this builder, or the graph a body belongs to, was closed. */
-  private alive(what: string): void {
-    this.live(what);
-    for (let p = this.parent; p; p = p.parent)
-      if (p.isClosed) throw new Error(`GraphBuilder.${what}: the graph this conditional body belongs to was closed`);
+  /** @internal Closed, or the graph this conditional body belongs to was. */
+  override closedReason(): string | null {
+    if (this.isClosed) return 'the GraphBuilder was closed';
+    for (let p = this.parent; p; p = p.parent) if (p.isClosed) return 'the graph this conditional body belongs to was closed';
+    return null;
+  }
+
+  /** @internal The builder of the whole graph (a body's parent's, up to the top). */
+  override get root(): GraphDefinition {
+    return this.parent ? this.parent.root : this;
+  }
+
+  /** @internal See GraphDefinition.noteUses: what a node now uses is checked and held as a new node's is. */
+  override noteUses(kind: GraphNodeKind, items: readonly unknown[]): void {
+    this.use(kind, ...items);
   }
 
   /** The handles of `options.after`, checked to be nodes of this graph. */
@@ -214,7 +287,7 @@ export class GraphBuilder extends Resource {
     return after.map((n, i) => {
       if (!(n instanceof GraphNode))
         throw new TypeError(`GraphBuilder.${what}: option 'after[${i}]' must be a GraphNode, got ${describe(n)}`);
-      if (n.builder !== this)
+      if (n.graph !== this)
         throw new Error(
           `GraphBuilder.${what}: option 'after[${i}]' is a node of another graph; a node can only follow nodes of its own graph (or body)`,
         );
@@ -222,8 +295,16 @@ export class GraphBuilder extends Resource {
     });
   }
 
-  private add(r: [cudart.cudaError_t, cudart.cudaGraphNode_t | null], kind: GraphNode['kind'], fn: string): GraphNode {
-    return new GraphNode(check(r, fn), kind, this);
+  /** A node of this graph (for addEdge, removeEdge), checked. */
+  private ownNode(n: unknown, what: string, p: string): GraphNode {
+    if (!(n instanceof GraphNode)) throw new TypeError(`GraphBuilder.${what}: parameter '${p}' must be a GraphNode, got ${describe(n)}`);
+    if (n.graph !== this) throw new Error(`GraphBuilder.${what}: parameter '${p}' is ${n.label} of another graph (or body)`);
+    return n;
+  }
+
+  /** The node's handle, or the error `fn` names. */
+  private added(r: [cudart.cudaError_t, cudart.cudaGraphNode_t | null], fn: string): cudart.cudaGraphNode_t {
+    return check(r, fn);
   }
 
   /**
@@ -252,7 +333,7 @@ export class GraphBuilder extends Resource {
   }
 
   /** A kernel launch with typed arguments, as kernel.launch takes them (the values are copied into the node). */
-  kernel(kernel: Kernel, config: KernelNodeConfig, args: readonly KernelArgument[] = [], options?: NodeOptions): GraphNode {
+  kernel(kernel: Kernel, config: KernelNodeConfig, args: readonly KernelArgument[] = [], options?: NodeOptions): KernelNode {
     this.alive('kernel');
     if (!(kernel instanceof Kernel))
       throw new TypeError(`GraphBuilder.kernel: parameter 'kernel' must be a Kernel, got ${describe(kernel)}`);
@@ -284,120 +365,263 @@ export class GraphBuilder extends Resource {
       sharedMemBytes: r.sharedMem,
       kernelParams: values.length ? values : null,
     });
-    const node = this.add(
+    const h = this.added(
       cudart.cudaGraphAddKernelNode(this.handle, this.deps(options, 'kernel'), options?.after?.length ?? 0, params),
-      'kernel',
       `${fn} (cudaGraphAddKernelNode)`,
     );
-    setKernelNodeAttributes(node.handle, attributes, fn);
+    setKernelNodeAttributes(h, attributes, fn);
     this.use('kernel', kernel, kernel.module, ...args.filter((a) => typeof a === 'object'));
-    return node;
+    return this.adopt(new KernelNode(h, 'kernel', this, kernel));
   }
 
   /**
-   * A copy of `bytes` (default: all of `src`) between device buffers and pinned host memory
-   * (HostBuffer); the direction follows from the addresses.
+   * Where a copy or memset node reads or writes, and how many bytes are there (null for a raw
+   * address): a DeviceBuffer, a pinned HostBuffer (copies only), a graph allocation, or a device
+   * address (bigint).
    */
-  copy(dst: DeviceBuffer | HostBuffer, src: DeviceBuffer | HostBuffer, bytes?: number, options?: NodeOptions): GraphNode {
+  private memory(b: unknown, p: string, what: string, host: boolean): { ptr: bigint; size: number | null } {
+    if (b instanceof DeviceBuffer) {
+      if (b.isClosed) throw new Error(`GraphBuilder.${what}: parameter '${p}' is a DeviceBuffer that was closed`);
+      return { ptr: b.ptr, size: b.size };
+    }
+    if (b instanceof HostBuffer && host) {
+      if (b.isClosed) throw new Error(`GraphBuilder.${what}: parameter '${p}' is a HostBuffer that was closed`);
+      return { ptr: b.ptr, size: b.size };
+    }
+    if (b instanceof MemAllocNode) {
+      const why = b.graph.closedReason();
+      if (why !== null) throw new Error(`GraphBuilder.${what}: parameter '${p}' is the allocation of a graph that cannot be used (${why})`);
+      return { ptr: b.ptr, size: b.size };
+    }
+    if (typeof b === 'bigint') {
+      if (b <= 0n || b >= 2n ** 64n)
+        throw new RangeError(`GraphBuilder.${what}: parameter '${p}' must be a device address (a non-zero 64-bit bigint), got ${b}n`);
+      return { ptr: b, size: null };
+    }
+    throw new TypeError(
+      host
+        ? `GraphBuilder.${what}: parameter '${p}' must be a DeviceBuffer, a HostBuffer (pinned memory: a graph copies at each launch, long after this call), a graph allocation (builder.allocate()) or a device address (bigint), got ${describe(b)}`
+        : `GraphBuilder.${what}: parameter '${p}' must be a DeviceBuffer, a graph allocation (builder.allocate()) or a device address (bigint), got ${describe(b)}`,
+    );
+  }
+
+  /**
+   * A copy of `bytes` (default: all of `src`) between device buffers, graph allocations, pinned host
+   * memory (HostBuffer) and raw addresses (bigint: `bytes` is needed then); the direction follows
+   * from the addresses.
+   */
+  copy(dst: GraphMemory, src: GraphMemory, bytes?: number, options?: NodeOptions): CopyNode {
     this.alive('copy');
-    const d = this.address(dst, 'dst', 'copy');
-    const s = this.address(src, 'src', 'copy');
-    const n = bytes ?? src.size;
+    const d = this.memory(dst, 'dst', 'copy', true);
+    const s = this.memory(src, 'src', 'copy', true);
+    const n = bytes ?? s.size ?? d.size;
+    if (n === null)
+      throw new TypeError(
+        "GraphBuilder.copy: parameter 'bytes' is needed when both 'dst' and 'src' are addresses (their sizes are unknown)",
+      );
     if (!Number.isSafeInteger(n) || n <= 0)
       throw new RangeError(`GraphBuilder.copy: parameter 'bytes' must be a positive integer, got ${n}`);
-    if (n > src.size || n > dst.size)
+    if ((s.size !== null && n > s.size) || (d.size !== null && n > d.size))
       throw new RangeError(
-        `GraphBuilder.copy: ${n} bytes do not fit in the ${n > src.size ? `source's ${src.size}` : `destination's ${dst.size}`}`,
+        `GraphBuilder.copy: ${n} bytes do not fit in the ${s.size !== null && n > s.size ? `source's ${s.size}` : `destination's ${d.size}`}`,
       );
-    const node = this.add(
-      cudart.cudaGraphAddMemcpyNode1D(this.handle, this.deps(options, 'copy'), options?.after?.length ?? 0, d, s, n, MEMCPY_DEFAULT),
-      'copy',
+    const h = this.added(
+      cudart.cudaGraphAddMemcpyNode1D(
+        this.handle,
+        this.deps(options, 'copy'),
+        options?.after?.length ?? 0,
+        d.ptr,
+        s.ptr,
+        n,
+        MEMCPY_DEFAULT,
+      ),
       'GraphBuilder.copy (cudaGraphAddMemcpyNode1D)',
     );
     this.use('copy', dst, src);
-    return node;
-  }
-
-  private address(b: unknown, p: string, what: string): bigint {
-    if (b instanceof DeviceBuffer) {
-      if (b.isClosed) throw new Error(`GraphBuilder.${what}: parameter '${p}' is a DeviceBuffer that was closed`);
-      return b.ptr;
-    }
-    if (b instanceof HostBuffer) {
-      if (b.isClosed) throw new Error(`GraphBuilder.${what}: parameter '${p}' is a HostBuffer that was closed`);
-      return b.ptr;
-    }
-    throw new TypeError(
-      `GraphBuilder.${what}: parameter '${p}' must be a DeviceBuffer or a HostBuffer (pinned memory: a graph copies at each launch, long after this call), got ${describe(b)}`,
-    );
-  }
-
-  /** Sets every element of `dst` to `value`: bytes, or 2- or 4-byte elements (`elementSize`). */
-  memset(dst: DeviceBuffer, value: number, options: NodeOptions & { elementSize?: 1 | 2 | 4 } = {}): GraphNode {
-    this.alive('memset');
-    const d = this.address(dst, 'dst', 'memset');
-    if (!(dst instanceof DeviceBuffer)) throw new TypeError("GraphBuilder.memset: parameter 'dst' must be a DeviceBuffer");
-    const size = options.elementSize ?? 1;
-    if (size !== 1 && size !== 2 && size !== 4)
-      throw new RangeError(`GraphBuilder.memset: option 'elementSize' must be 1, 2 or 4, got ${describe(size)}`);
-    const max = 2 ** (8 * size) - 1;
-    if (!Number.isInteger(value) || value < 0 || value > max)
-      throw new RangeError(
-        `GraphBuilder.memset: parameter 'value' must be an integer within [0, ${max}] for ${size}-byte elements, got ${value}`,
-      );
-    if (dst.size % size !== 0)
-      throw new RangeError(`GraphBuilder.memset: the buffer's ${dst.size} bytes are not a whole number of ${size}-byte elements`);
-    const params = new cudart.cudaMemsetParams({ dst: d, value, elementSize: size, width: dst.size / size, height: 1, pitch: 0 });
-    const node = this.add(
-      cudart.cudaGraphAddMemsetNode(this.handle, this.deps(options, 'memset', MEMSET_OPTIONS), options.after?.length ?? 0, params),
-      'memset',
-      'GraphBuilder.memset (cudaGraphAddMemsetNode)',
-    );
-    this.use('memset', dst);
-    return node;
+    return this.adopt(new CopyNode(h, 'copy', this));
   }
 
   /**
-   * A JS function run on the JS thread at this point of every launch. The CUDA thread waits for it,
-   * so wait for a graph with host nodes with `await stream.synchronize()`, never a blocking wait.
+   * A 2D copy (cudaGraphAddMemcpyNode): `width` bytes of each of `height` rows, the rows `srcPitch`
+   * bytes apart at the source and `dstPitch` at the destination (each defaults to `width`), between
+   * buffers, graph allocations, pinned host memory and raw addresses.
    */
-  hostFunction(fn: () => void, options?: NodeOptions): GraphNode {
+  copy2D(dst: GraphMemory, src: GraphMemory, shape: Copy2DShape, options?: NodeOptions): CopyNode {
+    this.alive('copy2D');
+    const fn = 'GraphBuilder.copy2D';
+    const d = this.memory(dst, 'dst', 'copy2D', true);
+    const s = this.memory(src, 'src', 'copy2D', true);
+    if (shape === null || typeof shape !== 'object')
+      throw new TypeError(`${fn}: parameter 'shape' must be { width, height, dstPitch?, srcPitch? }, got ${describe(shape)}`);
+    checkOptions(fn, shape, COPY_2D_SHAPE, 'shape');
+    const int = (v: unknown, name: string, min: number): number => {
+      if (!Number.isSafeInteger(v) || (v as number) < min)
+        throw new RangeError(`${fn}: 'shape.${name}' must be an integer of at least ${min}, got ${describe(v)}`);
+      return v as number;
+    };
+    const width = int(shape.width, 'width', 1);
+    const height = int(shape.height, 'height', 1);
+    const dstPitch = int(shape.dstPitch ?? width, 'dstPitch', width);
+    const srcPitch = int(shape.srcPitch ?? width, 'srcPitch', width);
+    for (const [m, pitch, name] of [
+      [s, srcPitch, 'source'],
+      [d, dstPitch, 'destination'],
+    ] as const) {
+      const need = (height - 1) * pitch + width;
+      if (m.size !== null && need > m.size)
+        throw new RangeError(
+          `${fn}: ${height} rows of ${width} bytes, ${pitch} bytes apart, need ${need} bytes; the ${name} has ${m.size}`,
+        );
+    }
+    const params = new cudart.cudaMemcpy3DParms({
+      srcPtr: { ptr: s.ptr, pitch: srcPitch, xsize: width, ysize: height },
+      dstPtr: { ptr: d.ptr, pitch: dstPitch, xsize: width, ysize: height },
+      extent: { width, height, depth: 1 },
+      kind: MEMCPY_DEFAULT,
+    });
+    const h = this.added(
+      cudart.cudaGraphAddMemcpyNode(this.handle, this.deps(options, 'copy2D'), options?.after?.length ?? 0, params),
+      `${fn} (cudaGraphAddMemcpyNode)`,
+    );
+    this.use('copy', dst, src);
+    return this.adopt(new CopyNode(h, 'copy', this));
+  }
+
+  /**
+   * Sets `width` elements (bytes, or 2- or 4-byte elements: `elementSize`) in each of `height` rows
+   * (`pitch` bytes apart) to `value`: all of a buffer or graph allocation by default; `width` is
+   * needed for a raw device address (bigint).
+   */
+  memset(dst: DeviceBuffer | MemAllocNode | bigint, value: number, options: MemsetOptions = {}): MemsetNode {
+    this.alive('memset');
+    const fn = 'GraphBuilder.memset';
+    const d = this.memory(dst, 'dst', 'memset', false);
+    checkOptions(fn, options, MEMSET_OPTIONS);
+    const size = options.elementSize ?? 1;
+    if (size !== 1 && size !== 2 && size !== 4)
+      throw new RangeError(`${fn}: option 'elementSize' must be 1, 2 or 4, got ${describe(size)}`);
+    const max = 2 ** (8 * size) - 1;
+    if (!Number.isInteger(value) || value < 0 || value > max)
+      throw new RangeError(`${fn}: parameter 'value' must be an integer within [0, ${max}] for ${size}-byte elements, got ${value}`);
+    const height = options.height ?? 1;
+    if (!Number.isSafeInteger(height) || height < 1)
+      throw new RangeError(`${fn}: option 'height' must be a positive integer, got ${describe(height)}`);
+    let width = options.width;
+    if (width === undefined) {
+      if (d.size === null) throw new TypeError(`${fn}: option 'width' is needed when 'dst' is an address (its size is unknown)`);
+      if (height !== 1) throw new TypeError(`${fn}: option 'width' is needed when 'height' is given`);
+      if (d.size % size !== 0)
+        throw new RangeError(
+          `${fn}: the ${dst instanceof MemAllocNode ? "allocation's" : "buffer's"} ${d.size} bytes are not a whole number of ${size}-byte elements`,
+        );
+      width = d.size / size;
+    }
+    if (!Number.isSafeInteger(width) || width < 1)
+      throw new RangeError(`${fn}: option 'width' must be a positive integer, got ${describe(width)}`);
+    const pitch = options.pitch ?? width * size;
+    if (!Number.isSafeInteger(pitch) || pitch < width * size)
+      throw new RangeError(
+        `${fn}: option 'pitch' must be an integer of at least width × elementSize (${width * size}), got ${describe(pitch)}`,
+      );
+    const need = (height - 1) * pitch + width * size;
+    if (d.size !== null && need > d.size)
+      throw new RangeError(
+        `${fn}: ${height} rows of ${width} ${size}-byte elements, ${pitch} bytes apart, need ${need} bytes; the destination has ${d.size}`,
+      );
+    const params = new cudart.cudaMemsetParams({ dst: d.ptr, value, elementSize: size, width, height, pitch: height > 1 ? pitch : 0 });
+    const h = this.added(
+      cudart.cudaGraphAddMemsetNode(this.handle, this.deps(options, 'memset', MEMSET_OPTIONS), options.after?.length ?? 0, params),
+      `${fn} (cudaGraphAddMemsetNode)`,
+    );
+    this.use('memset', dst);
+    return this.adopt(new MemsetNode(h, 'memset', this));
+  }
+
+  /**
+   * `size` bytes of device memory allocated at this point of every launch
+   * (cudaGraphAddMemAllocNode), from the device's graph memory pool: the node's `ptr` is the same at
+   * every launch, and the node itself passes as that address to later kernel, copy and memset nodes.
+   * Free it with `builder.deallocate(node)` after its last use (or instantiate with
+   * `{ autoFreeOnLaunch: true }`). CUDA allows one GraphExec at a time of a graph with allocation
+   * nodes, and none in a conditional body.
+   */
+  allocate(size: number, options?: NodeOptions): MemAllocNode {
+    this.alive('allocate');
+    if (!Number.isSafeInteger(size) || size <= 0)
+      throw new RangeError(`GraphBuilder.allocate: parameter 'size' must be a positive integer (bytes), got ${describe(size)}`);
+    const params = new cudart.cudaMemAllocNodeParams({
+      poolProps: {
+        allocType: cudart.cudaMemAllocationType.cudaMemAllocationTypePinned,
+        location: { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: this.device.ordinal },
+      },
+      bytesize: size,
+    });
+    const h = this.added(
+      cudart.cudaGraphAddMemAllocNode(this.handle, this.deps(options, 'allocate'), options?.after?.length ?? 0, params),
+      'GraphBuilder.allocate (cudaGraphAddMemAllocNode)',
+    );
+    return this.adopt(new MemAllocNode(h, 'alloc', this, params.dptr, size));
+  }
+
+  /**
+   * Frees graph memory at this point of every launch (cudaGraphAddMemFreeNode): an allocation node
+   * of this graph or of another one, or its address. Nothing may use the memory after this node.
+   */
+  deallocate(allocation: MemAllocNode | bigint, options?: NodeOptions): MemFreeNode {
+    this.alive('deallocate');
+    let ptr: bigint;
+    if (allocation instanceof MemAllocNode) ptr = allocation.ptr;
+    else if (typeof allocation === 'bigint' && allocation > 0n) ptr = allocation;
+    else
+      throw new TypeError(
+        `GraphBuilder.deallocate: parameter 'allocation' must be a MemAllocNode (builder.allocate()) or its address (bigint), got ${describe(allocation)}`,
+      );
+    const h = this.added(
+      cudart.cudaGraphAddMemFreeNode(this.handle, this.deps(options, 'deallocate'), options?.after?.length ?? 0, ptr),
+      'GraphBuilder.deallocate (cudaGraphAddMemFreeNode)',
+    );
+    return this.adopt(new MemFreeNode(h, 'free', this, ptr));
+  }
+
+  /**
+   * A host function run at this point of every launch: a JS function (run on the JS thread; the CUDA
+   * thread waits for it, so wait for a graph with JS host nodes with `await stream.synchronize()`,
+   * never a blocking wait), or a C function pointer (a bigint: `void fn(void *userData)`) called
+   * with `options.userData` on CUDA's thread.
+   */
+  hostFunction(fn: (() => void) | bigint, options?: NodeOptions & { userData?: bigint }): HostNode {
     this.alive('hostFunction');
-    if (typeof fn !== 'function') throw new TypeError(`GraphBuilder.hostFunction: parameter 'fn' must be a function, got ${describe(fn)}`);
-    const params = new cudart.cudaHostNodeParams({ fn: fn as (userData: bigint) => void, userData: 0n });
-    const node = this.add(
-      cudart.cudaGraphAddHostNode(this.handle, this.deps(options, 'hostFunction'), options?.after?.length ?? 0, params),
-      'host',
+    const params = hostNodeParams(fn, options?.userData, 'GraphBuilder.hostFunction');
+    const h = this.added(
+      cudart.cudaGraphAddHostNode(this.handle, this.deps(options, 'hostFunction', HOST_OPTIONS), options?.after?.length ?? 0, params),
       'GraphBuilder.hostFunction (cudaGraphAddHostNode)',
     );
     this.keep.push(fn);
-    return node;
+    return this.adopt(new HostNode(h, 'host', this, typeof fn === 'function' ? fn : null));
   }
 
   /** Records `event` at this point of every launch. */
-  recordEvent(event: Event, options?: NodeOptions): GraphNode {
+  recordEvent(event: Event, options?: NodeOptions): EventNode {
     this.alive('recordEvent');
     this.checkEvent(event, 'recordEvent');
-    const node = this.add(
+    const h = this.added(
       cudart.cudaGraphAddEventRecordNode(this.handle, this.deps(options, 'recordEvent'), options?.after?.length ?? 0, event.handle),
-      'eventRecord',
       'GraphBuilder.recordEvent (cudaGraphAddEventRecordNode)',
     );
     this.use('eventRecord', event);
-    return node;
+    return this.adopt(new EventNode(h, 'eventRecord', this, event));
   }
 
   /** Waits for `event` (recorded elsewhere) at this point of every launch. */
-  waitEvent(event: Event, options?: NodeOptions): GraphNode {
+  waitEvent(event: Event, options?: NodeOptions): EventNode {
     this.alive('waitEvent');
     this.checkEvent(event, 'waitEvent');
-    const node = this.add(
+    const h = this.added(
       cudart.cudaGraphAddEventWaitNode(this.handle, this.deps(options, 'waitEvent'), options?.after?.length ?? 0, event.handle),
-      'eventWait',
       'GraphBuilder.waitEvent (cudaGraphAddEventWaitNode)',
     );
     this.use('eventWait', event);
-    return node;
+    return this.adopt(new EventNode(h, 'eventWait', this, event));
   }
 
   private checkEvent(event: unknown, what: string): void {
@@ -405,30 +629,51 @@ export class GraphBuilder extends Resource {
     if (event.isClosed) throw new Error(`GraphBuilder.${what}: parameter 'event' is an Event that was closed`);
   }
 
-  /** A copy of another graph (a builder's or a captured Graph) as one node. */
-  childGraph(graph: GraphBuilder | Graph, options?: NodeOptions): GraphNode {
+  /** A copy of another graph (a builder's, a captured or borrowed Graph) as one node. */
+  childGraph(graph: GraphBuilder | Graph, options?: NodeOptions): ChildGraphNode {
     this.alive('childGraph');
     if (!(graph instanceof GraphBuilder || graph instanceof Graph))
       throw new TypeError(`GraphBuilder.childGraph: parameter 'graph' must be a GraphBuilder or a Graph, got ${describe(graph)}`);
-    if (graph.isClosed) throw new Error(`GraphBuilder.childGraph: parameter 'graph' is a ${graph.constructor.name} that was closed`);
+    if (graph.closedReason() !== null)
+      throw new Error(`GraphBuilder.childGraph: parameter 'graph' is a ${graph.constructor.name} that was closed`);
     if (graph === this) throw new Error('GraphBuilder.childGraph: a graph cannot contain itself');
-    const node = this.add(
+    const h = this.added(
       cudart.cudaGraphAddChildGraphNode(this.handle, this.deps(options, 'childGraph'), options?.after?.length ?? 0, graph.handle),
-      'child',
       'GraphBuilder.childGraph (cudaGraphAddChildGraphNode)',
     );
     // The copy launches the same kernels and reads the same buffers: a child builder's are checked and held with this one's.
     this.use('child', graph);
-    return node;
+    return this.adopt(new ChildGraphNode(h, 'child', this));
   }
 
   /** A node that does nothing: a join point for dependencies. */
   empty(options?: NodeOptions): GraphNode {
     this.alive('empty');
-    return this.add(
+    const h = this.added(
       cudart.cudaGraphAddEmptyNode(this.handle, this.deps(options, 'empty'), options?.after?.length ?? 0),
-      'empty',
       'GraphBuilder.empty (cudaGraphAddEmptyNode)',
+    );
+    return this.adopt(new GraphNode(h, 'empty', this));
+  }
+
+  /** Makes `to` wait for `from` (cudaGraphAddDependencies), both nodes of this graph already added. */
+  addEdge(from: GraphNode, to: GraphNode): void {
+    this.alive('addEdge');
+    const f = this.ownNode(from, 'addEdge', 'from');
+    const t = this.ownNode(to, 'addEdge', 'to');
+    if (f === t)
+      throw new Error(`GraphBuilder.addEdge: parameters 'from' and 'to' are the same node (${f.label}); a node cannot wait for itself`);
+    check(cudart.cudaGraphAddDependencies(this.handle, [f.handle], [t.handle], null, 1), 'GraphBuilder.addEdge (cudaGraphAddDependencies)');
+  }
+
+  /** Removes the dependency of `to` on `from` (cudaGraphRemoveDependencies); a CudaError when there is none. */
+  removeEdge(from: GraphNode, to: GraphNode): void {
+    this.alive('removeEdge');
+    const f = this.ownNode(from, 'removeEdge', 'from');
+    const t = this.ownNode(to, 'removeEdge', 'to');
+    check(
+      cudart.cudaGraphRemoveDependencies(this.handle, [f.handle], [t.handle], null, 1),
+      'GraphBuilder.removeEdge (cudaGraphRemoveDependencies)',
     );
   }
 
@@ -477,7 +722,7 @@ export class GraphBuilder extends Resource {
     size: number,
     options: NodeOptions,
     what: 'if' | 'while' | 'switch',
-  ): [GraphNode, GraphBuilder[]] {
+  ): [ConditionalNode, GraphBuilder[]] {
     this.alive(what);
     if (!(handle instanceof ConditionalHandle))
       throw new TypeError(
@@ -487,9 +732,8 @@ export class GraphBuilder extends Resource {
     const params = new cudart.cudaGraphNodeParams({ type: cudart.cudaGraphNodeType.cudaGraphNodeTypeConditional });
     params.conditional = { handle: handle.handle, type, size };
     const deps = this.deps(options, what, what === 'if' ? IF_OPTIONS : NODE_OPTIONS);
-    const node = this.add(
+    const h = this.added(
       cudart.cudaGraphAddNode(this.handle, deps, null, deps?.length ?? 0, params),
-      what,
       `GraphBuilder.${what} (cudaGraphAddNode)`,
     );
     // CUDA fills an array of the bodies' graphs, which live as long as the node.
@@ -499,7 +743,7 @@ export class GraphBuilder extends Resource {
       return new GraphBuilder(g, this.device, this, () => undefined);
     });
     this.use(what, handle, ...bodies);
-    return [node, bodies];
+    return [this.adopt(new ConditionalNode(h, what, this, handle, bodies)), bodies];
   }
 
   /**
@@ -547,35 +791,27 @@ export class GraphBuilder extends Resource {
     }
     check([err], 'GraphBuilder.capture (cudaStreamEndCapture)');
     this.keep.push(work);
-    return leaves.map((h) => new GraphNode(h, 'captured', this));
-  }
-
-  /** How many nodes the graph has (not counting those inside conditional bodies or child graphs). */
-  get nodeCount(): number {
-    this.alive('nodeCount');
-    const [, n] = check(cudart.cudaGraphGetNodes(this.handle, 0), 'GraphBuilder.nodeCount (cudaGraphGetNodes)');
-    return n;
+    // Every node the work became is 'captured' (the leaves first, for the order they come back in).
+    const leafNodes = leaves.map((h) => this.nodeOf(h, 'captured'));
+    const [, n] = check(cudart.cudaGraphGetNodes(this.handle, 0), 'GraphBuilder.capture (cudaGraphGetNodes)');
+    if (n > 0)
+      for (const h of check(cudart.cudaGraphGetNodes(this.handle, n), 'GraphBuilder.capture (cudaGraphGetNodes)')[0])
+        this.nodeOf(h, 'captured');
+    return leafNodes;
   }
 
   /**
-   * Makes an executable graph, ready to launch. Throws Error when something a node uses was closed
-   * since the node was added. The GraphExec holds open this builder and all the graph uses: what is
-   * closed meanwhile is freed when the GraphExec is closed.
+   * Makes an executable graph, ready to launch; `options` are CUDA's instantiate flags
+   * (`autoFreeOnLaunch`, `useNodePriority`, `upload: stream`, `deviceLaunch`). Throws Error when
+   * something a node uses was closed since the node was added, and a CudaError naming the node CUDA
+   * points at when it refuses the graph. The GraphExec holds open this builder and all the graph
+   * uses: what is closed meanwhile is freed when the GraphExec is closed.
    */
-  instantiate(): GraphExec {
+  instantiate(options: InstantiateOptions = {}): GraphExec {
     this.alive('instantiate');
     if (this.parent)
       throw new Error('GraphBuilder.instantiate: this is the body of a conditional node; instantiate the graph it belongs to');
     this.checkUses(new Set());
-    this.device.makeCurrent();
-    const handle = check(cudart.cudaGraphInstantiate(this.handle, 0), 'GraphBuilder.instantiate (cudaGraphInstantiate)');
-    return new GraphExec(handle, this.device, [], holdAll([this]));
-  }
-
-  /** Writes the graph as Graphviz DOT to `path` (with every node's parameters when `verbose`). */
-  debugDot(path: string, options: { verbose?: boolean } = {}): void {
-    checkOptions('GraphBuilder.debugDot', options, { verbose: true });
-    this.alive('debugDot');
-    debugDot(this.handle, path, options, 'GraphBuilder.debugDot');
+    return instantiateGraph(this, options, 'GraphBuilder.instantiate', [], []);
   }
 }

@@ -1,5 +1,6 @@
-// What the graph room adds to Stream: capturing its work into a Graph, or into a GraphBuilder's
-// graph. Stream.ts imports nothing of graphs for it (see base/extend.ts).
+// What the graph room adds to Stream (capturing its work into a Graph, or into a GraphBuilder's
+// graph) and to Device (its graph memory pool: usage, trim). Stream.ts and Device.ts import nothing
+// of graphs for it (see base/extend.ts).
 import * as cudart from '../../runtime';
 import { claimCapturedHostFns, releaseHostFns } from '../../ffi/host-callbacks';
 import { describe, lookupName } from '../../ffi/checks';
@@ -7,9 +8,37 @@ import { check } from '../base/errors';
 import { extend } from '../base/extend';
 import { assertOpen } from '../base/lifetime';
 import { checkOptions } from '../base/options';
+import { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
 import { Graph } from './Graph';
-import { CAPTURE_MODES, CAPTURE_OPTIONS, type CaptureOptions, type GraphBuilder, type GraphNode, type NodeOptions } from './GraphBuilder';
+import type { GraphNode } from './GraphNode';
+import { CAPTURE_MODES, CAPTURE_OPTIONS, type CaptureOptions, type GraphBuilder, type NodeOptions } from './GraphBuilder';
+
+/** What a device's graph memory pool holds (cudaDeviceGetGraphMemAttribute), in bytes. */
+export interface GraphMemoryUsage {
+  /** Memory graphs' allocation nodes hold now (allocated and not yet freed). */
+  used: number;
+  /** The most `used` was since the last resetGraphMemoryHighWatermarks(). */
+  usedHigh: number;
+  /** Memory the pool holds from the device now, used or kept for reuse (trimGraphMemory() gives the unused back). */
+  reserved: number;
+  /** The most `reserved` was since the last resetGraphMemoryHighWatermarks(). */
+  reservedHigh: number;
+}
+
+declare module '../device/Device' {
+  interface Device {
+    /** What the device's graph memory pool (the memory of graphs' allocation nodes) holds now, and the high watermarks. */
+    graphMemoryUsage(): GraphMemoryUsage;
+    /**
+     * Gives the graph memory pool's memory that no graph uses (none of its launches is running or
+     * queued) back to the device (cudaDeviceGraphMemTrim).
+     */
+    trimGraphMemory(): void;
+    /** Resets `usedHigh` and `reservedHigh` of graphMemoryUsage() to zero (cudaDeviceSetGraphMemAttribute). */
+    resetGraphMemoryHighWatermarks(): void;
+  }
+}
 
 declare module '../device/Stream' {
   interface Stream {
@@ -69,5 +98,40 @@ extend(Stream, {
       );
     }
     return builder.capture(this, work, options);
+  },
+});
+
+const GM = cudart.cudaGraphMemAttributeType;
+
+extend(Device, {
+  graphMemoryUsage(): GraphMemoryUsage {
+    const get = (attr: cudart.cudaGraphMemAttributeType, name: string) =>
+      Number(
+        check(
+          cudart.cudaDeviceGetGraphMemAttribute(this.ordinal, attr),
+          `Device.graphMemoryUsage (cudaDeviceGetGraphMemAttribute ${name})`,
+        ),
+      );
+    return {
+      used: get(GM.cudaGraphMemAttrUsedMemCurrent, 'cudaGraphMemAttrUsedMemCurrent'),
+      usedHigh: get(GM.cudaGraphMemAttrUsedMemHigh, 'cudaGraphMemAttrUsedMemHigh'),
+      reserved: get(GM.cudaGraphMemAttrReservedMemCurrent, 'cudaGraphMemAttrReservedMemCurrent'),
+      reservedHigh: get(GM.cudaGraphMemAttrReservedMemHigh, 'cudaGraphMemAttrReservedMemHigh'),
+    };
+  },
+
+  trimGraphMemory(): void {
+    check(cudart.cudaDeviceGraphMemTrim(this.ordinal), 'Device.trimGraphMemory (cudaDeviceGraphMemTrim)');
+  },
+
+  resetGraphMemoryHighWatermarks(): void {
+    for (const [attr, name] of [
+      [GM.cudaGraphMemAttrUsedMemHigh, 'cudaGraphMemAttrUsedMemHigh'],
+      [GM.cudaGraphMemAttrReservedMemHigh, 'cudaGraphMemAttrReservedMemHigh'],
+    ] as const)
+      check(
+        cudart.cudaDeviceSetGraphMemAttribute(this.ordinal, attr, 0n),
+        `Device.resetGraphMemoryHighWatermarks (cudaDeviceSetGraphMemAttribute ${name})`,
+      );
   },
 });
