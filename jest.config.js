@@ -11,6 +11,7 @@
 const common = {
   preset: 'ts-jest',
   testEnvironment: 'node',
+  setupFiles: ['<rootDir>/test/setup-disposable.cjs'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.jest.json' }] },
 };
 const PROOF = '\\.proof\\.test\\.ts$';

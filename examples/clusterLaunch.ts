@@ -15,6 +15,10 @@ const SOURCE = `
 namespace cg = cooperative_groups;
 
 __device__ unsigned long long now() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
+// cudaTriggerProgrammaticLaunchCompletion() and cudaGridDependencySynchronize() as the PTX they stand
+// for: NVRTC does not declare those device runtime functions.
+__device__ void pdlTrigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+__device__ void pdlWait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
 // Each block of a cluster adds the block indices of the whole cluster, read from each block's shared memory.
 extern "C" __global__ void clusterSum(int *out) {
@@ -51,7 +55,7 @@ extern "C" __global__ void cooperativeSum(const int *x, int n, int *partial, lon
 
 extern "C" __global__ void producer(unsigned long long *stamps, volatile int *flag, unsigned long long ns) {
   unsigned long long t0 = now();
-  cudaTriggerProgrammaticLaunchCompletion();
+  pdlTrigger();
   while (now() - t0 < ns) {}
   *flag = 42;
   __threadfence();
@@ -60,7 +64,7 @@ extern "C" __global__ void producer(unsigned long long *stamps, volatile int *fl
 
 extern "C" __global__ void consumer(unsigned long long *stamps, const volatile int *flag, int *seen) {
   stamps[1] = now();            // the prologue, before the dependency
-  cudaGridDependencySynchronize();
+  pdlWait();
   *seen = *flag;
 }
 `;
@@ -84,7 +88,10 @@ async function main(): Promise<number> {
   const include = path.join(process.env.CUDA_HOME ?? '/usr/local/cuda', 'include');
   let mod;
   try {
-    mod = Program.compile(SOURCE, { name: 'clusterLaunch.cu', options: [`-I${include}`, '-std=c++17'] }).load();
+    mod = Program.compile(SOURCE, {
+      name: 'clusterLaunch.cu',
+      options: [`-I${include}`, `-I${path.join(include, 'cccl')}`, '-std=c++17'],
+    }).load();
   } catch (e) {
     console.error(
       `clusterLaunch: could not compile (cooperative_groups.h is looked for in ${include}): ${(e as Error).message.split('\n')[0]}`,
@@ -143,7 +150,7 @@ async function main(): Promise<number> {
   const value = seen.copyTo(new Int32Array(1))[0];
   const early = producerEnd - consumerStart;
   console.log(
-    `> PDL: the consumer started ${early > 0n ? `${early} ns before the producer ended` : 'after the producer ended'}; it read ${value} after cudaGridDependencySynchronize()`,
+    `> PDL: the consumer started ${early > 0n ? `${early} ns before the producer ended` : 'after the producer ended'}; it read ${value} after griddepcontrol.wait (cudaGridDependencySynchronize)`,
   );
   ok &&= value === 42;
 

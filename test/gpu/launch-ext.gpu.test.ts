@@ -14,6 +14,10 @@ const SRC = `
 namespace cg = cooperative_groups;
 
 __device__ unsigned long long now() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
+// cudaTriggerProgrammaticLaunchCompletion() and cudaGridDependencySynchronize() as the PTX they stand
+// for: NVRTC does not declare those device runtime functions.
+__device__ void pdlTrigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+__device__ void pdlWait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
 // Each block puts a value in its own shared memory; after a cluster barrier, each reads its
 // partner's (block rank ^ 1) through the cluster's distributed shared memory.
@@ -42,7 +46,7 @@ extern "C" __global__ void mirror(int *data, int *out) {
 extern "C" __global__ void primary(unsigned long long *stamps, volatile int *flag, unsigned long long ns) {
   unsigned long long t0 = now();
   stamps[0] = t0;
-  cudaTriggerProgrammaticLaunchCompletion();
+  pdlTrigger();
   while (now() - t0 < ns) {}
   *flag = 7;
   __threadfence();
@@ -52,7 +56,7 @@ extern "C" __global__ void primary(unsigned long long *stamps, volatile int *fla
 // The secondary stamps its prologue, waits for the primary's grid, then stamps again and reads the flag.
 extern "C" __global__ void secondary(unsigned long long *stamps, const volatile int *flag) {
   stamps[2] = now();
-  cudaGridDependencySynchronize();
+  pdlWait();
   stamps[3] = now();
   stamps[4] = (unsigned long long)*flag;
 }
@@ -68,7 +72,11 @@ describeHopper('clusters, cooperative and dependent launches (compute capability
   let mod: ReturnType<ReturnType<typeof Program.compile>['load']>;
   beforeAll(() => {
     if (!fs.existsSync(path.join(include, 'cooperative_groups.h'))) throw new Error(`no cooperative_groups.h in ${include}`);
-    mod = Program.compile(SRC, { name: 'launch-ext.cu', options: [`-I${include}`, '-std=c++17'], cache: false }).load();
+    mod = Program.compile(SRC, {
+      name: 'launch-ext.cu',
+      options: [`-I${include}`, `-I${path.join(include, 'cccl')}`, '-std=c++17'],
+      cache: false,
+    }).load();
   });
   afterAll(() => mod?.close());
 
