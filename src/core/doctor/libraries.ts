@@ -11,14 +11,6 @@ import * as nccl from '../../nccl';
 import * as nvml from '../../nvml';
 import koffi from 'koffi';
 import { LibraryLoadError } from '../../ffi/loader';
-import { declarations as cudartDecls } from '../../ffi/cudart.gen';
-import { declarations as cudaDecls } from '../../ffi/cuda.gen';
-import { declarations as nvrtcDecls } from '../../ffi/nvrtc.gen';
-import { declarations as nvjitlinkDecls } from '../../ffi/nvjitlink.gen';
-import { declarations as nvfatbinDecls } from '../../ffi/nvfatbin.gen';
-import { declarations as nvvmDecls } from '../../ffi/nvvm.gen';
-import { declarations as ncclDecls } from '../../ffi/nccl.gen';
-import { declarations as nvmlDecls } from '../../ffi/nvml.gen';
 import { CUDA_MAJOR } from '../../ffi/versions';
 import type { LibraryInfo } from '../../ffi/binding';
 import type { CudaLibrary } from '../../ffi/errors';
@@ -42,8 +34,8 @@ interface LibraryRule {
   required: boolean;
   /** Its version as text: `13.0`, NCCL's `2.28.9`. */
   text: (v: number) => string;
-  /** The C functions the bindings declare for it (koffi declarations, the symbol first). */
-  declarations: Record<string, Decl>;
+  /** The C functions the bindings declare for it (koffi declarations, the symbol first); read only when a check needs them. */
+  declarations: () => Record<string, Decl>;
 }
 
 const cudaText = (v: number) => `${Math.floor(v / 1000)}.${(v % 1000) / 10}`;
@@ -56,7 +48,7 @@ const RULES: LibraryRule[] = [
     generatedFrom: cudart.CUDART_VERSION,
     required: true,
     text: cudaText,
-    declarations: cudartDecls,
+    declarations: () => (require('../../ffi/cudart.gen') as typeof import('../../ffi/cudart.gen')).declarations,
   },
   {
     library: 'libcuda',
@@ -64,7 +56,7 @@ const RULES: LibraryRule[] = [
     generatedFrom: cudart.CUDART_VERSION,
     required: true,
     text: cudaText,
-    declarations: cudaDecls,
+    declarations: () => (require('../../ffi/cuda.gen') as typeof import('../../ffi/cuda.gen')).declarations,
   },
   {
     library: 'libnvrtc',
@@ -72,7 +64,7 @@ const RULES: LibraryRule[] = [
     generatedFrom: cudart.CUDART_VERSION,
     required: false,
     text: cudaText,
-    declarations: nvrtcDecls,
+    declarations: () => (require('../../ffi/nvrtc.gen') as typeof import('../../ffi/nvrtc.gen')).declarations,
   },
   {
     library: 'libnvJitLink',
@@ -80,16 +72,23 @@ const RULES: LibraryRule[] = [
     generatedFrom: cudart.CUDART_VERSION,
     required: false,
     text: cudaText,
-    declarations: nvjitlinkDecls,
+    declarations: () => (require('../../ffi/nvjitlink.gen') as typeof import('../../ffi/nvjitlink.gen')).declarations,
   },
-  { library: 'libnvvm', info: nvvm.libraryInfo, generatedFrom: 2000, required: false, text: cudaText, declarations: nvvmDecls },
+  {
+    library: 'libnvvm',
+    info: nvvm.libraryInfo,
+    generatedFrom: 2000,
+    required: false,
+    text: cudaText,
+    declarations: () => (require('../../ffi/nvvm.gen') as typeof import('../../ffi/nvvm.gen')).declarations,
+  },
   {
     library: 'libnvfatbin',
     info: nvfatbin.libraryInfo,
     generatedFrom: cudart.CUDART_VERSION,
     required: false,
     text: cudaText,
-    declarations: nvfatbinDecls,
+    declarations: () => (require('../../ffi/nvfatbin.gen') as typeof import('../../ffi/nvfatbin.gen')).declarations,
   },
   {
     library: 'libnccl',
@@ -97,7 +96,7 @@ const RULES: LibraryRule[] = [
     generatedFrom: nccl.NCCL_VERSION_CODE,
     required: false,
     text: ncclText,
-    declarations: ncclDecls,
+    declarations: () => (require('../../ffi/nccl.gen') as typeof import('../../ffi/nccl.gen')).declarations,
   },
   // NVML's version is the CUDA version of its driver, known once nvmlInit has run (the driver check reads it).
   {
@@ -106,7 +105,7 @@ const RULES: LibraryRule[] = [
     generatedFrom: cudart.CUDART_VERSION,
     required: false,
     text: cudaText,
-    declarations: nvmlDecls,
+    declarations: () => (require('../../ffi/nvml.gen') as typeof import('../../ffi/nvml.gen')).declarations,
   },
 ];
 
@@ -199,8 +198,9 @@ function versionCheck(rule: LibraryRule, id: string, info: LibraryInfo, version:
   if (version === null || version >= rule.generatedFrom || rule.library === 'libcuda')
     return { id, title: rule.library, status: 'ok', why: `${version === null ? '' : `${rule.text(version)} at `}${where}`, todo: null };
   const older = `${rule.text(version)} at ${where}, older than the ${rule.text(rule.generatedFrom)} these bindings were generated from`;
-  const all = Object.keys(rule.declarations).length;
-  const missing = missingFunctions(info.path, rule.declarations);
+  const declarations = rule.declarations();
+  const all = Object.keys(declarations).length;
+  const missing = missingFunctions(info.path, declarations);
   if (missing.length === 0)
     return { id, title: rule.library, status: 'ok', why: `${older}; it has all ${all} functions they bind`, todo: null };
   const named = missing.length > 5 ? `${missing.slice(0, 5).join(', ')}, …` : missing.join(', ');
