@@ -23,8 +23,8 @@ export default tseslint.config(
     rules: {
       'import/no-cycle': ['error', { ignoreExternal: true }],
       // The package is CommonJS: a library's module is require()d on first use (src/index.ts, the
-      // *-lib.ts loaders), and tests require() modules inside jest.isolateModules.
-      '@typescript-eslint/no-require-imports': ['error', { allow: ['^\\.\\.?/', '^node:'] }],
+      // *-lib.ts loaders, prom-client for the exporter), and tests require() modules inside jest.isolateModules.
+      '@typescript-eslint/no-require-imports': ['error', { allow: ['^\\.\\.?/', '^node:', '^prom-client$'] }],
       // `const { dropped, ...rest } = o` is how a key is left out.
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
       // A struct's owner chain is walked from `this` (for (let s = this; s; s = s._owner)).

@@ -2,7 +2,7 @@
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { CudaBindingsError } from '../core/base/errors';
 
-export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo' | 'doctor' | 'query';
+export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo' | 'doctor' | 'query' | 'exporter';
 
 export interface Options {
   command: Command;
@@ -14,7 +14,7 @@ export interface Options {
   version?: boolean;
   /** The device to probe; undefined means all (info) or 0 (bandwidth, latency). */
   device?: number;
-  /** top: milliseconds between samples. */
+  /** top, exporter: milliseconds between samples. */
   interval?: number;
   /** top: stop after this many samples. */
   count?: number;
@@ -26,6 +26,12 @@ export interface Options {
   queryGpu?: string;
   /** query: nvidia-smi's --format (csv, noheader, nounits). */
   format?: string;
+  /** exporter: the TCP port to listen on (0: any free one). */
+  port?: number;
+  /** exporter: the address to listen on. */
+  host?: string;
+  /** exporter: false with --no-processes (no process metrics: no pids, users or command lines on the page). */
+  processes?: boolean;
 }
 
 /** A bad command line: the CLI prints one line naming what was wrong and exits 1. */
@@ -41,7 +47,7 @@ export class UsageError extends CudaBindingsError {
   }
 }
 
-const COMMANDS: Command[] = ['info', 'bandwidth', 'latency', 'top', 'topo', 'doctor', 'query'];
+const COMMANDS: Command[] = ['info', 'bandwidth', 'latency', 'top', 'topo', 'doctor', 'query', 'exporter'];
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -54,6 +60,9 @@ const OPTIONS = {
   'dev-dir': { type: 'string' },
   'query-gpu': { type: 'string' },
   format: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'no-processes': { type: 'boolean' },
 } as const;
 
 /** The command named on the command line, if any: for the prefix of an error met while parsing. */
@@ -114,6 +123,15 @@ export function parseArgs(argv: string[]): Options {
   if (values['dev-dir'] !== undefined) opts.devDir = values['dev-dir'];
   if (values['query-gpu'] !== undefined) opts.queryGpu = values['query-gpu'];
   if (values.format !== undefined) opts.format = values.format;
+  if (values.port !== undefined) {
+    opts.port = whole('port', values.port, 0, 'a TCP port (0 to 65535)', command);
+    if (opts.port > 65535) throw new UsageError(`--port needs a TCP port (0 to 65535), got ${JSON.stringify(values.port)}`, command);
+  }
+  if (values['no-processes']) opts.processes = false;
+  if (values.host !== undefined) {
+    if (values.host === '') throw new UsageError('--host needs an address, got ""', command);
+    opts.host = values.host;
+  }
   return opts;
 }
 
@@ -128,6 +146,7 @@ commands:
   topo        how the GPUs connect (NVLink, PCIe) and their CPU and NUMA affinity
   doctor      why CUDA works here or not: driver, devices, container, libraries, GPUs, a kernel
   query       nvidia-smi --query-gpu from NVML alone: --query-gpu=FIELDS --format=csv
+  exporter    a Prometheus exporter of the GPUs under dcgm-exporter's metric names (/metrics, /healthz)
 
 options:
   --json      print JSON for scripts instead of tables
@@ -148,10 +167,12 @@ live section says why it is missing.`,
   top: `usage: cuda-bindings top [--interval MS] [--count N] [--json]
 
 A live view of every GPU (NVML's numbering, as nvidia-smi), refreshed every --interval ms (default
-1000): utilization and memory bars, temperature, power, SM and memory clocks, and the processes
-using each GPU. On a terminal it redraws in place; q or Ctrl-C quits. On a pipe, or with --json,
-it prints one JSON object per sample (NDJSON). --count N stops after N samples. NO_COLOR turns
-colours off. Needs the NVIDIA driver (libnvidia-ml); exits 1 without it.`,
+1000): utilization and memory bars with the last 30 samples' utilization beside, temperature,
+power, SM and memory clocks, and the processes using each GPU with their user and command line (as
+nvitop shows them; names and command lines printed with control characters escaped). On a terminal
+it redraws in place; q or Ctrl-C quits. On a pipe, or with --json, it prints one JSON object per
+sample (NDJSON). --count N stops after N samples. NO_COLOR turns colours off. Needs the NVIDIA
+driver (libnvidia-ml); exits 1 without it.`,
   topo: `usage: cuda-bindings topo [--json]
 
 How each pair of GPUs connects, as \`nvidia-smi topo -m\` prints it: NV<n> (n NVLinks), PIX, PXB,
@@ -173,6 +194,19 @@ nvidia-smi binary): nvidia-smi's field names and aliases (see nvidia-smi --help-
 headers with units (memory.total [MiB]), values (81559 MiB, 69.52 W, 1980 MHz, 0 %, Enabled, P0) and
 [N/A] where the GPU lacks a field, one line per GPU in NVML's order (--device N: NVML's GPU N).
 Needs the NVIDIA driver (libnvidia-ml); exits 1 without it or on an unknown field.`,
+  exporter: `usage: cuda-bindings exporter [--port 9400] [--host 127.0.0.1] [--interval MS] [--device N] [--no-processes]
+
+Serves the GPUs' metrics for Prometheus at http://HOST:PORT/metrics (the text format, or OpenMetrics
+when the scraper's Accept header prefers it) and a health check at /healthz (200 while samples are
+fresh, 503 otherwise). The metrics are dcgm-exporter's default counters that NVML reads, under
+dcgm-exporter's names, types and labels (its Grafana dashboard works unchanged), the ECC totals, each
+process's GPU memory with its user, command, resident memory and CPU time, clock event (throttle)
+reasons, XIDs and other NVML events, and the exporter's own health. NVML is read every --interval ms
+(default 1000) on a worker thread: a scrape is served from memory and never waits on a GPU.
+Listens on 127.0.0.1 (this machine only) unless --host says otherwise (--host 0.0.0.0: every
+interface); --port 0 picks a free port. --device N serves NVML's GPU N only. --no-processes leaves
+the processes out (their pids, users and command lines). Runs until SIGINT or SIGTERM. Needs the
+NVIDIA driver (libnvidia-ml); exits 1 without it.`,
   bandwidth: `usage: cuda-bindings bandwidth [--json] [--device N]
 
 Measures host-to-device, device-to-host and device-to-device copies on device N (default 0), from

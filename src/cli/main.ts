@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npx cuda-bindings [info|bandwidth|latency|top|topo|doctor|query] [--json] [--device N]`: probe a machine's GPUs.
+// `npx cuda-bindings [info|bandwidth|latency|top|topo|doctor|query|exporter] [--json] [--device N]`: probe a machine's GPUs.
 // Exit status: 0 on success, 1 on any failure (a bad option, no driver or GPU, a CUDA error, anything
 // unexpected), with one line on stderr (`cuda-bindings <command>: <message>`) and never a stack.
 import * as fs from 'node:fs';
@@ -12,6 +12,7 @@ import { top } from './top';
 import { topo } from './topo';
 import { doctor } from './doctor';
 import { query } from './query';
+import { exporter } from './exporter';
 import { CommandError, oneLine, printable, version as versionText, type Output } from './common';
 import { NvmlError } from '../core/nvml/NvmlDevice';
 import * as cudart from '../runtime';
@@ -25,6 +26,7 @@ const commands: Record<Command, (o: Options, out: Output) => Promise<void | numb
   topo,
   doctor,
   query,
+  exporter,
 };
 
 /** What --json prints for every failure, in one shape. */

@@ -179,6 +179,10 @@ export {
   type TiledTensorMapOptions,
   type Im2colTensorMapOptions,
 } from './texture/TensorMapDescriptor';
+export { gpuCollectors, type GpuCollectors, type GpuCollectorsOptions } from './exporter/collectors';
+export { GpuSampler, type GpuSamplerOptions, type EventCount, type XidCount } from './exporter/GpuSampler';
+export type { ExporterSample, ExporterEvent, GpuReading, ProcessReading, NvmlErrorCount } from './exporter/sample';
+export { DCGM_DEFAULT_COUNTERS, DCGM_ECC_COUNTERS, type DcgmCounter, type PromType } from './exporter/counters';
 export {
   diagnose,
   type DiagnoseOptions,

@@ -5,6 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { cudart, core } from '../../src';
+import { parseExposition, samplesOf } from '../cpu/helpers/exposition';
 
 const root = path.join(__dirname, '..', '..');
 const cli = path.join(root, 'src', 'cli', 'main.ts');
@@ -230,24 +231,15 @@ function printTable(gpu: number, rows: Row[]): void {
           .on('error', reject);
       });
       process.stdout.write(`exporter, first lines:\n${body.split('\n').slice(0, 12).join('\n')}\n`);
-      const lines = body.trimEnd().split('\n');
-      expect(
-        lines.filter((l) => !/^# (HELP|TYPE) [a-z_]+ .+$/.test(l) && !/^[a-z_]+\{([a-z_]+="(?:[^"\\]|\\.)*",?)+\} -?[0-9.e+]+$/.test(l)),
-      ).toEqual([]);
+      const page = parseExposition(body);
+      expect(page.bad).toEqual([]);
       const smi = smiReadings();
       for (const s of smi) {
-        const v = (name: string) =>
-          Number(
-            lines
-              .find((l) => l.startsWith(`${name}{gpu="${s.index}",uuid="${s.uuid}"`))
-              ?.split(' ')
-              .pop(),
-          );
-        expect(Math.abs(v('gpu_memory_total_bytes') / 2 ** 20 - Number(s['memory.total']))).toBeLessThanOrEqual(
-          0.01 * Number(s['memory.total']),
-        );
-        expect(Math.abs(v('gpu_temperature_celsius') - Number(s['temperature.gpu']))).toBeLessThanOrEqual(3);
-        expect(Math.abs(v('gpu_power_watts') - Number(s['power.draw']))).toBeLessThanOrEqual(0.15 * Number(s['power.draw']));
+        const v = (name: string) => samplesOf(page, name, { gpu: s.index, UUID: s.uuid })[0]?.value ?? NaN;
+        const total = v('DCGM_FI_DEV_FB_USED') + v('DCGM_FI_DEV_FB_FREE') + v('DCGM_FI_DEV_FB_RESERVED');
+        expect(Math.abs(total - Number(s['memory.total']))).toBeLessThanOrEqual(0.01 * Number(s['memory.total']));
+        expect(Math.abs(v('DCGM_FI_DEV_GPU_TEMP') - Number(s['temperature.gpu']))).toBeLessThanOrEqual(3);
+        expect(Math.abs(v('DCGM_FI_DEV_POWER_USAGE') - Number(s['power.draw']))).toBeLessThanOrEqual(0.15 * Number(s['power.draw']));
       }
     } finally {
       stop(p);

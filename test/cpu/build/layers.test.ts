@@ -198,6 +198,19 @@ test('the rooms of core import one way: no loop between rooms, and no room impor
   expect(loops(graphOf(rooms), new Set(rooms.flat()))).toEqual([]);
 });
 
+test('the exporter room sits above nvml: it imports base and nvml (and itself) only, and no other room imports it', () => {
+  const from = coreEdges.filter((e) => roomOf(e.from) === 'exporter');
+  expect(from.length).toBeGreaterThan(0);
+  expect([...new Set(from.map((e) => roomOf(e.to)))].sort()).toEqual(['base', 'exporter', 'nvml']);
+  expect(coreEdges.filter((e) => roomOf(e.to) === 'exporter' && !['exporter', ''].includes(roomOf(e.from))).map((e) => e.from)).toEqual([]);
+  // Nothing below the CLI reaches the exporter but core's index (the package's root does not load it).
+  expect(
+    all
+      .filter((e) => roomOf(e.to) === 'exporter' && layerOf(e.from) !== 'core' && layerOf(e.from) !== 'cli')
+      .map((e) => path.relative(src, e.from)),
+  ).toEqual([]);
+});
+
 test('the loop checks find a loop (sanity check of the checks themselves)', () => {
   expect(
     loops(

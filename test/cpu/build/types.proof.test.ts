@@ -40,10 +40,11 @@ declare const send: core.DeviceBuffer, recv: core.DeviceBuffer, a: core.DeviceBu
  */
 function blockModule(block: string, srcPath: string): string {
   const lines = block.split('\n');
-  // The package root and its subpaths (cuda-bindings/runtime is src/runtime).
+  // The package root and its subpaths (cuda-bindings/runtime is src/runtime), and the package's dependencies.
   const imports = lines
     .filter((l) => /^import /.test(l))
-    .map((l) => l.replace(/'cuda-bindings(\/[\w-]+)?'/, (_, sub: string | undefined) => `'${srcPath}${sub ?? ''}'`));
+    .map((l) => l.replace(/'cuda-bindings(\/[\w-]+)?'/, (_, sub: string | undefined) => `'${srcPath}${sub ?? ''}'`))
+    .map((l) => l.replace(/'prom-client'/, `'${path.join(root, 'node_modules', 'prom-client')}'`));
   const body = lines.filter((l) => !/^import /.test(l));
   const all = `import { cudart, cuda, nvrtc, nvjitlink, nvml, nccl, core } from '${srcPath}';`;
   // A block's own import of a namespace replaces the one the prelude makes.

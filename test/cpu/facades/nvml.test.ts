@@ -339,8 +339,26 @@ describe('the CLI', () => {
         [1, FAKE_GPUS[1].uuid, 5, 33, 16, 1200],
       ]);
     }
-    expect(records[0].gpus[0].processes).toEqual([{ pid: 4242, name: 'python3', usedMemory: 2 ** 30, type: 'compute' }]);
+    // 4242 is not in this /proc: no user or command line, NVML's name only.
+    expect(records[0].gpus[0].processes).toEqual([
+      { pid: 4242, name: 'python3', usedMemory: 2 ** 30, type: 'compute', user: null, command: null },
+    ]);
     expect(fs.readFileSync(report, 'utf8')).toBe('inits=1 shutdowns=1\n');
+  });
+
+  test("top: each process's user and command line from /proc, as nvitop shows them", () => {
+    const r = child([cli, 'top', '--json', '--count', '1'], { FAKE_NVML_PROCESSES: `0:${process.pid}:100` });
+    expect(r.status).toBe(0);
+    const [p] = JSON.parse(r.stdout).gpus[0].processes;
+    const cmdline = fs.readFileSync(`/proc/${process.pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+    expect(p).toEqual({
+      pid: process.pid,
+      name: `proc${process.pid}`,
+      usedMemory: 100 * 2 ** 20,
+      type: 'compute',
+      user: os.userInfo().username,
+      command: cmdline.length > 200 ? `${cmdline.slice(0, 199)}…` : cmdline,
+    });
   });
 
   test('top on a pipe prints NDJSON without --json', () => {
@@ -358,7 +376,8 @@ describe('the CLI', () => {
     expect(text).not.toContain(ESC);
     expect(text).toContain('GPU 0: Fake H100 80GB HBM3');
     expect(text).toMatch(/util \[\|{15} {25}\] {2}37%/);
-    expect(text).toMatch(/ {6}4242 {4}1024 MiB {2}python3/);
+    expect(text).toContain(`  ${'PID'.padStart(8)}  USER${' '.repeat(6)}      MEMORY  COMMAND\n`);
+    expect(text).toContain(`  ${'4242'.padStart(8)}  ${'-'.padEnd(10)}  ${'1024 MiB'.padStart(10)}  python3\n`);
     expect(text).toContain('power 16 W / n/a');
     expect(
       render({ time: '2026-01-01T12:00:00.000Z', gpus: [core.NvmlDevice.get(0).sample()] }, { color: true, width: 80, interval: 1000 }),
@@ -389,6 +408,10 @@ describe('the CLI', () => {
     expect(writes[0]).toBe('\x1b[?1049h\x1b[?25l');
     expect(writes.filter((w) => w.startsWith('\x1b[H\x1b[2J')).length).toBe(2);
     expect(writes[1]).toContain('GPU 1: Fake L4');
+    // Each frame adds a sample to the utilization history: 37% and 5% as block characters.
+    const frames = writes.filter((w) => w.startsWith('\x1b[H\x1b[2J')).map((w) => w.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), ''));
+    expect(frames[1]).toMatch(/util \[\|+ +\] {2}37% {2}▃▃\n/);
+    expect(frames[1]).toMatch(/util \[\|* +\] {3}5% {2}▁▁\n/);
     expect([writes[writes.length - 1], restored]).toEqual(['\x1b[?25h\x1b[?1049l', true]);
   });
 
@@ -398,7 +421,10 @@ describe('the CLI', () => {
       ...core.NvmlDevice.get(0).sample(),
       name: HOSTILE,
       uuid: HOSTILE,
-      processes: [{ pid: 7, name: HOSTILE, usedMemory: null, type: 'compute' as const }],
+      processes: [
+        { pid: 7, name: HOSTILE, usedMemory: null, type: 'compute' as const },
+        { pid: 8, name: 'x', usedMemory: null, type: 'compute' as const, user: 'u\x1b[2J', command: `${HOSTILE} --flag` },
+      ],
     };
     for (const color of [false, true]) {
       const text = render({ time: '2026-01-01T12:00:00.000Z', gpus: [gpu] }, { color, width: 80, interval: 1000 });
@@ -406,7 +432,10 @@ describe('the CLI', () => {
       expect(hasControl(text.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), ''))).toBe(false);
       expect(text).toContain(`GPU 0: ${ESCAPED}`);
       expect(text).toContain(`  ${ESCAPED}\n`);
-      expect(text).toContain(`       7         n/a  ${ESCAPED}\n`);
+      // Cut to the terminal's width (80 columns leave 44 for the command).
+      expect(text).toContain(`  ${'7'.padStart(8)}  ${'-'.padEnd(10)}  ${'n/a'.padStart(10)}  ${ESCAPED.slice(0, 43)}…\n`);
+      // A user and a command line from /proc are escaped too (the command cut to the terminal's width).
+      expect(text).toContain(`  ${'8'.padStart(8)}  ${'u\\x1b[2J'.padEnd(10)}  ${'n/a'.padStart(10)}  ${ESCAPED.slice(0, 43)}…\n`);
     }
   });
 
@@ -427,7 +456,7 @@ describe('the CLI', () => {
     const frame = writes.find((w) => w.startsWith('\x1b[H\x1b[2J'))!.slice('\x1b[H\x1b[2J'.length);
     expect(hasControl(frame.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), ''))).toBe(false);
     expect(frame).toContain(`GPU 0: ${ESCAPED}`);
-    expect(frame).toContain(`    4242    1024 MiB  ${ESCAPED}\n`);
+    expect(frame).toContain(`  ${'4242'.padStart(8)}  ${'-'.padEnd(10)}  ${'1024 MiB'.padStart(10)}  ${ESCAPED.slice(0, 43)}…\n`);
   });
 
   test('top keeps reporting while processes start faster than NVML lists them: unknown, with why', () => {
@@ -574,9 +603,9 @@ describe('the exporter example', () => {
       const r = await get(url);
       expect([r.status, r.type]).toEqual([200, 'text/plain; version=0.0.4; charset=utf-8']);
       const lines = r.body.trimEnd().split('\n');
-      // Every line is a comment (HELP/TYPE) or a sample: name{labels} value.
+      // Every line is a comment (HELP/TYPE), a sample (name{labels} value, or name value) or the blank between metrics.
       const bad = lines.filter(
-        (l) => !/^# (HELP|TYPE) [a-z_]+ .+$/.test(l) && !/^[a-z_]+\{([a-z_]+="(?:[^"\\]|\\.)*",?)+\} -?[0-9.e+]+$/.test(l),
+        (l) => l !== '' && !/^# (HELP|TYPE) \w+ .+$/.test(l) && !/^\w+(\{(\w+="(?:[^"\\]|\\.)*",?)+\})? -?[0-9.e+]+$/.test(l),
       );
       expect(bad).toEqual([]);
       const value = (name: string, labels: string) =>
@@ -586,17 +615,22 @@ describe('the exporter example', () => {
             ?.split(' ')
             .pop(),
         );
-      const gpu0 = `gpu="0",uuid="${FAKE_GPUS[0].uuid}"`;
+      // dcgm-exporter's names and labels (core.gpuCollectors).
+      const gpu0 = `gpu="0",UUID="${FAKE_GPUS[0].uuid}",pci_bus_id="${FAKE_GPUS[0].busId}",device="nvidia0",modelName="${FAKE_GPUS[0].name}"`;
       expect([
-        value('gpu_utilization_ratio', gpu0),
-        value('gpu_memory_used_bytes', gpu0),
-        value('gpu_power_watts', gpu0),
-        value('gpu_temperature_celsius', gpu0),
-        value('gpu_sm_clock_hertz', gpu0),
-      ]).toEqual([0.37, 2 ** 30, 123.456, 41, 1755e6]);
-      expect(lines).toContain(`gpu_process_memory_used_bytes{${gpu0},name="${FAKE_GPUS[0].name}",pid="4242",process="python3"} ${2 ** 30}`);
+        value('DCGM_FI_DEV_GPU_UTIL', gpu0),
+        value('DCGM_FI_DEV_FB_USED', gpu0),
+        value('DCGM_FI_DEV_POWER_USAGE', gpu0),
+        value('DCGM_FI_DEV_GPU_TEMP', gpu0),
+        value('DCGM_FI_DEV_SM_CLOCK', gpu0),
+      ]).toEqual([37, 1024, 123.456, 41, 1755]);
+      expect(
+        lines.some(
+          (l) => l.startsWith(`gpu_process_memory_used_bytes{${gpu0},`) && /pid="4242",user="",command="python3"\} 1073741824$/.test(l),
+        ),
+      ).toBe(true);
       // Not reported by GPU 1: left out, not made up.
-      expect(lines.some((l) => l.startsWith('gpu_power_limit_watts{gpu="1"'))).toBe(false);
+      expect(lines.some((l) => l.startsWith('DCGM_FI_DEV_MEMORY_TEMP{gpu="1"'))).toBe(false);
       expect((await get(url.replace('/metrics', '/'))).status).toBe(404);
     } finally {
       p.kill('SIGTERM');

@@ -19,6 +19,7 @@ export function buildFakeNvml(dir: string): string {
       '-Wall',
       '-Werror',
       `-I${path.join(root, 'tools', 'codegen')}`,
+      '-pthread',
       '-o',
       lib,
       path.join(root, 'test', 'cpu', 'fixtures', 'fake-nvml.c'),
@@ -29,11 +30,28 @@ export function buildFakeNvml(dir: string): string {
 }
 
 /** The fake's test knobs (see fake-nvml.c), as a child process's environment sets them. */
-export type FakeNvmlKnob = 'FAKE_NVML_PROCESS_NAME' | 'FAKE_NVML_GPU0_NAME' | 'FAKE_NVML_PROCESS_CHURN';
+export type FakeNvmlKnob =
+  | 'FAKE_NVML_PROCESS_NAME'
+  | 'FAKE_NVML_GPU0_NAME'
+  | 'FAKE_NVML_PROCESS_CHURN'
+  | 'FAKE_NVML_GPUS'
+  | 'FAKE_NVML_FAIL_GPU'
+  | 'FAKE_NVML_FAIL_STATUS'
+  | 'FAKE_NVML_PROCESSES'
+  | 'FAKE_NVML_EVENTS'
+  | 'FAKE_NVML_SLOW_MS';
 
 /** Sets a knob of the fake loaded in this process (undefined clears it): a jest worker's process.env is a copy C does not read. */
 export function setFakeNvmlKnob(lib: string, name: FakeNvmlKnob, value: string | undefined): void {
   koffi.load(lib).func('void fake_nvml_setenv(const char *, const char *)')(name, value ?? null);
+}
+
+/** NVML event types, as the fake queues them (nvml.h's nvmlEventType* bits). */
+export const FAKE_EVENT = { singleBitEcc: 1, doubleBitEcc: 2, xid: 8 } as const;
+
+/** Queues an NVML event in the fake loaded in this process: GPU `gpu`, type (a FAKE_EVENT bit), data (an XID's number). */
+export function queueFakeNvmlEvent(lib: string, gpu: number, type: number, data = 0): void {
+  koffi.load(lib).func('void fake_nvml_queue_event(int, unsigned long long, unsigned long long)')(gpu, type, data);
 }
 
 /** A C string literal of `s` (UTF-8, every byte outside printable ASCII as an octal escape). */
@@ -42,11 +60,28 @@ function cLiteral(s: string): string {
   return `"${Array.from(bytes, (b) => (b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${b.toString(8).padStart(3, '0')}`)).join('')}"`;
 }
 
-/** UUIDs and bus ids of the fake NVML's GPUs 0 and 1. */
+/** UUIDs and bus ids of the fake NVML's GPUs 0 and 1 (FAKE_GPUS8 lists all eight of FAKE_NVML_GPUS=8). */
 export const FAKE_GPUS = [
   { name: 'Fake H100 80GB HBM3', uuid: 'GPU-11111111-2222-3333-4444-555555555555', busId: '00000000:18:00.0' },
   { name: 'Fake L4', uuid: 'GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee', busId: '00000000:3B:00.0' },
 ];
+
+/** The eight GPUs of FAKE_NVML_GPUS=8: 0 and 1 as FAKE_GPUS, 2 to 7 H100s whose readings follow their index. */
+export const FAKE_GPUS8 = [
+  ...FAKE_GPUS,
+  ...['4C', '5D', '9A', 'AB', 'BA', 'DB'].map((bus, i) => ({
+    name: 'Fake H100 80GB HBM3',
+    uuid: `GPU-${String(i + 2).repeat(8)}-2222-3333-4444-555555555555`,
+    busId: `00000000:${bus}:00.0`,
+  })),
+];
+
+/** What the fake's GPU `i` reads (FAKE_NVML_GPUS=8): temperature °C, memory used MiB, power W. */
+export function fakeReadings(i: number): { temperature: number; usedMiB: number; powerW: number } {
+  if (i === 1) return { temperature: 33, usedMiB: 0, powerW: 16 };
+  if (i === 0) return { temperature: 41, usedMiB: 1024, powerW: 123.456 };
+  return { temperature: 40 + i, usedMiB: i * 1024 + i, powerW: 100 + i };
+}
 
 /**
  * A fake libcudart with two devices: CUDA device 0 is NVML's GPU 1 and CUDA device 1 NVML's GPU 0
