@@ -1,6 +1,6 @@
 // The tests' realm has Symbol.dispose (test/setup-disposable.cjs): `using` runs, and objects
 // are disposed of by it, as in a Node program.
-test('`using` calls an object\'s [Symbol.dispose] at the end of its block', () => {
+test("`using` calls an object's [Symbol.dispose] at the end of its block", () => {
   let closed = 0;
   class R {
     [Symbol.dispose]() {
