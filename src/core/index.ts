@@ -45,6 +45,7 @@ export {
   type CopyOptions,
   type FromPointerOptions,
   type DeviceBytes,
+  type DeviceByteRange,
   type MemoryKind,
   type MemoryLocation,
   type ManagedAdvice,

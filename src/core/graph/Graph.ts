@@ -321,7 +321,12 @@ export class GraphExec extends Resource {
    * with an H100 it reports `autoFreeOnLaunch` and `deviceLaunch`, not `useNodePriority` nor
    * `upload` (an action at instantiation), so those two are not here.
    */
-  get flags(): { autoFreeOnLaunch: boolean; deviceLaunch: boolean } {
+  get flags(): {
+    /** cudaGraphInstantiateFlagAutoFreeOnLaunch: the graph's allocations are freed at each launch. */
+    autoFreeOnLaunch: boolean;
+    /** cudaGraphInstantiateFlagDeviceLaunch: it can be launched from device code. */
+    deviceLaunch: boolean;
+  } {
     this.live('flags');
     const f = Number(check(cudart.cudaGraphExecGetFlags(this.handle), 'GraphExec.flags (cudaGraphExecGetFlags)'));
     return {

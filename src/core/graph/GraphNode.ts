@@ -528,13 +528,25 @@ export class CopyNode extends GraphNode {
   }
 
   /** Its extent: `width` bytes per row, `height` rows, `depth` slices (1 and 1 for a plain copy). */
-  get extent(): { width: number; height: number; depth: number } {
+  get extent(): {
+    /** Bytes per row. */
+    width: number;
+    /** Rows per slice. */
+    height: number;
+    /** Slices. */
+    depth: number;
+  } {
     const e = this.params('extent').extent;
     return { width: e.width, height: e.height, depth: e.depth };
   }
 
   /** Bytes from one row to the next at the destination and at the source. */
-  get pitch(): { dst: number; src: number } {
+  get pitch(): {
+    /** Bytes from one row to the next at the destination. */
+    dst: number;
+    /** Bytes from one row to the next at the source. */
+    src: number;
+  } {
     const p = this.params('pitch');
     return { dst: p.dstPtr.pitch, src: p.srcPtr.pitch };
   }
@@ -564,7 +576,14 @@ export class MemsetNode extends GraphNode {
   }
 
   /** Elements per row, rows, and bytes from one row to the next. */
-  get shape(): { width: number; height: number; pitch: number } {
+  get shape(): {
+    /** Elements per row. */
+    width: number;
+    /** Rows. */
+    height: number;
+    /** Bytes from one row to the next. */
+    pitch: number;
+  } {
     const p = this.params('shape');
     return { width: p.width, height: p.height, pitch: p.pitch };
   }

@@ -341,10 +341,18 @@ export class DeviceBuffer extends Resource {
  */
 export const asDeviceBytes: unique symbol = Symbol('cuda-bindings.asDeviceBytes');
 
+/** Packed bytes of device memory, as a copy reads or writes them. */
+export interface DeviceByteRange {
+  /** The first byte's device address. */
+  ptr: bigint;
+  /** How many bytes. */
+  size: number;
+}
+
 /** Device memory that DeviceBuffer's copies read and write besides a DeviceBuffer: a contiguous StridedView. */
 export interface DeviceBytes {
   /** The packed bytes' address and count, for the copy `where`; throws when they cannot be copied (see asDeviceBytes). */
-  [asDeviceBytes](where: string, param: string, writing: boolean): { ptr: bigint; size: number };
+  [asDeviceBytes](where: string, param: string, writing: boolean): DeviceByteRange;
 }
 
 /** The device side of a copy: a DeviceBuffer's or a view's bytes (checked open), or null for host memory. */

@@ -8,7 +8,7 @@ import { check } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import type { Device } from '../device/Device';
-import { COPY_OPTIONS, DeviceBuffer, asDeviceBytes, type CopyOptions, type HostData } from './DeviceBuffer';
+import { COPY_OPTIONS, DeviceBuffer, asDeviceBytes, type CopyOptions, type DeviceByteRange, type HostData } from './DeviceBuffer';
 import { DTYPES, checkDtype, contiguousStrides, type Dtype, type ElementArray } from './dtype';
 import { describeArray, parseArrayInterface, type CudaArrayInterface } from './array-interface';
 import { Stream } from '../device/Stream';
@@ -276,7 +276,7 @@ export class StridedView extends Resource {
   }
 
   /** The view's packed bytes for DeviceBuffer's copies: throws Error for a closed or (when written) read-only view, RangeError for one that is not contiguous. */
-  [asDeviceBytes](where: string, param: string, writing: boolean): { ptr: bigint; size: number } {
+  [asDeviceBytes](where: string, param: string, writing: boolean): DeviceByteRange {
     if (this.isClosed) throw new Error(`${where}: parameter '${param}' is a StridedView that was closed`);
     if (writing && this.readonly) throw new Error(`${where}: parameter '${param}' is a read-only StridedView`);
     if (!this.isContiguous)

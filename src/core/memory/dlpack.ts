@@ -22,7 +22,12 @@ export const DLPACK_LAYOUT = {
 } as const;
 
 /** The version this package writes and reads (a tensor of another major version is refused). */
-export const DLPACK_VERSION = { major: 1, minor: 0 } as const;
+export const DLPACK_VERSION: {
+  /** DLPACK_MAJOR_VERSION: a tensor of another major version is refused. */
+  readonly major: 1;
+  /** DLPACK_MINOR_VERSION. */
+  readonly minor: 0;
+} = { major: 1, minor: 0 };
 
 const M = DLPACK_LAYOUT.DLManagedTensorVersioned.fields;
 const T = DLPACK_LAYOUT.DLTensor.fields;

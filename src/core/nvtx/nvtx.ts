@@ -5,8 +5,11 @@ import { describe } from '../../ffi/checks';
 import { attachNvtxTool, cString, NVTX_LAYOUT, type NvtxTool } from '../../ffi/nvtx';
 import { Resource } from '../base/lifetime';
 
-/** Colours by name, as ARGB (CuPy's palette and a few more). */
-const COLORS = {
+/** A colour: a name (CuPy's palette and a few more), `0xRRGGBB` (opaque) or `0xAARRGGBB`. */
+export type NvtxColor = 'green' | 'blue' | 'yellow' | 'purple' | 'cyan' | 'red' | 'white' | 'orange' | 'gray' | number;
+
+/** Colours by name, as ARGB. */
+const COLORS: Record<Exclude<NvtxColor, number>, number> = {
   green: 0xff76b900,
   blue: 0xff0000ff,
   yellow: 0xffffff00,
@@ -16,10 +19,7 @@ const COLORS = {
   white: 0xffffffff,
   orange: 0xffffa500,
   gray: 0xff808080,
-} as const;
-
-/** A colour: a name, `0xRRGGBB` (opaque) or `0xAARRGGBB`. */
-export type NvtxColor = keyof typeof COLORS | number;
+};
 
 /** What an event carries besides its message: colour, category and a payload. */
 export interface NvtxEvent {
