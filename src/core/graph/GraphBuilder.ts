@@ -30,7 +30,7 @@ import { Stream } from '../device/Stream';
 import { asKernelArgument, kernelArgument, type KernelArgument, type KernelArgumentObject } from '../launch/kernel-argument';
 import { EXTENDED_LAUNCH_KEYS, type Dim } from '../launch/launch-config';
 import { checkLimits, kernelNodeAttributes, resolveLaunch, setKernelNodeAttributes } from '../launch/extended-launch';
-import { describe } from '../../ffi/checks';
+import { describe, lookupName } from '../../ffi/checks';
 import { closedObject } from '../texture/TextureObject';
 import { checkOptions, type OptionKeys } from '../base/options';
 
@@ -764,12 +764,7 @@ export class GraphBuilder extends GraphDefinition {
       throw new TypeError(
         `GraphBuilder.capture: parameter 'work' must be a function that queues work on the stream, got ${describe(work)}`,
       );
-    const modes = { global: 0, threadLocal: 1, relaxed: 2 } as const;
-    const mode = modes[options.mode ?? 'global'];
-    if (mode === undefined)
-      throw new RangeError(
-        `GraphBuilder.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${describe(options.mode)}`,
-      );
+    const mode = lookupName(CAPTURE_MODES, options.mode ?? 'global', 'GraphBuilder.capture', "option 'mode'");
     const deps = this.deps(options, 'capture', CAPTURE_NODE_OPTIONS);
     check(
       cudart.cudaStreamBeginCaptureToGraph(stream.handle, this.handle, deps, null, deps?.length ?? 0, mode),

@@ -225,6 +225,7 @@ describe('on a device (fake libcudart)', () => {
       const settle = (name, p) => p.then(() => { out[name] = 'resolved'; }, (e) => { out[name] = e.constructor.name + ': ' + e.message; });
       settle('capture unknown', stream.capture(() => {}, { mdoe: 'relaxed' }))
         .then(() => settle('capture mode constructor', stream.capture(() => {}, { mode: 'constructor' })))
+        .then(() => settle('builder capture mode constructor', new core.GraphBuilder().capture(stream, () => {}, { mode: 'constructor' })))
         .then(() => process.stdout.write(JSON.stringify(out)));
     `);
     if (r.status !== 0) throw new Error(`the script failed: ${r.stderr}`);
@@ -285,6 +286,10 @@ describe('on a device (fake libcudart)', () => {
     );
     expect(results['capture mode constructor']).toBe(
       "RangeError: Stream.capture: option 'mode' must be one of 'global', 'threadLocal', 'relaxed', got the string \"constructor\"",
+    );
+    // GraphBuilder.capture reads the same table (CAPTURE_MODES), in the same words.
+    expect(results['builder capture mode constructor']).toBe(
+      "RangeError: GraphBuilder.capture: option 'mode' must be one of 'global', 'threadLocal', 'relaxed', got the string \"constructor\"",
     );
     // A kernel name that is no name expression is the symbol itself.
     expect(results['kernel toString']).toBe('returned [object Object]');
