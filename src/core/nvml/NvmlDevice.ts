@@ -670,20 +670,10 @@ export type GpuSample = Pick<
 > & {
   /** °C. */
   temperature: number | null;
-  /** Watts. */
-  power: {
-    /** Power the GPU and its memory draw now, watts. */
-    draw: number | null;
-    /** The power limit the driver enforces, watts. */
-    limit: number | null;
-  };
-  /** MHz. */
-  clocks: {
-    /** The SM clock now, MHz. */
-    sm: number | null;
-    /** The memory clock now, MHz. */
-    memory: number | null;
-  };
+  /** Watts: what the GPU draws now and its enforced limit, as GpuHealth's. */
+  power: GpuHealth['power'];
+  /** MHz: the SM and memory clocks now, as GpuHealth's. */
+  clocks: Pick<GpuHealth['clocks'], 'sm' | 'memory'>;
 };
 
 /** How two GPUs connect. */
