@@ -15,7 +15,10 @@ import { Peer, hex, missing, PYTHONS, type PeerLibrary } from './fixtures/sharin
 const { Device, IpcMemoryHandle, IpcEventHandle, IpcMemoryPool, StridedView } = core;
 const root = path.join(__dirname, '..', '..');
 const N = 1 << 16;
-const PEER_TIMEOUT_MS = 120_000;
+// Long enough for a Python process to import PyTorch and make its context (seconds), short enough
+// that a peer that hangs fails its test and the file still ends with every failure printed (on the
+// H100 a file cut off from outside printed nothing of why).
+const PEER_TIMEOUT_MS = 40_000;
 const note = (what: string, v: unknown) => console.log(`sharing: ${what} ${JSON.stringify(v)}`);
 
 /** Runs fixtures/sharing-dying-peer.ts for `lib` in its own Node; resolves with its exit and its RESULT. */
