@@ -118,36 +118,18 @@ export function gpuCollectors(
     fill: (set: (l: Labels, v: number) => void) => void,
   ) {
     let seen = -1;
-    if (kind === 'gauge') {
-      const g: PromClient.Gauge = new p.Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          if (seen === sampler.version) return;
-          seen = sampler.version;
-          g.reset();
-          fill((l, v) => g.set(l, v));
-        },
-      });
-      metrics.push(g as unknown as { name: string });
-      return g;
-    }
-    const c: PromClient.Counter = new p.Counter({
-      name,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        if (seen === sampler.version) return;
-        seen = sampler.version;
-        c.reset();
-        fill((l, v) => c.inc(l, v));
-      },
-    });
-    metrics.push(c as unknown as { name: string });
-    return c;
+    // Rebuilt from the latest sample once per sample: a gauge is set to each value, a counter reset and increased by it.
+    const collect = (): void => {
+      if (seen === sampler.version) return;
+      seen = sampler.version;
+      metric.reset();
+      if (metric instanceof p.Gauge) fill((l, v) => (metric as PromClient.Gauge).set(l, v));
+      else fill((l, v) => (metric as PromClient.Counter).inc(l, v));
+    };
+    const config = { name, help, labelNames, registers, collect };
+    const metric: PromClient.Gauge | PromClient.Counter = kind === 'gauge' ? new p.Gauge(config) : new p.Counter(config);
+    metrics.push(metric as unknown as { name: string });
+    return metric;
   }
 
   /** A dcgm-exporter metric: a gauge per GPU that reports it. */
