@@ -5,7 +5,7 @@ import { describe } from '../../ffi/checks';
 import { check } from '../base/errors';
 import { Event } from '../device/Event';
 import { Device } from '../device/Device';
-import { fromSerialised, serialise } from './ipc-format';
+import { fromSerialised, rawHandle, serialise } from './ipc-format';
 
 const MAGIC = 'CBIE';
 
@@ -38,11 +38,7 @@ export class IpcEventHandle {
    * `storage._share_cuda_()`, a native addon's).
    */
   static fromBytes(bytes: Uint8Array): IpcEventHandle {
-    if (!(bytes instanceof Uint8Array) || bytes.length !== 64)
-      throw new TypeError(
-        `IpcEventHandle.fromBytes: parameter 'bytes' must be the 64 bytes of a cudaIpcEventHandle_t, got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : describe(bytes)}`,
-      );
-    return new IpcEventHandle(new Uint8Array(bytes));
+    return new IpcEventHandle(rawHandle(bytes, 'cudaIpcEventHandle_t', 'IpcEventHandle.fromBytes'));
   }
 
   /** Reads a handle written by toBuffer() or toBase64(). */

@@ -5,7 +5,7 @@ import { describe } from '../../ffi/checks';
 import { check } from '../base/errors';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import { Device } from '../device/Device';
-import { fromSerialised, serialise } from './ipc-format';
+import { fromSerialised, rawHandle, serialise } from './ipc-format';
 import { checkMapped } from './ipc-bounds';
 
 const MAGIC = 'CBIM';
@@ -50,15 +50,12 @@ export class IpcMemoryHandle {
    */
   static fromBytes(bytes: Uint8Array, size: number, offset = 0): IpcMemoryHandle {
     const fn = 'IpcMemoryHandle.fromBytes';
-    if (!(bytes instanceof Uint8Array) || bytes.length !== 64)
-      throw new TypeError(
-        `${fn}: parameter 'bytes' must be the 64 bytes of a cudaIpcMemHandle_t, got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : describe(bytes)}`,
-      );
+    const raw = rawHandle(bytes, 'cudaIpcMemHandle_t', fn);
     if (!Number.isSafeInteger(size) || size < 0)
       throw new RangeError(`${fn}: parameter 'size' must be a non-negative integer, got ${size}`);
     if (!Number.isSafeInteger(offset) || offset < 0 || offset + size > Number.MAX_SAFE_INTEGER)
       throw new RangeError(`${fn}: parameter 'offset' must be a non-negative integer, got ${offset}`);
-    return new IpcMemoryHandle(new Uint8Array(bytes), size, offset);
+    return new IpcMemoryHandle(raw, size, offset);
   }
 
   /** Reads a handle written by toBuffer() or toBase64(); open() checks its size against the memory. */

@@ -25,6 +25,15 @@ export function hostBytes(data: Uint8Array | string, fn: string): Uint8Array {
   throw new TypeError(`${fn}: parameter 'data' must be a Buffer, a Uint8Array or base64 text, got ${describe(data)}`);
 }
 
+/** @internal A copy of a peer's raw handle (`cType`: cudaIpcMemHandle_t or cudaIpcEventHandle_t): exactly 64 bytes, else a TypeError naming `fn`. */
+export function rawHandle(bytes: Uint8Array, cType: string, fn: string): Uint8Array {
+  if (!(bytes instanceof Uint8Array) || bytes.length !== 64)
+    throw new TypeError(
+      `${fn}: parameter 'bytes' must be the 64 bytes of a ${cType}, got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : describe(bytes)}`,
+    );
+  return new Uint8Array(bytes);
+}
+
 /** @internal Reads serialise()'s layout back: `count` numbers and the 64 handle bytes. */
 export function fromSerialised(
   data: Uint8Array | string,
