@@ -1,6 +1,8 @@
 // Managed memory on a GPU: prefetches move pages (the range's last prefetch location says where,
 // and the bytes survive the trips), advice reads back, and the CUDA 13.0 batched prefetch and
 // discard run on driver 580.
+import * as fs from 'node:fs';
+import koffi from 'koffi';
 import { core } from '../../src';
 import { describeGpu, fillPattern, patternMismatches } from './helpers';
 
@@ -54,5 +56,45 @@ describeGpu('managed memory: prefetch, advice, discard', () => {
     await s.synchronize();
     a.fill(3);
     expect(a.copyTo(new Uint8Array(16))).toEqual(new Uint8Array(16).fill(3));
+  });
+
+  test('a host-NUMA pool: pinned host memory on the node nearest the device (numa_maps says so), written by the device, read by the host', async () => {
+    const d = Device.get(0);
+    expect(d.attribute('HostNumaMemoryPoolsSupported')).toBe(1);
+    const node = d.attribute('HostNumaId');
+    expect(node).toBeGreaterThanOrEqual(0);
+    using s = d.createStream();
+    using pool = d.createMemoryPool({ location: 'hostNuma' });
+    expect([pool.location, pool.numaNode]).toEqual(['hostNuma', node]);
+    const b = pool.allocate(8 << 20, s);
+    b.fill(0x5a, { stream: s });
+    await s.synchronize();
+    // The host reads the device's writes straight from the allocation: it is host memory.
+    const host = new Uint8Array(koffi.view(b.ptr, 8 << 20) as ArrayBuffer);
+    expect(host.every((x) => x === 0x5a)).toBe(true);
+    // The kernel's page map for the range (all of /proc/self/numa_maps' lines whose start is in it) names only that node.
+    const start = b.ptr;
+    const lines = fs
+      .readFileSync('/proc/self/numa_maps', 'utf8')
+      .split('\n')
+      .filter((l) => {
+        const at = l.split(' ')[0];
+        return at !== '' && BigInt('0x' + at) >= start && BigInt('0x' + at) < start + BigInt(8 << 20);
+      });
+    const nodes = new Set(lines.flatMap((l) => [...l.matchAll(/ N(\d+)=/g)].map((m) => Number(m[1]))));
+    console.log(`host NUMA pool: node ${node}; numa_maps lines in the range: ${lines.length}: ${lines.join(' | ')}`);
+    if (lines.length > 0) expect([...nodes]).toEqual([node]);
+    else {
+      // The range starts inside a mapping that began before it: take the mapping that holds it.
+      const maps = fs
+        .readFileSync('/proc/self/numa_maps', 'utf8')
+        .split('\n')
+        .filter((l) => l !== '');
+      const holder = maps.filter((l) => BigInt('0x' + l.split(' ')[0]) <= start).pop()!;
+      console.log(`host NUMA pool: mapping holding the range: ${holder}`);
+      expect([...holder.matchAll(/ N(\d+)=/g)].map((m) => Number(m[1]))).toEqual([node]);
+    }
+    b.close();
+    await s.synchronize();
   });
 });

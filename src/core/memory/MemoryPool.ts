@@ -8,6 +8,7 @@ import type { Device } from '../device/Device';
 import type { Stream } from '../device/Stream';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import type { OptionKeys } from '../base/options';
+import { lookupName } from '../../ffi/checks';
 
 /** How {@link Device.createMemoryPool} makes a pool (sizes in bytes). */
 export interface MemoryPoolOptions {
@@ -15,10 +16,27 @@ export interface MemoryPoolOptions {
   releaseThreshold?: number;
   /** The most the pool may reserve, in bytes (0 or absent: no limit but the device's memory). */
   maxSize?: number;
+  /**
+   * Where the pool's memory lives: `'device'` (the default), `'host'` (pinned host memory placed by
+   * the OS) or `'hostNuma'` (pinned host memory on one host NUMA node: `numaNode`, else the node
+   * nearest the device, its `HostNumaId` attribute). Host pools are read and written by the device.
+   */
+  location?: MemoryPoolLocation;
+  /** The host NUMA node of a `'hostNuma'` pool (a non-negative integer); only with that location. */
+  numaNode?: number;
 }
 
+/** Where a {@link MemoryPool}'s memory lives. */
+export type MemoryPoolLocation = 'device' | 'host' | 'hostNuma';
+
 /** The keys of MemoryPoolOptions, for checkOptions. */
-export const MEMORY_POOL_OPTIONS: OptionKeys<MemoryPoolOptions> = { releaseThreshold: true, maxSize: true };
+export const MEMORY_POOL_OPTIONS: OptionKeys<MemoryPoolOptions> = { releaseThreshold: true, maxSize: true, location: true, numaNode: true };
+
+const LOCATION_TYPES = {
+  device: cudart.cudaMemLocationType.cudaMemLocationTypeDevice,
+  host: cudart.cudaMemLocationType.cudaMemLocationTypeHost,
+  hostNuma: cudart.cudaMemLocationType.cudaMemLocationTypeHostNuma,
+} as const;
 
 /** What a pool holds now and at most, in bytes. */
 export interface MemoryPoolStats {
@@ -60,6 +78,10 @@ export class MemoryPool extends Resource {
     readonly device: Device,
     /** Whether this is the device's default pool (shared by every cudaMallocAsync; close() leaves it be). */
     readonly isDefault: boolean,
+    /** Where the memory lives: the device's memory, or pinned host memory (see MemoryPoolOptions.location). */
+    readonly location: MemoryPoolLocation = 'device',
+    /** The host NUMA node of a `'hostNuma'` pool; null for other pools. */
+    readonly numaNode: number | null = null,
   ) {
     super(isDefault ? () => undefined : () => void cudart.cudaMemPoolDestroy(handle), [device]);
   }
@@ -72,13 +94,28 @@ export class MemoryPool extends Resource {
   /** @internal Use device.createMemoryPool(). */
   static create(device: Device, o: MemoryPoolOptions): MemoryPool {
     if (o.maxSize !== undefined) checkSize(o.maxSize, 'Device.createMemoryPool (maxSize)');
+    const where = poolLocation(device, o);
     const props = new cudart.cudaMemPoolProps({
       allocType: cudart.cudaMemAllocationType.cudaMemAllocationTypePinned,
       handleTypes: cudart.cudaMemAllocationHandleType.cudaMemHandleTypeNone,
-      location: { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: device.ordinal },
+      location: { type: LOCATION_TYPES[where.location], id: where.id },
       maxSize: o.maxSize ?? 0,
     });
-    const pool = new MemoryPool(check(cudart.cudaMemPoolCreate(props), 'cudaMemPoolCreate'), device, false);
+    const handle = check(cudart.cudaMemPoolCreate(props), 'cudaMemPoolCreate');
+    const pool = new MemoryPool(handle, device, false, where.location, where.location === 'hostNuma' ? where.id : null);
+    if (where.location !== 'device') {
+      // A host pool's memory is not mapped for any device until it is granted (cudaMemPoolSetAccess).
+      const access = new cudart.cudaMemAccessDesc({
+        location: { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: device.ordinal },
+        flags: cudart.cudaMemAccessFlags.cudaMemAccessFlagsProtReadWrite,
+      });
+      try {
+        check(cudart.cudaMemPoolSetAccess(handle, [access], 1), 'Device.createMemoryPool (cudaMemPoolSetAccess)');
+      } catch (e) {
+        pool.close();
+        throw e;
+      }
+    }
     if (o.releaseThreshold !== undefined) pool.releaseThreshold = o.releaseThreshold;
     return pool;
   }
@@ -158,4 +195,23 @@ export function allocateFromPool(
   );
   const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
   return DeviceBuffer.fromAllocation(p, size, pool.device, kind, hookedFree(hookName, ordinal, size, size, p, free), [pool, stream]);
+}
+
+/** The location type and id a new pool asks cudaMemPoolCreate for, from its options (checked here). */
+function poolLocation(device: Device, o: MemoryPoolOptions): { location: MemoryPoolLocation; id: number } {
+  const location = o.location ?? 'device';
+  lookupName(LOCATION_TYPES, location, 'Device.createMemoryPool', "option 'location'");
+  if (o.numaNode !== undefined && location !== 'hostNuma')
+    throw new TypeError(`Device.createMemoryPool: option 'numaNode' goes only with location 'hostNuma', not '${location}'`);
+  if (o.numaNode !== undefined && (!Number.isSafeInteger(o.numaNode) || o.numaNode < 0))
+    throw new RangeError(`Device.createMemoryPool: option 'numaNode' must be a non-negative integer, got ${o.numaNode}`);
+  if (location === 'device') return { location, id: device.ordinal };
+  if (location === 'host') return { location, id: 0 };
+  if (o.numaNode !== undefined) return { location, id: o.numaNode };
+  const nearest = device.attribute(cudart.cudaDeviceAttr.cudaDevAttrHostNumaId);
+  if (nearest < 0)
+    throw new RangeError(
+      `Device.createMemoryPool: location 'hostNuma' without 'numaNode' needs the device's host NUMA node, and device ${device.ordinal} reports none (HostNumaId ${nearest}); pass 'numaNode'`,
+    );
+  return { location, id: nearest };
 }

@@ -739,6 +739,57 @@ test('ManagedMemoryPool: a managed pool (allocation type managed) whose buffers 
   });
 });
 
+test('Device.createMemoryPool: host and host-NUMA pools of pinned memory, granted to the device; the node nearest the device by default; bad options refused', () => {
+  const out = run(`
+    const lib = koffi.load(process.env.CUDA_BINDINGS_CUDART);
+    const props = lib.func('long fake_pool_props(void)');
+    const locId = lib.func('long fake_pool_location_id(void)');
+    const access = lib.func('long fake_pool_access(void)');
+    const numa = lib.func('void fake_host_numa_id(int)');
+    const d = core.Device.get(0);
+    const s = d.createStream();
+    const seen = (p) => [p.location, p.numaNode, Number(props()), Number(locId()), Number(access())];
+    const r = {};
+    const devicePool = d.createMemoryPool();
+    r.device = seen(devicePool);
+    const host = d.createMemoryPool({ location: 'host' });
+    r.host = seen(host);
+    const explicit = d.createMemoryPool({ location: 'hostNuma', numaNode: 3 });
+    r.explicit = seen(explicit);
+    numa(2);
+    const nearest = d.createMemoryPool({ location: 'hostNuma' });
+    r.nearest = seen(nearest);
+    const b = nearest.allocate(4096, s);
+    r.buffer = [b.kind, b.size];
+    b.close();
+    numa(-1);
+    for (const [k, o] of Object.entries({
+      noNode: { location: 'hostNuma' },
+      badLocation: { location: 'numa' },
+      nodeWithoutNuma: { location: 'host', numaNode: 0 },
+      negativeNode: { location: 'hostNuma', numaNode: -1 },
+    })) {
+      try { d.createMemoryPool(o); r[k] = 'no error'; } catch (e) { r[k] = e.constructor.name + ': ' + e.message; }
+    }
+    for (const p of [devicePool, host, explicit, nearest]) p.close();
+    s.close();
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    // [location, numaNode, allocType*100 + location type, location id, last cudaMemPoolSetAccess]
+    device: ['device', null, 100 + 1, 0, -1],
+    host: ['host', null, 100 + 2, 0, 1 * 10000 + 1 * 1000 + 0 * 10 + 3], // one grant: device 0, read-write
+    explicit: ['hostNuma', 3, 100 + 3, 3, 10000 + 1000 + 3],
+    nearest: ['hostNuma', 2, 100 + 3, 2, 10000 + 1000 + 3],
+    buffer: ['pool', 4096],
+    noNode:
+      "RangeError: Device.createMemoryPool: location 'hostNuma' without 'numaNode' needs the device's host NUMA node, and device 0 reports none (HostNumaId -1); pass 'numaNode'",
+    badLocation:
+      "RangeError: Device.createMemoryPool: option 'location' must be one of 'device', 'host', 'hostNuma', got the string \"numa\"",
+    nodeWithoutNuma: "TypeError: Device.createMemoryPool: option 'numaNode' goes only with location 'hostNuma', not 'host'",
+    negativeNode: "RangeError: Device.createMemoryPool: option 'numaNode' must be a non-negative integer, got -1",
+  });
+});
+
 test('IpcMemoryPool: exported as a descriptor (POSIX fd handle type), imported from one; buffers shared by base64 descriptors; an imported pool does not allocate', () => {
   const out = run(`
     const imported = koffi.load(process.env.CUDA_BINDINGS_CUDART).func('long fake_imported_handle(void)');

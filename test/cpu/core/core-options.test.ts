@@ -269,7 +269,7 @@ describe('on a device (fake libcudart)', () => {
     ['allocateManaged unknown', "TypeError: Device.allocateManaged: unknown option 'attach'; the options are attachHost"],
     [
       'createMemoryPool unknown',
-      "TypeError: Device.createMemoryPool: unknown option 'maxsize' (did you mean 'maxSize'?); the options are releaseThreshold, maxSize",
+      "TypeError: Device.createMemoryPool: unknown option 'maxsize' (did you mean 'maxSize'?); the options are releaseThreshold, maxSize, location, numaNode",
     ],
     ['capture unknown', "TypeError: Stream.capture: unknown option 'mdoe' (did you mean 'mode'?); the options are mode"],
     [
