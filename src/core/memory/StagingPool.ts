@@ -59,6 +59,8 @@ export interface Lease {
  * detached first: it reads as empty (length 0), never as the block's next contents. So keep the
  * array you were given for as long as you read it or a view of it; and release it only once no
  * native code still reads it (a socket write: `res.end(body, () => stagingPool.release(array))`).
+ * The array's `buffer` is its whole block (64 KiB or more): view it with `Buffer.from(array.buffer,
+ * array.byteOffset, array.byteLength)`, not `Buffer.from(array.buffer)`.
  */
 export class StagingPool {
   private readonly bins = new Map<number, Block[]>();
