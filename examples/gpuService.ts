@@ -149,7 +149,10 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const base = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   console.log(`listening on ${base.origin}`);
-  const stop = () => server.close(() => void trim(s).then(() => [...s.streams, module].forEach((r) => r.close())));
+  const stop = () => {
+    loop.disable();
+    server.close(() => void trim(s).then(() => [...s.streams, module].forEach((r) => r.close())));
+  };
   if (serve) {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
