@@ -70,7 +70,10 @@ export function parseArgs(argv: readonly string[]): Settings {
     };
     if (a === '--short') s.short = true;
     else if (a === '--seconds') seconds = positive(Number(value()), a);
-    else if (a === '--concurrency') s.concurrency = value().split(',').map((c) => positiveInt(Number(c), a));
+    else if (a === '--concurrency')
+      s.concurrency = value()
+        .split(',')
+        .map((c) => positiveInt(Number(c), a));
     else if (a === '--c-threads') s.cThreads = positiveInt(Number(value()), a);
     else throw new Error(`unknown argument ${a} (the arguments are --seconds S, --concurrency 16,64,256, --c-threads 8, --short)`);
   }
@@ -114,13 +117,21 @@ export function judge(js: readonly Row[], cSequential: Row | undefined, memory: 
   const missing = (what: string, target: string) => v.push({ target, measured: `${what} was not run`, pass: false });
   if (c64 && cSequential) {
     const ratio = rate(c64) / rate(cSequential);
-    v.push({ target: 'c=64: ≥ 1.5× sequential C req/s', measured: `${ratio.toFixed(2)}× (${fmt(rate(c64))} / ${fmt(rate(cSequential))})`, pass: ratio >= 1.5 });
+    v.push({
+      target: 'c=64: ≥ 1.5× sequential C req/s',
+      measured: `${ratio.toFixed(2)}× (${fmt(rate(c64))} / ${fmt(rate(cSequential))})`,
+      pass: ratio >= 1.5,
+    });
   } else missing(c64 ? 'sequential C' : 'concurrency 64', 'c=64: ≥ 1.5× sequential C req/s');
   if (c64) {
     const loop = c64.loopDelayMs?.p99 ?? NaN;
     v.push({ target: 'c=64: event-loop delay p99 ≤ 5 ms', measured: `${loop.toFixed(2)} ms`, pass: loop <= 5 });
     const { p50, p99 } = c64.latencyMs;
-    v.push({ target: 'c=64: latency p99 ≤ 10× p50', measured: `${(p99 / p50).toFixed(1)}× (${p99.toFixed(1)} / ${p50.toFixed(1)} ms)`, pass: p99 <= 10 * p50 });
+    v.push({
+      target: 'c=64: latency p99 ≤ 10× p50',
+      measured: `${(p99 / p50).toFixed(1)}× (${p99.toFixed(1)} / ${p50.toFixed(1)} ms)`,
+      pass: p99 <= 10 * p50,
+    });
   } else {
     missing('concurrency 64', 'c=64: event-loop delay p99 ≤ 5 ms');
     missing('concurrency 64', 'c=64: latency p99 ≤ 10× p50');
@@ -137,11 +148,24 @@ export function judge(js: readonly Row[], cSequential: Row | undefined, memory: 
     pass: bad === sent && sent > 0 && unexpected === 0,
   });
   const device = memory.deviceAfter - memory.deviceBefore;
-  v.push({ target: 'device memory within 2 MiB after trim', measured: `${(device / MiB).toFixed(2)} MiB`, pass: Math.abs(device) <= 2 * MiB });
+  v.push({
+    target: 'device memory within 2 MiB after trim',
+    measured: `${(device / MiB).toFixed(2)} MiB`,
+    pass: Math.abs(device) <= 2 * MiB,
+  });
   const rss = (memory.rssAfter - memory.rssBefore) / memory.rssBefore;
-  v.push({ target: 'RSS within 10% after trim', measured: `${(100 * rss).toFixed(1)}% (${(memory.rssBefore / MiB).toFixed(0)} → ${(memory.rssAfter / MiB).toFixed(0)} MiB)`, pass: Math.abs(rss) <= 0.1 });
+  v.push({
+    target: 'RSS within 10% after trim',
+    measured: `${(100 * rss).toFixed(1)}% (${(memory.rssBefore / MiB).toFixed(0)} → ${(memory.rssAfter / MiB).toFixed(0)} MiB)`,
+    pass: Math.abs(rss) <= 0.1,
+  });
   const c256 = at(256);
-  if (c256) v.push({ target: 'c=256: no request waits > 1 s', measured: `max ${c256.latencyMs.max.toFixed(0)} ms`, pass: c256.latencyMs.max <= 1000 });
+  if (c256)
+    v.push({
+      target: 'c=256: no request waits > 1 s',
+      measured: `max ${c256.latencyMs.max.toFixed(0)} ms`,
+      pass: c256.latencyMs.max <= 1000,
+    });
   else missing('concurrency 256', 'c=256: no request waits > 1 s');
   return v;
 }

@@ -30,7 +30,8 @@ function compileC(dir: string): string {
 function rowOf(cmd: string, args: string[]): Row {
   const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24 });
   const last = r.stdout.trim().split('\n').pop() ?? '';
-  if (r.status !== 0 || !last.startsWith('{')) throw new Error(`${path.basename(cmd)} ${args.join(' ')} failed (status ${r.status}):\n${r.stderr}${r.stdout}`);
+  if (r.status !== 0 || !last.startsWith('{'))
+    throw new Error(`${path.basename(cmd)} ${args.join(' ')} failed (status ${r.status}):\n${r.stderr}${r.stdout}`);
   return JSON.parse(last) as Row;
 }
 
@@ -65,7 +66,9 @@ async function call(base: string, what: string, method = 'GET'): Promise<Service
 /** One load run at `concurrency`: the client's row with the service's event-loop delay of the run. */
 async function load(base: string, concurrency: number, seconds: number, name: string): Promise<Row> {
   await call(base, '/stats?reset=1');
-  const child = spawn(process.execPath, [...tsx, path.join('bench', 'service-load.ts'), base, String(concurrency), String(seconds), name], { cwd: root });
+  const child = spawn(process.execPath, [...tsx, path.join('bench', 'service-load.ts'), base, String(concurrency), String(seconds), name], {
+    cwd: root,
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
@@ -84,7 +87,8 @@ async function main(): Promise<void> {
     const exe = compileC(dir);
     const seconds = String(settings.seconds);
     const c: Row[] = [];
-    for (const mode of ['pageable', 'staged']) for (const threads of [1, settings.cThreads]) c.push(rowOf(exe, [mode, String(threads), seconds]));
+    for (const mode of ['pageable', 'staged'])
+      for (const threads of [1, settings.cThreads]) c.push(rowOf(exe, [mode, String(threads), seconds]));
     const { child, base } = await startService();
     try {
       await load(base, 16, Math.min(2, settings.seconds), 'warm-up');

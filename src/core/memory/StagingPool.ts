@@ -99,7 +99,9 @@ export class StagingPool {
       return;
     }
     if (array.buffer.byteLength === 0) return; // detached: released before
-    throw new TypeError('StagingPool.release: parameter \'array\' is not over staging memory (it did not come from download() or allocate())');
+    throw new TypeError(
+      "StagingPool.release: parameter 'array' is not over staging memory (it did not come from download() or allocate())",
+    );
   }
 
   /** Bytes in blocks lent out now. */

@@ -29,7 +29,12 @@ const memory: Memory = { deviceBefore: 500 * MiB, deviceAfter: 501 * MiB, rssBef
 
 test('percentile takes the nearest rank of sorted values; spread sorts a copy', () => {
   const values = [5, 1, 4, 2, 3, 10, 9, 8, 7, 6];
-  expect([percentile([1, 2, 3, 4], 0.5), percentile([1, 2, 3, 4], 0.99), percentile([7], 0.5), percentile([], 0.5)]).toEqual([2, 4, 7, NaN]);
+  expect([percentile([1, 2, 3, 4], 0.5), percentile([1, 2, 3, 4], 0.99), percentile([7], 0.5), percentile([], 0.5)]).toEqual([
+    2,
+    4,
+    7,
+    NaN,
+  ]);
   expect(spread(values)).toEqual({ p50: 5, p99: 10, max: 10 });
   expect(values[0]).toBe(5);
   const many = Array.from({ length: 1000 }, (_, i) => 1000 - i);
@@ -72,8 +77,12 @@ test('each target fails on its own, and a missing run fails the targets that nee
       .filter((x) => !x.pass)
       .map((x) => x.target);
   expect(failed([row({ requests: 2000 })], cSeq)).toEqual(['c=64: ≥ 1.5× sequential C req/s', 'c=256: no request waits > 1 s']);
-  expect(failed([row({ loopDelayMs: { p50: 1, p99: 6, max: 9 } }), row({ concurrency: 256 })], cSeq)).toEqual(['c=64: event-loop delay p99 ≤ 5 ms']);
-  expect(failed([row({ latencyMs: { p50: 10, p99: 101, max: 200 } }), row({ concurrency: 256 })], cSeq)).toEqual(['c=64: latency p99 ≤ 10× p50']);
+  expect(failed([row({ loopDelayMs: { p50: 1, p99: 6, max: 9 } }), row({ concurrency: 256 })], cSeq)).toEqual([
+    'c=64: event-loop delay p99 ≤ 5 ms',
+  ]);
+  expect(failed([row({ latencyMs: { p50: 10, p99: 101, max: 200 } }), row({ concurrency: 256 })], cSeq)).toEqual([
+    'c=64: latency p99 ≤ 10× p50',
+  ]);
   expect(failed([row({}), row({ concurrency: 256 })], { ...cSeq, wrong: 1 })).toEqual(['0 wrong results']);
   expect(failed([row({ bad400: 59, unexpected: 1 }), row({ concurrency: 256 })], cSeq)).toEqual([
     'every impossible request answered 400, nothing else failed',

@@ -166,12 +166,12 @@ test('bad calls are refused before C, naming the method and the parameter', () =
   );
   expect(r).toEqual([
     "RangeError: DeviceBuffer.upload: the source has 8 bytes, more than the buffer's 6",
-    'TypeError: DeviceBuffer.upload: parameter \'src\' must be a Buffer, TypedArray, DataView or ArrayBuffer, got an array',
+    "TypeError: DeviceBuffer.upload: parameter 'src' must be a Buffer, TypedArray, DataView or ArrayBuffer, got an array",
     "TypeError: DeviceBuffer.upload: parameter 'options.stream' must be a Stream, got undefined",
     "Error: DeviceBuffer.upload: parameter 'options.stream' is a Stream that was closed",
     expect.stringMatching(/^TypeError: DeviceBuffer\.upload: unknown option 'sream'/),
     'Error: DeviceBuffer.upload: the DeviceBuffer was closed',
-    'RangeError: DeviceBuffer.download: the buffer\'s 6 bytes are not a whole number of Float32Array elements (4 bytes each)',
+    "RangeError: DeviceBuffer.download: the buffer's 6 bytes are not a whole number of Float32Array elements (4 bytes each)",
     "TypeError: DeviceBuffer.download: parameter 'kind' must be a TypedArray class (Float32Array, Uint8Array, …), got Array",
     "RangeError: DeviceBuffer.download: the destination has 7 bytes, more than the buffer's 6",
     "Error: DeviceBuffer.download: parameter 'options.stream' is a Stream that was closed",
