@@ -18,6 +18,7 @@ export const MAX_STAGED_BYTES = 1 << 30;
 /** A TypedArray class, as `download` and `allocate` take it (Float32Array, Uint8Array, …). */
 export type TypedArrayClass<T extends ArrayBufferView> = {
   new (buffer: ArrayBuffer, byteOffset?: number, length?: number): T;
+  /** Bytes per element. */
   readonly BYTES_PER_ELEMENT: number;
 };
 
