@@ -65,6 +65,8 @@ export { CheckpointProcess, type CheckpointState, type GpuMapping } from './chec
 export { nvtx, NvtxDomain, RegisteredString, NO_PUSH_POP_TRACKING, type NvtxColor, type NvtxEvent, type NvtxMessage } from './nvtx/nvtx';
 export { prefetchBatch, discardBatch, discardPrefetchBatch } from './memory/managed';
 export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './memory/PinnedMemoryPool';
+export { StagingPool, stagingPool, MAX_STAGED_BYTES, type TypedArrayClass } from './memory/StagingPool';
+export type { UploadOptions, DownloadOptions } from './memory/transfer';
 export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats, type MemoryPoolLocation } from './memory/MemoryPool';
 export {
   CachingAllocator,

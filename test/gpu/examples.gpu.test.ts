@@ -85,6 +85,7 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
       'nvtxRanges',
       'checkpointProcess',
       'precompiledHeaders',
+      'gpuService',
       'ncclAllReduce',
       'ncclInitAll',
     ]) {

@@ -7,6 +7,7 @@ import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import type { Device } from '../device/Device';
 import type { Stream } from '../device/Stream';
 import { POOL_THREADS, stagedUpload } from './staging';
+import { warnIfBlocking } from './blocking-copies';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { describe, lookupName } from '../../ffi/checks';
@@ -208,7 +209,9 @@ export class DeviceBuffer extends Resource {
    * Copies all of `src` (host memory, another DeviceBuffer, or a contiguous StridedView) into the
    * start of this buffer: waits for the copy (cudaMemcpy), or queues it on `options.stream`
    * (cudaMemcpyAsync). Returns this buffer. Throws RangeError when `src` is larger than the buffer,
-   * CudaError when the copy fails.
+   * CudaError when the copy fails. **Blocks the event loop** for ordinary (pageable) host memory,
+   * even on a stream (the driver stages it on the calling thread); {@link DeviceBuffer.upload} does
+   * not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once when that happens.
    */
   copyFrom(src: HostData | DeviceBuffer | DeviceBytes, options: CopyOptions = {}): this {
     this.alive('copyFrom');
@@ -226,7 +229,10 @@ export class DeviceBuffer extends Resource {
    * Copies the start of this buffer into `dst` (host memory, another DeviceBuffer, or a contiguous
    * StridedView that is not read-only), as many bytes as `dst` holds, and returns `dst`: synchronous,
    * or queued on `options.stream` (then read `dst` only after the stream is synchronized). Throws
-   * RangeError when `dst` is larger than the buffer.
+   * RangeError when `dst` is larger than the buffer. **Blocks the event loop** for ordinary
+   * (pageable) host memory, even on a stream: the call waits for all the stream's earlier work;
+   * `await buf.download(…, { stream })` does not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once
+   * when that happens.
    */
   copyTo<T extends HostData | DeviceBuffer | DeviceBytes>(dst: T, options: CopyOptions = {}): T {
     this.alive('copyTo');
@@ -241,6 +247,7 @@ export class DeviceBuffer extends Resource {
   }
 
   private copy(dst: cudart.Pointer, src: cudart.Pointer, n: number, kind: cudart.cudaMemcpyKind, o: CopyOptions, what: string): void {
+    if (o.stream && kind !== D2D) warnIfBlocking((kind === H2D ? src : dst) as HostData, `DeviceBuffer.${what}`);
     if (o.stream) check(cudart.cudaMemcpyAsync(dst, src, n, kind, o.stream.handle), `DeviceBuffer.${what} (cudaMemcpyAsync)`);
     else check(cudart.cudaMemcpy(dst, src, n, kind), `DeviceBuffer.${what} (cudaMemcpy)`);
   }

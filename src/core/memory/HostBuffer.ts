@@ -66,10 +66,10 @@ export function hostAllocFlags(options: HostBufferOptions): number {
 let adopting: { ptr: bigint; devicePtr: bigint | null; view: ArrayBuffer; onClose: () => void } | null = null;
 
 /**
- * Whether `kind` is a TypedArray class (Buffer included), from any realm: a class made in another
+ * @internal Whether `kind` is a TypedArray class (Buffer included), from any realm: a class made in another
  * context (a vm context, a test runner's) fails `instanceof` against this module's TypedArray.
  */
-function isTypedArrayClass(kind: unknown): boolean {
+export function isTypedArrayClass(kind: unknown): boolean {
   for (let c = kind; typeof c === 'function'; c = Object.getPrototypeOf(c)) {
     if (c === TypedArray || c.name === 'TypedArray') return c !== kind;
   }

@@ -16,6 +16,8 @@ import type { CudaArrayInterface } from './array-interface';
 import { exportDlpack } from './dlpack';
 // DeviceBuffer's managed-memory reads, discard and discardPrefetch.
 import './managed';
+// DeviceBuffer's upload and download (stream-ordered, through the staging pool).
+import './transfer';
 
 declare module '../device/Device' {
   interface Device {

@@ -1,0 +1,128 @@
+// The service benchmark of issue #34 (`npm run bench:service`, on a GPU machine): examples/gpuService.ts
+// loaded over kept-alive connections from a client in a process of its own (bench/service-load.ts) at
+// each concurrency, and C doing the same work in the same run (bench/service.cu, compiled here with
+// nvcc): one thread, and one thread per stream. Prints the runs and the targets as markdown tables;
+// the raw rows go to bench/results/service-<date>.json (not in --short mode).
+//   npx tsx bench/service.ts [--seconds 15] [--concurrency 16,64,256] [--c-threads 8] [--short]
+// The service's memory is read after a warm-up and a trim (memoryPool.trim(0), the staging pool's
+// blocks freed, a garbage collection), and again after the runs and a trim.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { judge, parseArgs, renderTables, type Memory, type Row } from './service-stats';
+
+const root = path.join(__dirname, '..');
+const tsx = ['--import', 'tsx'];
+
+/** Compiles bench/service.cu for this machine's GPU (or nvcc's default architecture where it cannot tell). */
+function compileC(dir: string): string {
+  const exe = path.join(dir, 'service');
+  const src = path.join(root, 'bench', 'service.cu');
+  const native = spawnSync('nvcc', ['-O2', '-arch=native', '-o', exe, src], { encoding: 'utf8' });
+  if (native.status === 0) return exe;
+  const plain = spawnSync('nvcc', ['-O2', '-o', exe, src], { encoding: 'utf8' });
+  if (plain.status !== 0) throw new Error(`nvcc failed:\n${plain.stderr || native.stderr}`);
+  return exe;
+}
+
+/** Runs a child to its end; resolves with its last stdout line parsed as a Row. */
+function rowOf(cmd: string, args: string[]): Row {
+  const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24 });
+  const last = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.status !== 0 || !last.startsWith('{'))
+    throw new Error(`${path.basename(cmd)} ${args.join(' ')} failed (status ${r.status}):\n${r.stderr}${r.stdout}`);
+  return JSON.parse(last) as Row;
+}
+
+/** Starts the service; resolves with the child and its base URL once it listens. */
+function startService(): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, ['--expose-gc', ...tsx, path.join('examples', 'gpuService.ts'), '--serve'], { cwd: root });
+  let err = '';
+  child.stderr!.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /^listening on (http:\/\/\S+)$/m.exec(out);
+      if (m) resolve({ child, base: m[1] });
+    });
+    child.on('exit', (code) => reject(new Error(`the service exited (${code}) before listening:\n${err}${out}`)));
+  });
+}
+
+interface ServiceStats {
+  loopDelayMs: { p50: number; p99: number; max: number };
+  rssBytes: number;
+  deviceUsedBytes: number;
+}
+
+async function call(base: string, what: string, method = 'GET'): Promise<ServiceStats> {
+  const res = await fetch(new URL(what, base), { method });
+  if (!res.ok) throw new Error(`${method} ${what}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as ServiceStats;
+}
+
+/** One load run at `concurrency`: the client's row with the service's event-loop delay of the run. */
+async function load(base: string, concurrency: number, seconds: number, name: string): Promise<Row> {
+  await call(base, '/stats?reset=1');
+  const child = spawn(process.execPath, [...tsx, path.join('bench', 'service-load.ts'), base, String(concurrency), String(seconds), name], {
+    cwd: root,
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`the load generator failed (${code}):\n${err}${out}`);
+  const row = JSON.parse(out.trim().split('\n').pop()!) as Row;
+  row.loopDelayMs = (await call(base, '/stats')).loopDelayMs;
+  return row;
+}
+
+async function main(): Promise<void> {
+  const settings = parseArgs(process.argv.slice(2));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-service-'));
+  try {
+    const exe = compileC(dir);
+    const seconds = String(settings.seconds);
+    const c: Row[] = [];
+    for (const mode of ['pageable', 'staged'])
+      for (const threads of [1, settings.cThreads]) c.push(rowOf(exe, [mode, String(threads), seconds]));
+    const { child, base } = await startService();
+    try {
+      await load(base, 16, Math.min(2, settings.seconds), 'warm-up');
+      const before = await call(base, '/trim', 'POST');
+      const js: Row[] = [];
+      for (const n of settings.concurrency) js.push(await load(base, n, settings.seconds, 'service (upload, saxpy, await download)'));
+      const after = await call(base, '/trim', 'POST');
+      const memory: Memory = {
+        deviceBefore: before.deviceUsedBytes,
+        deviceAfter: after.deviceUsedBytes,
+        rssBefore: before.rssBytes,
+        rssAfter: after.rssBytes,
+      };
+      const verdicts = judge(js, c[0], memory);
+      console.log(`${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}; ${settings.seconds} s per run\n`);
+      console.log(renderTables([...c, ...js], verdicts));
+      if (!settings.short) {
+        const file = path.join(root, 'bench', 'results', `service-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
+        fs.writeFileSync(file, JSON.stringify({ settings, rows: [...c, ...js], memory, verdicts }, null, 2));
+        console.log(`\nraw: ${path.relative(root, file)}`);
+      }
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(`bench/service: ${(e as Error).message}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,179 @@
+// gpuService: a node:http service doing GPU work without blocking its event loop. Each request to
+// GET /saxpy?k=K&a=A&n=N takes two buffers of N floats from the device's memory pool on one of 8
+// non-blocking streams, uploads input pair K (two Float32Arrays) through pinned staging memory,
+// runs saxpy (y = A * x + y), downloads y (awaited by polling from the event loop), answers with 64
+// samples of it as float32 bytes, and frees the buffers. A size the device cannot hold gets a 400.
+//   npx tsx examples/gpuService.ts                      # serves 600 requests to itself, checks them
+//   npx tsx examples/gpuService.ts --serve [--port N]   # serves on 127.0.0.1 until SIGINT
+// In --serve mode it prints `listening on http://127.0.0.1:PORT`; GET /stats gives the event-loop
+// delay (ms, less the monitor's 1 ms period; `?reset=1` starts it again), RSS and device memory,
+// and POST /trim trims the memory pool and the staging pool first (bench/service.ts uses both).
+// Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { cudart } from 'cuda-bindings';
+import { CudaError, Device, Program, stagingPool, f32, i32, type DeviceBuffer, type Kernel, type Stream } from 'cuda-bindings/core';
+import { INPUTS, N, SAMPLES, SAXPY_SOURCE, makeInputs, requestFor, sampleIndex, send } from './lib/saxpy';
+
+const STREAMS = 8;
+const MONITOR_MS = 1;
+
+interface Service {
+  dev: Device;
+  streams: Stream[];
+  saxpy: Kernel;
+  inputs: [Float32Array, Float32Array][];
+  next: number;
+}
+
+/** A parameter of the query as an integer in [min, max], or null. */
+function intParam(q: URLSearchParams, name: string, min: number, max: number): number | null {
+  const v = Number(q.get(name));
+  return q.has(name) && Number.isSafeInteger(v) && v >= min && v <= max ? v : null;
+}
+
+/** One request: the GPU work on the next stream; resolves with the status and the body. */
+async function saxpyRequest(s: Service, q: URLSearchParams): Promise<[number, string | Buffer]> {
+  const k = intParam(q, 'k', 0, INPUTS - 1);
+  const a = intParam(q, 'a', 1, 4);
+  const n = intParam(q, 'n', 1, Number.MAX_SAFE_INTEGER);
+  if (k === null || a === null || n === null) return [400, `k must be 0 to ${INPUTS - 1}, a 1 to 4, n a positive integer\n`];
+  const stream = s.streams[s.next++ % STREAMS];
+  const pool = s.dev.memoryPool;
+  let x: DeviceBuffer | undefined;
+  let y: DeviceBuffer | undefined;
+  try {
+    x = pool.allocate(4 * n, stream);
+    y = pool.allocate(4 * n, stream);
+  } catch (e) {
+    x?.close();
+    if (e instanceof CudaError && e.code === cudart.cudaError_t.cudaErrorMemoryAllocation)
+      return [400, `n = ${n} floats do not fit on the device\n`];
+    throw e;
+  }
+  try {
+    if (n > N) return [400, `the inputs have ${N} elements; n = ${n} is more\n`];
+    const [xs, ys] = s.inputs[k];
+    x.upload(xs.subarray(0, n), { stream });
+    y.upload(ys.subarray(0, n), { stream });
+    s.saxpy.launch({ grid: Math.ceil(n / 256), block: 256, stream }, f32(a), x, y, i32(n));
+    const result = await y.download(Float32Array, { stream });
+    const samples = new Float32Array(SAMPLES);
+    for (let j = 0; j < SAMPLES; j++) samples[j] = result[sampleIndex(j)] ?? NaN;
+    stagingPool.release(result);
+    return [200, Buffer.from(samples.buffer)];
+  } finally {
+    x.close(); // freed in the stream's order (cudaFreeAsync): no wait
+    y.close();
+  }
+}
+
+/** Event-loop delay, process and device memory, as GET /stats reports them. */
+function stats(s: Service, loop: ReturnType<typeof monitorEventLoopDelay>) {
+  const ms = (ns: number) => Math.max(0, ns / 1e6 - MONITOR_MS);
+  const { free, total } = s.dev.memoryInfo();
+  const pool = s.dev.memoryPool.stats;
+  return {
+    loopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max), samples: loop.count },
+    rssBytes: process.memoryUsage.rss(),
+    deviceUsedBytes: total - free,
+    poolReservedBytes: pool.reservedBytes,
+    poolUsedBytes: pool.usedBytes,
+    stagingUsedBytes: stagingPool.usedBytes(),
+    stagingFreeBytes: stagingPool.freeBytes(),
+  };
+}
+
+/** Gives back what the pools keep: waits for the streams, trims the memory pool, frees the staging blocks. */
+async function trim(s: Service): Promise<void> {
+  await Promise.all(s.streams.map((st) => st.synchronize()));
+  s.dev.memoryPool.trim(0);
+  stagingPool.freeAllBlocks();
+  (globalThis as { gc?: () => void }).gc?.(); // with --expose-gc: the dropped staging blocks' memory goes now
+}
+
+function handler(s: Service, loop: ReturnType<typeof monitorEventLoopDelay>): http.RequestListener {
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const reply = (status: number, body: string | Buffer) => res.writeHead(status).end(body);
+    const failed = (e: unknown) => reply(500, `${(e as Error).message}\n`);
+    if (url.pathname === '/saxpy' && req.method === 'GET') {
+      saxpyRequest(s, url.searchParams).then(([status, body]) => reply(status, body), failed);
+    } else if (url.pathname === '/stats' && req.method === 'GET') {
+      reply(200, JSON.stringify(stats(s, loop)));
+      if (url.searchParams.get('reset') === '1') loop.reset();
+    } else if (url.pathname === '/trim' && req.method === 'POST') {
+      trim(s).then(() => reply(200, JSON.stringify(stats(s, loop))), failed);
+    } else reply(404, 'try GET /saxpy?k=0&a=2&n=262144, GET /stats or POST /trim\n');
+  };
+}
+
+/** Sends `count` requests, `concurrency` at a time, over kept-alive connections; returns what is wrong. */
+async function selfCheck(base: URL, count: number, concurrency: number): Promise<string[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const problems: string[] = [];
+  let seq = 0;
+  const client = async () => {
+    for (let i = seq++; i < count; i = seq++) {
+      const r = requestFor(i);
+      const o = await send(agent, base, r);
+      const want = r.n === N ? 200 : 400;
+      if (o.status !== want || o.wrong > 0) problems.push(`request ${i} (n = ${r.n}): status ${o.status}, ${o.wrong} wrong samples`);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  agent.destroy();
+  return problems;
+}
+
+async function main(): Promise<void> {
+  const serve = process.argv.includes('--serve');
+  const portAt = process.argv.indexOf('--port');
+  const port = portAt >= 0 ? Number(process.argv[portAt + 1]) : 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0 to 65535, got ${process.argv[portAt + 1]}`);
+  const dev = Device.get(0).makeCurrent();
+  const program = await Program.compileAsync(SAXPY_SOURCE);
+  const module = await program.loadAsync();
+  const s: Service = {
+    dev,
+    streams: Array.from({ length: STREAMS }, () => dev.createStream({ nonBlocking: true })),
+    saxpy: module.kernel('saxpy'),
+    inputs: Array.from({ length: INPUTS }, (_, k) => makeInputs(k)),
+    next: 0,
+  };
+  dev.memoryPool.releaseThreshold = 1 << 30; // keep up to 1 GiB between requests rather than give it back each time
+  const loop = monitorEventLoopDelay({ resolution: MONITOR_MS });
+  loop.enable();
+  const server = http.createServer(handler(s, loop));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const base = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  console.log(`listening on ${base.origin}`);
+  const stop = () => {
+    loop.disable();
+    server.close(() => void trim(s).then(() => [...s.streams, module].forEach((r) => r.close())));
+  };
+  if (serve) {
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return;
+  }
+  const count = 600;
+  const started = performance.now();
+  const problems = await selfCheck(base, count, 16);
+  const seconds = (performance.now() - started) / 1000;
+  const st = stats(s, loop);
+  console.log(
+    `${count} requests (every 50th impossible) at concurrency 16 in ${seconds.toFixed(2)} s: ${(count / seconds).toFixed(0)} req/s; event-loop delay p50 ${st.loopDelayMs.p50.toFixed(2)} ms, p99 ${st.loopDelayMs.p99.toFixed(2)} ms, max ${st.loopDelayMs.max.toFixed(2)} ms`,
+  );
+  for (const p of problems.slice(0, 10)) console.log(p);
+  server.closeAllConnections();
+  stop();
+  console.log(problems.length === 0 ? 'Result = PASS' : `Result = FAIL (${problems.length} wrong answers)`);
+  if (problems.length > 0) process.exitCode = 1;
+}
+
+main().catch((e) => {
+  console.error(`gpuService: ${(e as Error).message.split('\n')[0]}`);
+  process.exitCode = 1;
+});

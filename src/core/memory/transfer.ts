@@ -1,0 +1,237 @@
+// Stream-ordered transfers that never block the event loop: DeviceBuffer.upload and download,
+// added to DeviceBuffer here (see base/extend.ts). Host data goes through pinned blocks of the
+// staging pool, the device copies are queued on the caller's stream, and a download's completion is
+// an event polled from the event loop (runtime/async), so no thread, of JS or of libuv's pool,
+// waits for the GPU. An upload's block goes back to the pool once its copy is done: the events
+// recorded after uploads are polled by one poller, stream by stream, oldest first.
+import * as cudart from '../../runtime';
+import { eventSynchronize } from '../../runtime/async';
+import { checkWaitOptions, NOT_READY, poll, type WaitOptions } from '../../ffi/waits';
+import { describe } from '../../ffi/checks';
+import { check } from '../base/errors';
+import { extend } from '../base/extend';
+import { assertOpen, openArg } from '../base/lifetime';
+import { checkOptions } from '../base/options';
+import type { Stream } from '../device/Stream';
+import { DeviceBuffer, type HostData } from './DeviceBuffer';
+import { MAX_STAGED_BYTES, elementSize, stagingPool, type Lease, type TypedArrayClass } from './StagingPool';
+
+/** Where an upload's copy is queued. */
+export interface UploadOptions {
+  /** The stream the copy to the device is queued on (required): work queued there after it sees the data. */
+  stream: Stream;
+}
+
+/** Where a download's copy is queued, and when to stop waiting for it. */
+export interface DownloadOptions extends UploadOptions, WaitOptions {}
+
+declare module './DeviceBuffer' {
+  interface DeviceBuffer {
+    /**
+     * Queues a copy of `src` into the start of this buffer on `options.stream` and returns at once,
+     * without waiting for the device. `src` is copied on the calling thread into pinned memory of
+     * the {@link stagingPool} (about a tenth of a millisecond per MiB), so it may be changed or
+     * dropped as soon as upload returns; an array from `stagingPool.allocate()` or a download is
+     * copied to the device directly. Work queued on the stream afterwards (a kernel, a download)
+     * sees the data. Throws RangeError when `src` is larger than the buffer, Error when the buffer
+     * or the stream is closed, CudaError when the copy cannot be queued.
+     */
+    upload(src: HostData, options: UploadOptions): this;
+    /**
+     * Queues a copy of the whole buffer to pinned memory of the {@link stagingPool} on
+     * `options.stream` and resolves, once it is done, with a `kind` TypedArray over that memory (no
+     * further copy). The wait polls from the event loop and holds no thread. Give the array back
+     * with `stagingPool.release(array)` when done (the garbage collector does it otherwise);
+     * every view of it reads as empty after that. Rejects with RangeError when the size is not a
+     * whole number of elements or passes 1 GiB, and AbortError/TimeoutError for `signal`/`timeout`
+     * (the copy is not cancelled).
+     */
+    download<T extends ArrayBufferView>(kind: TypedArrayClass<T>, options: DownloadOptions): Promise<T>;
+    /**
+     * Queues a copy of the start of this buffer into `dst` (as many bytes as it holds) through
+     * pinned staging memory on `options.stream`, and resolves with `dst` once it is there: the
+     * wait polls from the event loop, then the bytes are copied into `dst` on the calling thread.
+     */
+    download<T extends HostData>(dst: T, options: DownloadOptions): Promise<T>;
+  }
+}
+
+/** Pinned copies larger than this go in pieces, each through a block of its own. */
+const PIECE = 64 << 20;
+const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
+const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
+
+/** Events (timing off) for reuse, by device ordinal. */
+const events = new Map<number, cudart.cudaEvent_t[]>();
+
+function takeEvent(stream: Stream): cudart.cudaEvent_t {
+  const free = events.get(stream.device.ordinal)?.pop();
+  if (free !== undefined) return free;
+  stream.device.makeCurrent();
+  return check(cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming), 'cudaEventCreateWithFlags (transfer)');
+}
+
+function putEvent(ordinal: number, ev: cudart.cudaEvent_t): void {
+  const list = events.get(ordinal);
+  if (list) list.push(ev);
+  else events.set(ordinal, [ev]);
+}
+
+interface Pending {
+  readonly event: cudart.cudaEvent_t;
+  readonly ordinal: number;
+  readonly leases: Lease[];
+}
+
+/** Copies queued from staging blocks and not yet seen complete, per stream, in the order queued. */
+const pending = new Map<Stream, Pending[]>();
+let polling = false;
+
+/** Records an event after `leases`' copies on `stream`; their blocks are done with once it completes. */
+function whenCopied(stream: Stream, leases: Lease[]): void {
+  const ev = takeEvent(stream);
+  const [err] = cudart.cudaEventRecord(ev, stream.handle);
+  if (err !== cudart.cudaError_t.cudaSuccess) {
+    void cudart.cudaEventDestroy(ev);
+    // Nothing says when the copies end: the blocks are not reused.
+    check([err], 'cudaEventRecord (transfer)');
+  }
+  track(stream, { event: ev, ordinal: stream.device.ordinal, leases });
+}
+
+function track(stream: Stream, p: Pending): void {
+  const queue = pending.get(stream);
+  if (queue) queue.push(p);
+  else pending.set(stream, [p]);
+  if (polling) return;
+  polling = true;
+  poll('DeviceBuffer.upload', settle, {}).catch(() => undefined);
+}
+
+/** The poller's query: settles every copy seen complete, oldest first per stream; NOT_READY while any is left. */
+function settle(): number {
+  for (const [stream, queue] of pending) {
+    while (queue.length > 0) {
+      const head = queue[0];
+      const [status] = cudart.cudaEventQuery(head.event);
+      if (status === cudart.cudaError_t.cudaErrorNotReady) break;
+      queue.shift();
+      // A failed copy leaves its blocks out of the pool: what the device did with them is unknown.
+      if (status !== cudart.cudaError_t.cudaSuccess) continue;
+      putEvent(head.ordinal, head.event);
+      for (const lease of head.leases) stagingPool.copyDone(lease);
+    }
+    if (queue.length === 0) pending.delete(stream);
+  }
+  if (pending.size > 0) return NOT_READY;
+  polling = false;
+  return 0;
+}
+
+/** Bytes [at, at + n) of host memory, as a view (no copy). */
+function hostBytes(v: HostData, at: number, n: number): Uint8Array {
+  return ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset + at, n) : new Uint8Array(v, at, n);
+}
+
+/** The byte count of host memory `v`; throws TypeError naming `fn` and `param` for anything else. */
+function hostLength(v: unknown, fn: string, param: string): number {
+  if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer))
+    throw new TypeError(`${fn}: parameter '${param}' must be a Buffer, TypedArray, DataView or ArrayBuffer, got ${describe(v)}`);
+  return v.byteLength;
+}
+
+/** Queues the copy of `n` bytes between `from` and `to` on `stream`, counted as pending on `lease`. */
+function queueCopy(to: bigint, from: bigint, n: number, kind: cudart.cudaMemcpyKind, stream: Stream, lease: Lease, what: string): void {
+  check(cudart.cudaMemcpyAsync(to, from, n, kind, stream.handle), `${what} (cudaMemcpyAsync)`);
+  lease.pending++;
+}
+
+/** Runs `queue` with a fresh lease, giving the lease back when it throws. */
+function withLease(bytes: number, fn: string, queue: (lease: Lease) => void): Lease {
+  const lease = stagingPool.lease(bytes, fn);
+  try {
+    queue(lease);
+  } catch (e) {
+    stagingPool.giveBack(lease);
+    throw e;
+  }
+  return lease;
+}
+
+function upload(this: DeviceBuffer, src: HostData, options: UploadOptions): DeviceBuffer {
+  const fn = 'DeviceBuffer.upload';
+  assertOpen(this, 'upload');
+  checkOptions(fn, options, { stream: true });
+  openArg(options?.stream, 'Stream', fn, 'options.stream');
+  const n = hostLength(src, fn, 'src');
+  if (n > this.size) throw new RangeError(`${fn}: the source has ${n} bytes, more than the buffer's ${this.size}`);
+  if (n === 0) return this;
+  const { stream } = options;
+  const view = ArrayBuffer.isView(src) ? src : null;
+  const staged = view && stagingPool.leaseOf(view);
+  if (view && staged) {
+    // Staging memory already: copied from where it is, its block held until the copy is done.
+    queueCopy(this.ptr, staged.block.ptr + BigInt(view.byteOffset), n, H2D, stream, staged, fn);
+    whenCopied(stream, [staged]);
+    return this;
+  }
+  const leases: Lease[] = [];
+  try {
+    for (let at = 0; at < n; at += PIECE) {
+      const len = Math.min(PIECE, n - at);
+      const lease = withLease(len, fn, (l) => {
+        new Uint8Array(l.block.memory.buffer, 0, len).set(hostBytes(src, at, len));
+        queueCopy(this.ptr + BigInt(at), l.block.ptr, len, H2D, stream, l, fn);
+      });
+      lease.givenBack = true; // never handed over: back to its bin when the copy is done
+      leases.push(lease);
+    }
+  } finally {
+    if (leases.length > 0) whenCopied(stream, leases);
+  }
+  return this;
+}
+
+async function download<T extends ArrayBufferView | HostData>(
+  this: DeviceBuffer,
+  target: TypedArrayClass<ArrayBufferView> | T,
+  options: DownloadOptions,
+): Promise<ArrayBufferView | T> {
+  const fn = 'DeviceBuffer.download';
+  assertOpen(this, 'download');
+  const o = checkWaitOptions(options, fn, ['stream']);
+  openArg(options?.stream, 'Stream', fn, 'options.stream');
+  const kind = typeof target === 'function' ? (target as TypedArrayClass<ArrayBufferView>) : null;
+  const element = kind ? elementSize(kind, fn) : 1;
+  const n = kind ? this.size : hostLength(target, fn, 'dst');
+  if (n > this.size) throw new RangeError(`${fn}: the destination has ${n} bytes, more than the buffer's ${this.size}`);
+  if (n % element !== 0)
+    throw new RangeError(`${fn}: the buffer's ${n} bytes are not a whole number of ${kind!.name} elements (${element} bytes each)`);
+  if (n > MAX_STAGED_BYTES)
+    throw new RangeError(`${fn}: ${n} bytes is more than the ${MAX_STAGED_BYTES} a download stages; use copyToAsync() for more`);
+  if (n === 0) return kind ? new kind(new ArrayBuffer(0)) : (target as T);
+  const { stream } = options;
+  const lease = withLease(n, fn, (l) => queueCopy(l.block.ptr, this.ptr, n, D2H, stream, l, fn));
+  const ev = takeEvent(stream);
+  const recorded = cudart.cudaEventRecord(ev, stream.handle);
+  if (recorded[0] !== cudart.cudaError_t.cudaSuccess) {
+    void cudart.cudaEventDestroy(ev);
+    check(recorded, 'cudaEventRecord (DeviceBuffer.download)');
+  }
+  try {
+    check(await eventSynchronize(fn, ev, o), 'cudaEventSynchronize (DeviceBuffer.download)');
+  } catch (e) {
+    // Given up on (or failed): the copy may still write the block, so it returns when the event says so.
+    lease.givenBack = true;
+    track(stream, { event: ev, ordinal: stream.device.ordinal, leases: [lease] });
+    throw e;
+  }
+  putEvent(stream.device.ordinal, ev);
+  stagingPool.copyDone(lease);
+  if (kind) return stagingPool.handOver(lease, kind, n / element);
+  hostBytes(target as HostData, 0, n).set(new Uint8Array(lease.block.memory.buffer, 0, n));
+  stagingPool.giveBack(lease);
+  return target as T;
+}
+
+extend(DeviceBuffer, { upload, download } as Partial<DeviceBuffer>);
