@@ -70,6 +70,8 @@ export class StagingPool {
   /** The lease behind each ArrayBuffer handed over (a block's current buffer). */
   private readonly handed = new WeakMap<ArrayBuffer, Lease>();
   private readonly collected = new FinalizationRegistry<Lease>((lease) => this.giveBack(lease));
+  /** @internal Called when a lease finds no free block of its size: gives back the blocks of copies that have completed (set by the transfers). */
+  reclaim: () => void = () => undefined;
 
   /**
    * A TypedArray of `length` elements of `kind` over pinned staging memory, to fill and pass to
@@ -129,6 +131,7 @@ export class StagingPool {
 
   /** Unpins (cudaHostUnregister) and drops every free block; blocks lent out stay. The memory goes when collected. */
   freeAllBlocks(): void {
+    this.reclaim();
     for (const bin of this.bins.values())
       for (const b of bin) check(cudart.cudaHostUnregister(b.ptr), 'StagingPool.freeAllBlocks (cudaHostUnregister)');
     this.bins.clear();
@@ -139,6 +142,7 @@ export class StagingPool {
   lease(bytes: number, fn: string): Lease {
     let size = PAGE;
     while (size < bytes) size *= 2;
+    if (!this.bins.get(size)?.length) this.reclaim();
     const reused = this.bins.get(size)?.pop();
     if (reused) this.cached -= size;
     const block = reused ?? this.fresh(size, fn);

@@ -108,8 +108,21 @@ function track(stream: Stream, p: Pending): void {
   poll('DeviceBuffer.upload', settle, {}).catch(() => undefined);
 }
 
-/** The poller's query: settles every copy seen complete, oldest first per stream; NOT_READY while any is left. */
+/** The poller's query: settles every copy seen complete; NOT_READY while any is left. */
 function settle(): number {
+  drain();
+  if (pending.size > 0) return NOT_READY;
+  polling = false;
+  return 0;
+}
+
+/**
+ * Gives back the blocks of every copy seen complete, oldest first per stream (a stream's copies end
+ * in the order queued). The poller calls it, and so do a lease that finds no free block and a
+ * download that completes, so that blocks come back as soon as they can be reused, not on the
+ * poller's next turn.
+ */
+function drain(): void {
   for (const [stream, queue] of pending) {
     while (queue.length > 0) {
       const head = queue[0];
@@ -123,10 +136,10 @@ function settle(): number {
     }
     if (queue.length === 0) pending.delete(stream);
   }
-  if (pending.size > 0) return NOT_READY;
-  polling = false;
-  return 0;
 }
+stagingPool.reclaim = () => {
+  if (pending.size > 0) drain();
+};
 
 /** Bytes [at, at + n) of host memory, as a view (no copy). */
 function hostBytes(v: HostData, at: number, n: number): Uint8Array {
@@ -228,6 +241,8 @@ async function download<T extends ArrayBufferView | HostData>(
   }
   putEvent(stream.device.ordinal, ev);
   stagingPool.copyDone(lease);
+  // Every copy queued on the stream before this one is done too: their blocks can come back now.
+  if (pending.has(stream)) drain();
   if (kind) return stagingPool.handOver(lease, kind, n / element);
   hostBytes(target as HostData, 0, n).set(new Uint8Array(lease.block.memory.buffer, 0, n));
   stagingPool.giveBack(lease);
