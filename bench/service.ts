@@ -36,8 +36,10 @@ function rowOf(cmd: string, args: string[]): Row {
 }
 
 /** Starts the service; resolves with the child and its base URL once it listens. */
-function startService(): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--expose-gc', ...tsx, path.join('examples', 'gpuService.ts'), '--serve'], { cwd: root });
+function startService(extra: string[] = []): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, ['--expose-gc', ...tsx, path.join('examples', 'gpuService.ts'), '--serve', ...extra], {
+    cwd: root,
+  });
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
@@ -80,6 +82,23 @@ async function load(base: string, concurrency: number, seconds: number, name: st
   return row;
 }
 
+const PINNED = 'service (inputs in staging memory: upload, saxpy, await download)';
+const PAGEABLE = 'service, inputs in ordinary arrays (staged per upload)';
+
+/** Starts the service with `extra` arguments, runs `fn` against it, and stops it. */
+async function withService(extra: string[], fn: (base: string) => Promise<void>): Promise<void> {
+  const { child, base } = await startService(extra);
+  try {
+    await fn(base);
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGINT');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
 async function main(): Promise<void> {
   const settings = parseArgs(process.argv.slice(2));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-service-'));
@@ -89,12 +108,18 @@ async function main(): Promise<void> {
     const c: Row[] = [];
     for (const mode of ['pageable', 'staged'])
       for (const threads of [1, settings.cThreads]) c.push(rowOf(exe, [mode, String(threads), seconds]));
-    const { child, base } = await startService();
-    try {
+    // The same service with its inputs in ordinary arrays, each upload copying them into staging memory
+    // on the JS thread: shown beside, not judged.
+    const pageable: Row[] = [];
+    await withService(['--pageable-inputs'], async (base) => {
+      await load(base, 16, Math.min(2, settings.seconds), 'warm-up');
+      for (const n of settings.concurrency) pageable.push(await load(base, n, settings.seconds, PAGEABLE));
+    });
+    await withService([], async (base) => {
       await load(base, 16, Math.min(2, settings.seconds), 'warm-up');
       const before = await call(base, '/trim', 'POST');
       const js: Row[] = [];
-      for (const n of settings.concurrency) js.push(await load(base, n, settings.seconds, 'service (upload, saxpy, await download)'));
+      for (const n of settings.concurrency) js.push(await load(base, n, settings.seconds, PINNED));
       const after = await call(base, '/trim', 'POST');
       const memory: Memory = {
         deviceBefore: before.deviceUsedBytes,
@@ -104,19 +129,13 @@ async function main(): Promise<void> {
       };
       const verdicts = judge(js, c[0], memory);
       console.log(`${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}; ${settings.seconds} s per run\n`);
-      console.log(renderTables([...c, ...js], verdicts));
+      console.log(renderTables([...c, ...js, ...pageable], verdicts));
       if (!settings.short) {
         const file = path.join(root, 'bench', 'results', `service-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
-        fs.writeFileSync(file, JSON.stringify({ settings, rows: [...c, ...js], memory, verdicts }, null, 2));
+        fs.writeFileSync(file, JSON.stringify({ settings, rows: [...c, ...js, ...pageable], memory, verdicts }, null, 2));
         console.log(`\nraw: ${path.relative(root, file)}`);
       }
-    } finally {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGINT');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -1,10 +1,12 @@
 // gpuService: a node:http service doing GPU work without blocking its event loop. Each request to
 // GET /saxpy?k=K&a=A&n=N takes two buffers of N floats from the device's memory pool on one of 8
-// non-blocking streams, uploads input pair K (two Float32Arrays) through pinned staging memory,
+// non-blocking streams, uploads input pair K (two Float32Arrays kept in pinned staging memory, so the
+// copies go straight from there; with --pageable-inputs in ordinary arrays, copied through staging memory),
 // runs saxpy (y = A * x + y), downloads y (awaited by polling from the event loop), answers with 64
 // samples of it as float32 bytes, and frees the buffers. A size the device cannot hold gets a 400.
 //   npx tsx examples/gpuService.ts                      # serves 600 requests to itself, checks them
 //   npx tsx examples/gpuService.ts --serve [--port N]   # serves on 127.0.0.1 until SIGINT
+//   … [--pageable-inputs]                               # inputs in ordinary Float32Arrays
 // In --serve mode it prints `listening on http://127.0.0.1:PORT`; GET /stats gives the event-loop
 // delay (ms, less the monitor's 1 ms period; `?reset=1` starts it again), RSS and device memory,
 // and POST /trim trims the memory pool and the staging pool first (bench/service.ts uses both).
@@ -127,6 +129,15 @@ async function selfCheck(base: URL, count: number, concurrency: number): Promise
   return problems;
 }
 
+/** The pair copied into arrays of pinned staging memory, which upload() copies to the device directly. */
+function pinned(pair: [Float32Array, Float32Array]): [Float32Array, Float32Array] {
+  return pair.map((a) => {
+    const p = stagingPool.allocate(Float32Array, a.length);
+    p.set(a);
+    return p;
+  }) as [Float32Array, Float32Array];
+}
+
 async function main(): Promise<void> {
   const serve = process.argv.includes('--serve');
   const portAt = process.argv.indexOf('--port');
@@ -139,7 +150,7 @@ async function main(): Promise<void> {
     dev,
     streams: Array.from({ length: STREAMS }, () => dev.createStream({ nonBlocking: true })),
     saxpy: module.kernel('saxpy'),
-    inputs: Array.from({ length: INPUTS }, (_, k) => makeInputs(k)),
+    inputs: Array.from({ length: INPUTS }, (_, k) => (process.argv.includes('--pageable-inputs') ? makeInputs(k) : pinned(makeInputs(k)))),
     next: 0,
   };
   dev.memoryPool.releaseThreshold = 1 << 30; // keep up to 1 GiB between requests rather than give it back each time
