@@ -22,6 +22,7 @@ export {
 } from './base/errors';
 export { warnOnLeaks } from './base/lifetime';
 export { Device, type DeviceAttributeName } from './device/Device';
+export type { DeviceAttributes } from './device/DeviceAttributes';
 export {
   NvmlDevice,
   NvmlError,
