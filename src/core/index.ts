@@ -38,6 +38,7 @@ export {
   type TopologyLink,
 } from './nvml/NvmlDevice';
 export { Stream, type StreamOptions } from './device/Stream';
+export type { StreamProtocol } from './device/extensions';
 export { Event, type EventOptions, type ForeignEventOptions } from './device/Event';
 export type { ForeignOptions } from './device/foreign';
 export {

@@ -5,7 +5,7 @@ import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import type { Device } from './Device';
-import type { Stream } from './Stream';
+import { Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 
@@ -106,13 +106,13 @@ export class Event extends Resource {
   }
 
   /**
-   * Marks the point reached by the work queued so far on `stream` (the legacy default stream when
-   * absent; cudaEventRecord); recording again moves the mark. Returns this event.
+   * Marks the point reached by the work queued so far on `stream` (absent: the current stream of a
+   * {@link Stream.use}, else the legacy default stream; cudaEventRecord); recording again moves the mark. Returns this event.
    */
   record(stream?: Stream): this {
     this.live('record');
     openOptionalArg(stream, 'Stream', 'Event.record', 'stream');
-    check(cudart.cudaEventRecord(this.handle, stream?.handle ?? null), 'cudaEventRecord');
+    check(cudart.cudaEventRecord(this.handle, (stream ?? Stream.inScope('Event.record'))?.handle ?? null), 'cudaEventRecord');
     return this;
   }
 

@@ -10,7 +10,7 @@ import { describe } from '../../ffi/checks';
 import { launchHostFns, retainHostFns, releaseHostFns } from '../../ffi/host-callbacks';
 import { Device } from '../device/Device';
 import { Event } from '../device/Event';
-import type { Stream } from '../device/Stream';
+import { Stream } from '../device/Stream';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import {
   ChildGraphNode,
@@ -295,11 +295,11 @@ export class GraphExec extends Resource {
     this.extraHolds = extra;
   }
 
-  /** Queues the whole graph on `stream` (the legacy default stream when absent). */
+  /** Queues the whole graph on `stream` (absent: the current stream of a {@link Stream.use}, else the legacy default stream). */
   launch(stream?: Stream): void {
     this.live('launch');
     openOptionalArg(stream, 'Stream', 'GraphExec.launch', 'stream');
-    const s = stream?.handle ?? null;
+    const s = (stream ?? Stream.inScope('GraphExec.launch'))?.handle ?? null;
     // Its JS host functions are pending until they ran: a blocking wait meanwhile would deadlock.
     if (this.hostFns.length) launchHostFns(this.hostFns, s);
     const [err] = cudart.cudaGraphLaunch(this.handle, s);

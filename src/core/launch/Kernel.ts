@@ -11,7 +11,7 @@ import { hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync
 import { completion } from '../base/completion';
 import { kernelArgument, type KernelArgument } from './kernel-argument';
 import { checkOptions } from '../base/options';
-import { LAUNCH_CONFIG_KEYS, setDim, usesExtendedOptions, type LaunchConfig } from './launch-config';
+import { LAUNCH_CONFIG_KEYS, setDim, usesExtendedOptions, withCurrentStream, type LaunchConfig } from './launch-config';
 import { KernelOccupancy, LaunchLimits, onDevice } from './occupancy';
 import { ExtendedLauncher } from './extended-launch';
 
@@ -142,6 +142,7 @@ export class Kernel {
    */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
     this.live('launch');
+    config = withCurrentStream(config, this.launchName);
     // In/Out/InOut host arrays go through temporary device buffers (HostArgument.ts).
     if (hasHostArguments(args)) return launchWithHostArguments(this, config, args);
     if (!config || typeof config !== 'object')
@@ -172,6 +173,7 @@ export class Kernel {
    * arrays are copied in and back off the JS thread too.
    */
   async launchAsync(config: LaunchConfig, ...args: KernelArgument[]): Promise<void> {
+    config = withCurrentStream(config, `Kernel.launchAsync(${this.name})`);
     if (hasHostArguments(args)) return launchWithHostArgumentsAsync(this, config, args);
     this.launch(config, ...args);
     await completion(config.stream?.handle ?? null);

@@ -15,7 +15,7 @@ import { libcudart as library } from '../../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../../ffi/binding';
 import type { Kernel } from './Kernel';
 import { checkOptions } from '../base/options';
-import { LAUNCH_CONFIG_KEYS, hasExtendedKeys, readDim, setDim, type Dim, type LaunchConfig } from './launch-config';
+import { LAUNCH_CONFIG_KEYS, hasExtendedKeys, readDim, setDim, withCurrentStream, type Dim, type LaunchConfig } from './launch-config';
 import { ExtendedLauncher } from './extended-launch';
 import { coreArgument, type KernelArgumentObject } from './kernel-argument';
 import { describe } from '../../ffi/checks';
@@ -45,7 +45,7 @@ export type PreparedArgument =
  * values are read and checked on every launch.
  */
 export interface PreparedLaunch {
-  /** Queues the kernel on `config.stream` (the legacy default stream when absent). */
+  /** Queues the kernel on `config.stream` (absent: the current stream of a {@link Stream.use}, else the legacy default stream). */
   (config: LaunchConfig, ...args: PreparedArgument[]): void;
   /** The kernel it launches. */
   readonly kernel: Kernel;
@@ -211,14 +211,14 @@ class Prepared {
   /** Launches with the arguments written, through cudaLaunchKernelExC with the config's launch attributes. */
   fireExtended(config: LaunchConfig): void {
     const k = this.kernel;
-    (this.extended ??= new ExtendedLauncher()).launch(k, k.limits, config, this.args, this.what);
+    (this.extended ??= new ExtendedLauncher()).launch(k, k.limits, withCurrentStream(config, this.what), this.args, this.what);
   }
 
   /** Launches with the arguments written. */
   fire(config: LaunchConfig): void {
     const k = this.kernel;
     const stream = config.stream;
-    const h = stream === undefined || stream === null ? null : this.streamHandle(stream);
+    const h = stream === undefined ? this.currentHandle() : stream === null ? null : this.streamHandle(stream);
     if (library.splitSmallStructs) {
       const sharedMem = this.sharedMem(config.sharedMem);
       if (config.grid !== this.gridSeen || config.block !== this.blockSeen) this.dims(config.grid, config.block);
@@ -239,6 +239,11 @@ class Prepared {
     setDim(this.block, config.block, 'config.block', this.what);
     const err = cudart.cudaLaunchKernel(k.handle, this.grid, this.block, this.args ?? null, config.sharedMem ?? 0, h);
     if (err[0] !== 0) this.failed(err[0]);
+  }
+
+  /** The handle of the current stream (a `stream.use(fn)` in effect), or null: a config without a stream. */
+  currentHandle(): cudart.cudaStream_t | null {
+    return Stream.inScope(this.what)?.handle ?? null;
   }
 
   /** The handle of `config.stream`: an open Stream's (anything else would reach C as a wrong handle, or as NULL). */
@@ -390,6 +395,7 @@ class Prepared {
   }
 
   async timed(config: LaunchConfig, args: ArrayLike<unknown>): Promise<number> {
+    config = withCurrentStream(config, this.what);
     // The config and its stream are checked before the start event is recorded on that stream (the
     // launch's own checks come after the record).
     this.begin(config, args.length - 1);
@@ -410,6 +416,7 @@ class Prepared {
   }
 
   async whenDone(config: LaunchConfig, args: ArrayLike<unknown>): Promise<void> {
+    config = withCurrentStream(config, this.what);
     this.launch(config, args, 1);
     await completion(config.stream?.handle ?? null);
   }
@@ -486,7 +493,7 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
   lines.push(
     '  if (ext) return p.fireExtended(config);',
     '  const st = config.stream;',
-    '  const h = st === undefined || st === null ? null : st instanceof Stream && !st.isClosed ? st.handle : p.streamHandle(st);',
+    '  const h = st === undefined ? p.currentHandle() : st === null ? null : st instanceof Stream && !st.isClosed ? st.handle : p.streamHandle(st);',
     '  const sm = config.sharedMem;',
     '  const shared = sm === undefined ? 0 : typeof sm === "number" && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : p.sharedMem(sm);',
     '  if (config.grid !== p.gridSeen || config.block !== p.blockSeen) p.dims(config.grid, config.block);',
