@@ -109,7 +109,7 @@ export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './launc
 export type { WaitOptions } from '../ffi/waits';
 export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './compile/ObjectCode';
 export { Linker, type LinkerOptions } from './compile/Linker';
-export { Kernel, type KernelAttributes, type SettableKernelAttribute } from './launch/Kernel';
+export { Kernel, type KernelAttributes, type KernelParamInfo, type SettableKernelAttribute } from './launch/Kernel';
 export type { LaunchConfig, Dim, ExtendedLaunchOptions, ProgrammaticEvent } from './launch/launch-config';
 export { KernelOccupancy, type ClusterQuery } from './launch/occupancy';
 export { launch, type KernelNodeTarget, type TargetedLaunchConfig } from './launch/launch';
