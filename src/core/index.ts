@@ -57,6 +57,7 @@ export {
   setPinnedMemoryAllocator,
   getPinnedMemoryAllocator,
   type HostBufferOptions,
+  type HostRegisterOptions,
   type PinnedAllocator,
 } from './memory/HostBuffer';
 export { StridedView, type StridedViewOptions, type SliceSpec, type FromArrayInterfaceOptions } from './memory/StridedView';
