@@ -19,6 +19,7 @@ import { LAUNCH_CONFIG_KEYS, hasExtendedKeys, readDim, setDim, withCurrentStream
 import { ExtendedLauncher } from './extended-launch';
 import { coreArgument, type KernelArgumentObject } from './kernel-argument';
 import { describe } from '../../ffi/checks';
+import { halfBits } from '../../ffi/kernel-args';
 import { completion } from '../base/completion';
 
 /**
@@ -92,6 +93,7 @@ const enum Code {
   u64,
   ptr,
   tensormap,
+  f16,
 }
 const CODE: Record<ParamType, Code> = {
   f32: Code.f32,
@@ -102,7 +104,7 @@ const CODE: Record<ParamType, Code> = {
   u8: Code.u8,
   i16: Code.i16,
   u16: Code.u16,
-  f16: Code.u16, // a half's 16 raw bits
+  f16: Code.f16, // a number, converted to a half's 16 bits
   i64: Code.i64,
   u64: Code.u64,
   ptr: Code.ptr,
@@ -322,6 +324,8 @@ class Prepared {
         case Code.u16:
           if ((v & 0xffff) === v) return dv.setUint16(at, v, true);
           break;
+        case Code.f16:
+          return dv.setUint16(at, halfBits(v), true);
         case Code.i64:
         case Code.u64:
         case Code.ptr:
@@ -350,7 +354,7 @@ class Prepared {
       if (t === 'ptr') return dv.setBigUint64(at, a, true);
     } else if (a instanceof cudart.KernelArg) {
       // A typed scalar (i32(n), …) of the declared type, or a texture, surface or conditional handle (a u64).
-      if (a.type === t) return this.write(i, a.value);
+      if (a.type === t) return t === 'f16' ? dv.setUint16(at, a.value as number, true) : this.write(i, a.value);
     } else if (t === 'tensormap' && (a as { _u8?: unknown })._u8 instanceof Uint8Array && (a as { _u8: Uint8Array })._u8.length === 128) {
       this.bytes.set((a as { _u8: Uint8Array })._u8, at);
       return;
@@ -367,7 +371,6 @@ class Prepared {
         u8: '[0, 255]',
         i16: '[-32768, 32767]',
         u16: '[0, 65535]',
-        f16: "[0, 65535] (the half's 16 raw bits)",
         i32: '[-2147483648, 2147483647]',
         u32: '[0, 4294967295]',
         i64: '[-2^63, 2^63 - 1] (a number up to 2^53 - 1, or a bigint)',
@@ -463,6 +466,8 @@ const INLINE: Record<Code, Case[]> = {
     ...u64Cases,
   ],
   [Code.tensormap]: [],
+  // A half goes through write(), which converts the number.
+  [Code.f16]: [],
 };
 
 /**
