@@ -170,6 +170,7 @@ export {
   type WhileNode,
   type SwitchNode,
 } from './graph/GraphBuilder';
+export { StreamGraphBuilder } from './graph/StreamGraphBuilder';
 export { ChannelFormatDescriptor, type ChannelKind, type ChannelType } from './texture/ChannelFormatDescriptor';
 export { CudaArray, type CudaArrayOptions } from './texture/CudaArray';
 export { ResourceDescriptor, type ResourceKind } from './texture/ResourceDescriptor';
