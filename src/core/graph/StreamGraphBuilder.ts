@@ -83,7 +83,7 @@ export class StreamGraphBuilder extends Resource {
     if (this.state === state) return;
     const now: Record<BuildState, string> = {
       new: 'building has not begun (call beginBuilding() first)',
-      building: 'it is building already',
+      building: state === 'ended' ? 'building has not ended (call endBuilding() first)' : 'it is building already',
       ended: 'building has ended',
       joined: 'it was joined into another builder (use the one join() returned)',
     };
