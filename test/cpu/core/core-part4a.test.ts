@@ -82,7 +82,9 @@ test('device attributes come from cuDeviceGetAttribute typed as cuda.core types 
   // cuda.core's DeviceProperties: 55 of its 143 are booleans.
   expect(r.booleans).toBe(55);
   expect(r.badCompare).toBe("TypeError: Device.compare: parameters 'a' and 'b' must be Devices, got an object (Device) and 0");
-  expect(r.badBus).toMatch(/^TypeError: Device.fromPciBusId: parameter 'pciBusId' must be a PCI address such as '0000:1B:00.0', got the string "bus one"/);
+  expect(r.badBus).toMatch(
+    /^TypeError: Device.fromPciBusId: parameter 'pciBusId' must be a PCI address such as '0000:1B:00.0', got the string "bus one"/,
+  );
   expect(r.noBus).toMatch(/^CudaError: cudaErrorInvalidDevice: .*cudaDeviceGetByPCIBusId\(0000:99:00.0\)/);
 });
 
@@ -126,7 +128,7 @@ test('streams: priority, isNonBlocking, context; wrappers of one handle are equa
     protocolHandle: true,
     wrapped: ['0x777', false, true],
     badVersion:
-      'RangeError: Device.createStream: the object\'s __cuda_stream__() speaks version 3 of the protocol; this layer reads version 0',
+      "RangeError: Device.createStream: the object's __cuda_stream__() speaks version 3 of the protocol; this layer reads version 0",
     badShape: "TypeError: Device.createStream: the object's __cuda_stream__() must return [version, handle], got 42",
     badHandle:
       "TypeError: Device.createStream: parameter '__cuda_stream__()[1]' must be a handle or address (a bigint, or a non-negative integer), got -1",
@@ -246,7 +248,7 @@ test('kernels: numArguments and argumentsInfo, required cluster sizes, maxPotent
     badLimit:
       "RangeError: Kernel.occupancy.maxPotentialBlockSize(k): parameter 'blockSizeLimit' must be a non-negative integer (0: no limit), got -1",
     badFn: "RangeError: Kernel.occupancy.maxPotentialBlockSize(k): 'dynamicSharedMemory(768)' must be a byte count, got -5",
-    badSmem: "RangeError: Kernel.occupancy.maxPotentialBlockSize(k): 'dynamicSharedMemory' must be a byte count, got the string \"x\"",
+    badSmem: 'RangeError: Kernel.occupancy.maxPotentialBlockSize(k): \'dynamicSharedMemory\' must be a byte count, got the string "x"',
   });
 });
 
@@ -280,7 +282,7 @@ test('module.global gives a DeviceBuffer of the variable, closed with its module
     shares: [3, 7, 32, 16, true, null],
     log: 'register 32 flags=10\nregister 16 flags=0\nunregister\nunregister\n',
     notMemory:
-      "TypeError: HostBuffer.register: parameter 'data' must be a TypedArray, DataView, Buffer or ArrayBuffer, got the string \"text\"",
+      'TypeError: HostBuffer.register: parameter \'data\' must be a TypedArray, DataView, Buffer or ArrayBuffer, got the string "text"',
     empty: "RangeError: HostBuffer.register: parameter 'data' is empty",
     badOption: expect.stringMatching(/^TypeError: HostBuffer.register: .*'pinned'/),
   });
