@@ -346,6 +346,7 @@ export class GraphExec extends Resource {
     this.live('update');
     if (!(graph instanceof GraphDefinition))
       throw new TypeError(`GraphExec.update: parameter 'graph' must be a Graph or a GraphBuilder, got ${describe(graph)}`);
+    openArg(graph, graph.constructor.name, 'GraphExec.update', 'graph');
     graph.checkUsable('GraphExec.update');
     const [err] = cudart.cudaGraphExecUpdate(this.handle, graph.handle);
     if (err !== cudart.cudaError_t.cudaSuccess) {
