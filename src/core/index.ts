@@ -22,6 +22,7 @@ export {
 } from './base/errors';
 export { warnOnLeaks } from './base/lifetime';
 export { Device, type DeviceAttributeName } from './device/Device';
+export type { DeviceAttributes } from './device/DeviceAttributes';
 export {
   NvmlDevice,
   NvmlError,
@@ -37,6 +38,7 @@ export {
   type TopologyLink,
 } from './nvml/NvmlDevice';
 export { Stream, type StreamOptions } from './device/Stream';
+export type { StreamProtocol } from './device/extensions';
 export { Event, type EventOptions, type ForeignEventOptions } from './device/Event';
 export type { ForeignOptions } from './device/foreign';
 export {
@@ -55,6 +57,7 @@ export {
   setPinnedMemoryAllocator,
   getPinnedMemoryAllocator,
   type HostBufferOptions,
+  type HostRegisterOptions,
   type PinnedAllocator,
 } from './memory/HostBuffer';
 export { StridedView, type StridedViewOptions, type SliceSpec, type FromArrayInterfaceOptions } from './memory/StridedView';
@@ -109,7 +112,7 @@ export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './launc
 export type { WaitOptions } from '../ffi/waits';
 export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './compile/ObjectCode';
 export { Linker, type LinkerOptions } from './compile/Linker';
-export { Kernel, type KernelAttributes, type SettableKernelAttribute } from './launch/Kernel';
+export { Kernel, type KernelAttributes, type KernelParamInfo, type SettableKernelAttribute } from './launch/Kernel';
 export type { LaunchConfig, Dim, ExtendedLaunchOptions, ProgrammaticEvent } from './launch/launch-config';
 export { KernelOccupancy, type ClusterQuery } from './launch/occupancy';
 export { launch, type KernelNodeTarget, type TargetedLaunchConfig } from './launch/launch';
@@ -169,6 +172,7 @@ export {
   type WhileNode,
   type SwitchNode,
 } from './graph/GraphBuilder';
+export { StreamGraphBuilder } from './graph/StreamGraphBuilder';
 export { ChannelFormatDescriptor, type ChannelKind, type ChannelType } from './texture/ChannelFormatDescriptor';
 export { CudaArray, type CudaArrayOptions } from './texture/CudaArray';
 export { ResourceDescriptor, type ResourceKind } from './texture/ResourceDescriptor';

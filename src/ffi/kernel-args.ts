@@ -43,7 +43,7 @@ export type KernelArgInput = KernelArg | bigint | StructValue;
 
 const SIZE: Record<ScalarType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f16: 2, f32: 4, f64: 8, ptr: 8 };
 
-/** Bits and signedness of the integer argument types (f16 is given as its 16 raw bits). */
+/** Bits and signedness of the integer argument types (an f16 KernelArg holds its 16 raw bits). */
 const INT_KIND = {
   i8: [8, true],
   u8: [8, false],
@@ -83,8 +83,50 @@ export const i64 = bigArg('i64');
 export const u64 = bigArg('u64');
 /** A pointer argument (a device address). */
 export const ptr = bigArg('ptr');
-/** __half argument, given as its 16 raw bits. */
-export const f16 = intArg('f16');
+/** Rounds half-way cases to the even neighbour, as IEEE 754's default rounding does. */
+function roundHalfEven(x: number): number {
+  const f = Math.floor(x);
+  const d = x - f;
+  return d > 0.5 || (d === 0.5 && f % 2 === 1) ? f + 1 : f;
+}
+
+/**
+ * The IEEE 754 binary16 (`__half`) bits of `v`, rounded to nearest, ties to even (straight from the
+ * double, so never rounded twice): beyond ±65504 (from ±65520 on) is ±infinity, NaN is 0x7e00.
+ */
+export function halfBits(v: number): number {
+  if (Number.isNaN(v)) return 0x7e00;
+  const sign = v < 0 || Object.is(v, -0) ? 0x8000 : 0;
+  const a = Math.abs(v);
+  if (a >= 65520) return sign | 0x7c00;
+  // Subnormals (and zero) count units of 2^-24; 1024 of them is the smallest normal's encoding.
+  if (a < 2 ** -14) return sign | roundHalfEven(a * 2 ** 24);
+  let e = Math.floor(Math.log2(a));
+  if (2 ** e > a) e--;
+  else if (2 ** (e + 1) <= a) e++;
+  let m = roundHalfEven((a / 2 ** e - 1) * 1024);
+  if (m === 1024) {
+    m = 0;
+    e++;
+  }
+  return sign | ((e + 15) << 10) | m;
+}
+
+/** What {@link f16} is: a number converted to half precision, and the raw form. */
+export interface HalfArgument {
+  /** A `__half` argument of the value `v` (rounded to the nearest half; 0.78 becomes 0.7802734375). */
+  (v: number): KernelArg;
+  /** A `__half` argument given as its 16 raw bits (0x3c00 is 1.0), as f16() took before it converted numbers. */
+  bits(raw: number): KernelArg;
+}
+
+/**
+ * __half argument: `f16(0.78)` converts the number to half precision (round to nearest even);
+ * `f16.bits(0x3c00)` gives the 16 raw bits as they are.
+ */
+export const f16: HalfArgument = Object.assign((v: number): KernelArg => new KernelArg('f16', halfBits(checkF64(v, 'f16()', 'value'))), {
+  bits: intArg('f16'),
+});
 /** float argument. */
 export function f32(v: number): KernelArg {
   return new KernelArg('f32', checkF64(v, 'f32()', 'value'));
@@ -177,7 +219,8 @@ export class KernelArgs {
 
   /**
    * Changes argument i in place; its type must stay the same. A plain number (or a bigint for a 64-bit
-   * argument) is taken as the argument's type and checked as the i32()/u8()/… wrappers check it.
+   * argument) is taken as the argument's type and checked as the i32()/u8()/… wrappers check it (an
+   * f16 argument's number is a value, converted as f16() converts it).
    */
   set(i: number, value: KernelArgInput | number): void {
     if (!(i >= 0 && i < this.offsets.length)) outOfRange('KernelArgs.set', 'i', `an index within [0, ${this.offsets.length})`, i);
@@ -202,6 +245,7 @@ export class KernelArgs {
       case 'ptr':
         return dv.setBigUint64(at, BigInt(checkU64(v, fn, 'value')), true);
     }
+    if (t === 'f16') return dv.setUint16(at, halfBits(checkF64(v, fn, 'value')), true);
     const n = checkIntN(v, fn, 'value', INT_KIND[t][0], INT_KIND[t][1]);
     switch (t) {
       case 'i8':
@@ -211,7 +255,6 @@ export class KernelArgs {
       case 'i16':
         return dv.setInt16(at, n, true);
       case 'u16':
-      case 'f16':
         return dv.setUint16(at, n, true);
       case 'i32':
         return dv.setInt32(at, n, true);

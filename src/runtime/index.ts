@@ -31,6 +31,7 @@ export {
   KernelArg,
   KernelArgs,
   type KernelArgInput,
+  type HalfArgument,
   type ScalarType,
   type StructValue,
 } from '../ffi/kernel-args';

@@ -73,7 +73,7 @@ describeGpu('kernel launches on a GPU', () => {
       u32(4_000_000_000),
       i64(-(2n ** 40n)),
       u64(2n ** 50n),
-      f16(0x3c00),
+      f16.bits(0x3c00),
       f32(1.5),
       f64(-0.125),
       new S(),

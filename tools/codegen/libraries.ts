@@ -21,7 +21,7 @@ const kernelArgs: Reexport = {
   from: '../ffi/kernel-args',
   names: [
     ...['i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'i64', 'u64', 'f16', 'f32', 'f64', 'ptr', 'KernelArg', 'KernelArgs'],
-    ...['type KernelArgInput', 'type ScalarType', 'type StructValue'],
+    ...['type KernelArgInput', 'type HalfArgument', 'type ScalarType', 'type StructValue'],
   ],
 };
 const hostCallbacks: Reexport = { from: '../ffi/host-callbacks', names: ['hostCallbacks', 'pendingHostFunctions'] };

@@ -8,6 +8,8 @@ import * as cuda from '../../driver';
 import { check, driverError } from '../base/errors';
 import { NvmlDevice, type GpuHealth } from '../nvml/NvmlDevice';
 import { checkOptions } from '../base/options';
+import { describe } from '../../ffi/checks';
+import { deviceAttributes, type DeviceAttributes } from './DeviceAttributes';
 
 /** A device attribute's name: the enum's (`'cudaDevAttrMultiProcessorCount'`) or without its prefix (`'MultiProcessorCount'`). */
 export type DeviceAttributeName = keyof typeof cudart.cudaDeviceAttr | Unprefixed<keyof typeof cudart.cudaDeviceAttr>;
@@ -39,6 +41,7 @@ const devices = new Map<number, Device>();
 export class Device {
   private props?: cudart.cudaDeviceProp;
   private nvmlDevice?: NvmlDevice;
+  private attributeValues?: DeviceAttributes;
 
   private constructor(
     /** The device number, 0-based, as the runtime counts devices (cudaSetDevice's argument). */
@@ -70,6 +73,26 @@ export class Device {
     return d;
   }
 
+  /**
+   * The device at PCI address `pciBusId` (`'0000:1B:00.0'`, as {@link Device.pciBusId} and
+   * nvidia-smi print it; cudaDeviceGetByPCIBusId). Throws TypeError for a value that is not such a
+   * string, CudaError when no device this process sees is there.
+   */
+  static fromPciBusId(pciBusId: string): Device {
+    if (typeof pciBusId !== 'string' || !/^([0-9a-f]{1,8}:)?[0-9a-f]{1,2}:[0-9a-f]{1,2}(\.[0-9a-f])?$/i.test(pciBusId))
+      throw new TypeError(
+        `Device.fromPciBusId: parameter 'pciBusId' must be a PCI address such as '0000:1B:00.0', got ${describe(pciBusId)}`,
+      );
+    return Device.get(check(cudart.cudaDeviceGetByPCIBusId(pciBusId), `cudaDeviceGetByPCIBusId(${pciBusId})`));
+  }
+
+  /** Orders devices by number, for `devices.sort(Device.compare)` (cuda.core's `<` on devices): negative, 0 or positive. */
+  static compare(a: Device, b: Device): number {
+    if (!(a instanceof Device) || !(b instanceof Device))
+      throw new TypeError(`Device.compare: parameters 'a' and 'b' must be Devices, got ${describe(a)} and ${describe(b)}`);
+    return a.ordinal - b.ordinal;
+  }
+
   /** The device the calling (JS) thread uses now (cudaGetDevice): 0 until something makes another current. */
   static current(): Device {
     return Device.get(check(cudart.cudaGetDevice(), 'cudaGetDevice'));
@@ -88,6 +111,21 @@ export class Device {
   /** The compute capability as `[major, minor]`, e.g. `[9, 0]` for an H100 (sm_90). */
   get computeCapability(): [number, number] {
     return [this.properties.major, this.properties.minor];
+  }
+
+  /** The compute capability as cuda.core's `arch` writes it: major and minor digits, e.g. `'90'` for an H100. */
+  get arch(): string {
+    const [major, minor] = this.computeCapability;
+    return `${major}${minor}`;
+  }
+
+  /**
+   * Every attribute the driver reports (cuDeviceGetAttribute) by name, typed as cuda.core's
+   * DeviceProperties types it: `dev.attributes.multiGpuBoard` (boolean), `.maxThreadsPerBlock`
+   * (number), … — see {@link DeviceAttributes}. Read on first use and kept.
+   */
+  get attributes(): DeviceAttributes {
+    return (this.attributeValues ??= deviceAttributes(this.ordinal));
   }
 
   /** The device's UUID as `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as nvidia-smi prints it; stable across device renumbering. */

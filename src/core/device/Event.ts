@@ -2,10 +2,10 @@
 import * as cudart from '../../runtime';
 import { eventSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
-import { check } from '../base/errors';
+import { check, runtimeError } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import type { Device } from './Device';
-import type { Stream } from './Stream';
+import { Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 
@@ -13,6 +13,8 @@ import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } fro
 export interface ForeignEventOptions extends ForeignOptions {
   /** Whether the event was created with timing (default true; CUDA refuses elapsedSince on one that was not). */
   timing?: boolean;
+  /** Whether the event was created with cudaEventBlockingSync (default false): what {@link Event.isSyncBusyWaited} reports. */
+  blockingSync?: boolean;
 }
 
 /** How {@link Device.createEvent} makes an event. */
@@ -73,7 +75,14 @@ export class Event extends Resource {
       (timing ? 0 : cudart.cudaEventDisableTiming) |
       (o.blockingSync ? cudart.cudaEventBlockingSync : 0) |
       (o.interprocess ? cudart.cudaEventInterprocess : 0);
-    return Event.adopt(check(cudart.cudaEventCreateWithFlags(flags), 'cudaEventCreateWithFlags'), device, timing, o.interprocess ?? false);
+    const e = Event.adopt(
+      check(cudart.cudaEventCreateWithFlags(flags), 'cudaEventCreateWithFlags'),
+      device,
+      timing,
+      o.interprocess ?? false,
+    );
+    e.blockingSyncFlag = o.blockingSync ?? false;
+    return e;
   }
 
   /** @internal An event made for this package (createEvent, IpcEventHandle.open): destroyed at close(). */
@@ -90,15 +99,32 @@ export class Event extends Resource {
    */
   static fromHandle(handle: cudart.cudaEvent_t | bigint | number, options: ForeignEventOptions = {}): Event {
     const fn = 'Event.fromHandle';
-    checkOptions(fn, options, { ...FOREIGN_OPTIONS, timing: true });
+    checkOptions(fn, options, { ...FOREIGN_OPTIONS, timing: true, blockingSync: true });
     const h = cudart.cudaEvent_t(foreignValue(handle, fn, 'handle'));
     const device = foreignDevice(options.device, fn);
     if (options.timing !== undefined && typeof options.timing !== 'boolean')
       throw new TypeError(`${fn}: option 'timing' must be a boolean, got ${String(options.timing)}`);
-    return new Event(h, device, options.timing ?? true, [device, options.owner], false);
+    if (options.blockingSync !== undefined && typeof options.blockingSync !== 'boolean')
+      throw new TypeError(`${fn}: option 'blockingSync' must be a boolean, got ${String(options.blockingSync)}`);
+    const e = new Event(h, device, options.timing ?? true, [device, options.owner], false);
+    e.blockingSyncFlag = options.blockingSync ?? false;
+    return e;
   }
 
   private interprocessFlag = false;
+  private blockingSyncFlag = false;
+  /** Whether record() was called on it here (a hint for elapsedSince's error: CUDA may have recorded it otherwise, in a graph). */
+  private recordedHere = false;
+
+  /** Whether a wait on the event yields the CPU (made with `blockingSync: true`, cudaEventBlockingSync). */
+  get blockingSync(): boolean {
+    return this.blockingSyncFlag;
+  }
+
+  /** Whether a wait on the event spins rather than yields the CPU (cuda.core's `is_sync_busy_waited`): made without `blockingSync`. */
+  get isSyncBusyWaited(): boolean {
+    return !this.blockingSyncFlag;
+  }
 
   /** Whether the event can be shared with other processes (created with `interprocess: true`, or opened from a handle). */
   get interprocess(): boolean {
@@ -106,13 +132,14 @@ export class Event extends Resource {
   }
 
   /**
-   * Marks the point reached by the work queued so far on `stream` (the legacy default stream when
-   * absent; cudaEventRecord); recording again moves the mark. Returns this event.
+   * Marks the point reached by the work queued so far on `stream` (absent: the current stream of a
+   * {@link Stream.use}, else the legacy default stream; cudaEventRecord); recording again moves the mark. Returns this event.
    */
   record(stream?: Stream): this {
     this.live('record');
     openOptionalArg(stream, 'Stream', 'Event.record', 'stream');
-    check(cudart.cudaEventRecord(this.handle, stream?.handle ?? null), 'cudaEventRecord');
+    check(cudart.cudaEventRecord(this.handle, (stream ?? Stream.inScope('Event.record'))?.handle ?? null), 'cudaEventRecord');
+    this.recordedHere = true;
     return this;
   }
 
@@ -137,12 +164,23 @@ export class Event extends Resource {
   /**
    * Milliseconds (with a resolution of about 0.5 µs) from `start` to this event, both recorded and
    * complete (cudaEventElapsedTime). Throws Error when either was created with `timing: false`,
-   * CudaError (`cudaErrorNotReady`) when one is not complete yet.
+   * CudaError (`cudaErrorNotReady`) when one is not complete yet, and CudaError naming which of
+   * the two (`start`, this end event, or both) was never recorded when CUDA says one was not.
    */
   elapsedSince(start: Event): number {
     this.live('elapsedSince');
     openArg(start, 'Event', 'Event.elapsedSince', 'start');
     if (!this.timing || !start.timing) throw new Error('Event.elapsedSince: both events need timing (create them with { timing: true })');
-    return check(cudart.cudaEventElapsedTime(start.handle, this.handle), 'cudaEventElapsedTime');
+    const [err, ms] = cudart.cudaEventElapsedTime(start.handle, this.handle);
+    if (err === cudart.cudaError_t.cudaSuccess) return ms!;
+    const e = runtimeError(err, 'Event.elapsedSince (cudaEventElapsedTime)');
+    if (err === cudart.cudaError_t.cudaErrorInvalidResourceHandle) {
+      cudart.cudaGetLastError();
+      const never = [!start.recordedHere && "the start event (parameter 'start')", !this.recordedHere && 'the end event (this one)'].filter(
+        (x): x is string => x !== false,
+      );
+      e.message += `: ${never.length ? `${never.join(' and ')} ${never.length > 1 ? 'were' : 'was'} never recorded here` : 'an event was not recorded'}; record both (event.record(stream)) before timing`;
+    }
+    throw e;
   }
 }

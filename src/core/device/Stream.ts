@@ -4,9 +4,10 @@ import { streamSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
-import type { Device } from './Device';
+import { Device } from './Device';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** How {@link Device.createStream} makes a stream. */
 export interface StreamOptions {
@@ -18,6 +19,17 @@ export interface StreamOptions {
 
 /** The keys of StreamOptions, for checkOptions. */
 export const STREAM_OPTIONS: OptionKeys<StreamOptions> = { nonBlocking: true, priority: true };
+
+/** The streams close() leaves alone: the legacy and per-thread default streams, shared by everyone. */
+const permanent = new WeakSet<Stream>();
+/**
+ * The stream `use(fn)` put in effect, carried across `await` (CuPy's current stream, the JavaScript
+ * way). Made at the first use(): until then asking for the current stream costs one comparison, and
+ * a process that never calls use() never turns Node's promise hooks on.
+ */
+let scope: AsyncLocalStorage<Stream> | null = null;
+/** The default streams made so far, by `<handle>@<device number>`. */
+const defaults = new Map<string, Stream>();
 
 /**
  * A CUDA stream: work queued on it (copies, kernels, host functions) runs in order; work on
@@ -72,6 +84,115 @@ export class Stream extends Resource {
     const h = cudart.cudaStream_t(foreignValue(handle, fn, 'handle', true));
     const device = foreignDevice(options.device, fn);
     return new Stream(h, device, [device, options.owner], false);
+  }
+
+  /**
+   * @internal The legacy (`cudaStreamLegacy`) or per-thread (`cudaStreamPerThread`) default stream of
+   * `device`, one object each, never destroyed and never closed (close() does nothing).
+   */
+  static defaultOf(device: Device, handle: cudart.cudaStream_t): Stream {
+    const key = `${handle}@${device.ordinal}`;
+    let s = defaults.get(key);
+    if (!s) {
+      defaults.set(key, (s = new Stream(handle, device, [device], false)));
+      permanent.add(s);
+    }
+    return s;
+  }
+
+  /**
+   * The legacy default stream of the current device (CuPy's `Stream.null`; handle
+   * `cudaStreamLegacy`): what work without a stream goes to. It syncs with every blocking stream of
+   * its device. The same object each time for a device; close() does nothing to it.
+   */
+  static get null(): Stream {
+    return Stream.defaultOf(Device.current(), cudart.cudaStreamLegacy);
+  }
+
+  /**
+   * The per-thread default stream of the current device (CuPy's `Stream.ptds`; handle
+   * `cudaStreamPerThread`): the JS thread's own default stream, which does not sync with the legacy
+   * one. The same object each time for a device; close() does nothing to it.
+   */
+  static get perThread(): Stream {
+    return Stream.defaultOf(Device.current(), cudart.cudaStreamPerThread);
+  }
+
+  /**
+   * The stream in effect here: the one of the innermost {@link Stream.use} this code runs in (across
+   * `await`), else the legacy default stream ({@link Stream.null}). Core's copies, launches and
+   * allocations given no stream use it.
+   */
+  static get current(): Stream {
+    return Stream.inScope('Stream.current') ?? Stream.null;
+  }
+
+  /**
+   * Runs `fn` with this stream as the current stream and returns what it returns (a Promise from an
+   * async `fn`). Inside, and in everything `fn` awaits or starts, copies, kernel launches, event
+   * records and pool allocations given no stream go to this stream; concurrent `use` scopes (two
+   * requests in flight) each see their own. Nesting is allowed: the innermost wins.
+   */
+  use<T>(fn: (stream: this) => T): T {
+    this.live('use');
+    if (typeof fn !== 'function') throw new TypeError(`Stream.use: parameter 'fn' must be a function, got ${typeof fn}`);
+    return (scope ??= new AsyncLocalStorage<Stream>()).run(this, () => fn(this));
+  }
+
+  /**
+   * @internal The stream a `use(fn)` put in effect where this runs, or undefined (what core's calls
+   * given no stream use). Throws Error naming `where` when that stream was closed since.
+   */
+  static inScope(where: string): Stream | undefined {
+    if (scope === null) return undefined;
+    const s = scope.getStore();
+    if (s?.isClosed) throw new Error(`${where}: the current stream (put in effect by stream.use) was closed`);
+    return s;
+  }
+
+  /**
+   * A string that is the same for every Stream object over one CUDA stream (a Map key): the handle
+   * in hex; for the legacy and per-thread default streams (handles 0 or 1, and 2) it names the
+   * device too (`'legacy@0'`, `'perThread@0'`), since each device has its own.
+   */
+  get key(): string {
+    const h = BigInt(this.handle);
+    if (h === 0n || h === 1n) return `legacy@${this.device.ordinal}`;
+    if (h === 2n) return `perThread@${this.device.ordinal}`;
+    return `0x${h.toString(16)}`;
+  }
+
+  /** Whether `other` is a Stream over the same CUDA stream (the same {@link Stream.key}), such as two wrappers of one foreign handle. */
+  equals(other: unknown): boolean {
+    return other instanceof Stream && other.key === this.key;
+  }
+
+  /**
+   * The stream protocol cuda.core reads (`__cuda_stream__`): `[0, handle]`, the protocol's version
+   * and the handle as a bigint. {@link Device.createStream} accepts any object that has it.
+   */
+  __cuda_stream__(): [number, bigint] {
+    this.live('__cuda_stream__');
+    return [0, BigInt(this.handle)];
+  }
+
+  /** The stream's priority (cudaStreamGetPriority): lower numbers run first; see cudaDeviceGetStreamPriorityRange. */
+  get priority(): number {
+    this.live('priority');
+    return check(cudart.cudaStreamGetPriority(this.handle), 'Stream.priority (cudaStreamGetPriority)');
+  }
+
+  /** Whether the stream does not sync with the legacy default stream (made with `nonBlocking: true`; cudaStreamGetFlags). */
+  get isNonBlocking(): boolean {
+    this.live('isNonBlocking');
+    return (
+      (check(cudart.cudaStreamGetFlags(this.handle), 'Stream.isNonBlocking (cudaStreamGetFlags)') & cudart.cudaStreamNonBlocking) !== 0
+    );
+  }
+
+  /** Destroys the stream after its queued work (nothing for a wrapped one); the default streams ({@link Stream.null}, {@link Stream.perThread}) are never closed. */
+  override close(): void {
+    if (!permanent.has(this)) super.close();
   }
 
   /** @internal Use device.createStream(). */

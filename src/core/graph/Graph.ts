@@ -10,7 +10,7 @@ import { describe } from '../../ffi/checks';
 import { launchHostFns, retainHostFns, releaseHostFns } from '../../ffi/host-callbacks';
 import { Device } from '../device/Device';
 import { Event } from '../device/Event';
-import type { Stream } from '../device/Stream';
+import { Stream } from '../device/Stream';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import {
   ChildGraphNode,
@@ -295,11 +295,11 @@ export class GraphExec extends Resource {
     this.extraHolds = extra;
   }
 
-  /** Queues the whole graph on `stream` (the legacy default stream when absent). */
+  /** Queues the whole graph on `stream` (absent: the current stream of a {@link Stream.use}, else the legacy default stream). */
   launch(stream?: Stream): void {
     this.live('launch');
     openOptionalArg(stream, 'Stream', 'GraphExec.launch', 'stream');
-    const s = stream?.handle ?? null;
+    const s = (stream ?? Stream.inScope('GraphExec.launch'))?.handle ?? null;
     // Its JS host functions are pending until they ran: a blocking wait meanwhile would deadlock.
     if (this.hostFns.length) launchHostFns(this.hostFns, s);
     const [err] = cudart.cudaGraphLaunch(this.handle, s);
@@ -337,11 +337,17 @@ export class GraphExec extends Resource {
 
   /**
    * Takes the parameters of `graph` (same shape, other arguments or sizes) without instantiating
-   * again; throws a CudaError when the shapes differ, and the exec then stays as it was.
+   * again (cudaGraphExecUpdate): a captured Graph, or a GraphBuilder's graph built node by node,
+   * whose buffers, modules and events the exec then holds open as instantiate() does. Throws a
+   * CudaError when the shapes differ (the exec then stays as it was), Error when something the
+   * builder's nodes use was closed.
    */
-  update(graph: Graph): void {
+  update(graph: GraphDefinition): void {
     this.live('update');
-    openArg(graph, 'Graph', 'GraphExec.update', 'graph');
+    if (!(graph instanceof GraphDefinition))
+      throw new TypeError(`GraphExec.update: parameter 'graph' must be a Graph or a GraphBuilder, got ${describe(graph)}`);
+    openArg(graph, graph.constructor.name, 'GraphExec.update', 'graph');
+    graph.checkUsable('GraphExec.update');
     const [err] = cudart.cudaGraphExecUpdate(this.handle, graph.handle);
     if (err !== cudart.cudaError_t.cudaSuccess) {
       cudart.cudaGetLastError();
@@ -350,7 +356,9 @@ export class GraphExec extends Resource {
         ': the graph differs from the one this exec was made from in more than parameters (its nodes, their types or their order); instantiate it instead';
       throw e;
     }
-    // The exec now runs the other graph's host functions: hold them too.
+    // The exec now runs the other graph's nodes: hold what they use, and its JS host functions.
+    this.hold([graph]);
+    if (!(graph instanceof Graph)) return;
     const added = graph.hostFns.filter((t) => !this.hostFns.includes(t));
     retainHostFns(added);
     this.hostFns.push(...added);

@@ -319,17 +319,23 @@ export class GraphBuilder extends GraphDefinition {
   }
 
   /** Throws when something a node uses (in this graph, a body or a child builder) was closed since the node was added. */
-  private checkUses(seen: Set<GraphBuilder>): void {
+  private checkUses(seen: Set<GraphBuilder>, where = 'GraphBuilder.instantiate'): void {
     seen.add(this);
     for (const [x, kind] of this.uses) {
       if (x instanceof GraphBuilder) {
-        if (!seen.has(x)) x.checkUses(seen);
+        if (!seen.has(x)) x.checkUses(seen, where);
       } else if (x.isClosed) {
         throw new Error(
-          `GraphBuilder.instantiate: ${article(kind)} ${kind} node uses ${closedObject(x)}; close what a graph uses after the GraphExec (which keeps it alive), not before instantiate()`,
+          `${where}: ${article(kind)} ${kind} node uses ${closedObject(x)}; close what a graph uses after the GraphExec (which keeps it alive), not before instantiate()`,
         );
       }
     }
+  }
+
+  /** @internal GraphDefinition's check, and that nothing a node uses was closed since it was added. */
+  override checkUsable(where: string): void {
+    super.checkUsable(where);
+    this.checkUses(new Set(), where);
   }
 
   /** A kernel launch with typed arguments, as kernel.launch takes them (the values are copied into the node). */

@@ -100,6 +100,12 @@ export abstract class GraphDefinition extends Resource {
     if (why !== null) throw new Error(`${this.constructor.name}.${what}: ${why}`);
   }
 
+  /** @internal Throws Error `<where>: …` when the graph cannot be instantiated or taken by an exec now (closed; for a builder, something a node uses was closed). */
+  checkUsable(where: string): void {
+    const why = this.closedReason();
+    if (why !== null) throw new Error(`${where}: ${why}`);
+  }
+
   /** @internal The graph at the top (a conditional body's, its parent's): an executable graph's nodes are its nodes. */
   get root(): GraphDefinition {
     return this;

@@ -13,6 +13,7 @@ import { Stream } from '../device/Stream';
 import { Graph } from './Graph';
 import type { GraphNode } from './GraphNode';
 import { CAPTURE_MODES, CAPTURE_OPTIONS, type CaptureOptions, type GraphBuilder, type NodeOptions } from './GraphBuilder';
+import { StreamGraphBuilder } from './StreamGraphBuilder';
 
 /** What a device's graph memory pool holds (cudaDeviceGetGraphMemAttribute), in bytes. */
 export interface GraphMemoryUsage {
@@ -37,6 +38,8 @@ declare module '../device/Device' {
     trimGraphMemory(): void;
     /** Resets `usedHigh` and `reservedHigh` of graphMemoryUsage() to zero (cudaDeviceSetGraphMemAttribute). */
     resetGraphMemoryHighWatermarks(): void;
+    /** A builder that captures a graph on a new stream of this device (cuda.core's `create_graph_builder`); the builder closes the stream. */
+    createGraphBuilder(): StreamGraphBuilder;
   }
 }
 
@@ -54,6 +57,8 @@ declare module '../device/Stream' {
      * as `builder.capture(stream, work)` does; resolves with the nodes the captured work ends in.
      */
     captureInto(builder: GraphBuilder, work: (stream: this) => unknown, options?: NodeOptions & CaptureOptions): Promise<GraphNode[]>;
+    /** A builder that captures a graph from the work queued on this stream (cuda.core's `create_graph_builder`); the stream stays yours. */
+    createGraphBuilder(): StreamGraphBuilder;
   }
 }
 
@@ -99,6 +104,11 @@ extend(Stream, {
     }
     return builder.capture(this, work, options);
   },
+
+  createGraphBuilder(): StreamGraphBuilder {
+    assertOpen(this, 'createGraphBuilder');
+    return StreamGraphBuilder.create(this, false);
+  },
 });
 
 const GM = cudart.cudaGraphMemAttributeType;
@@ -118,6 +128,10 @@ extend(Device, {
       reserved: get(GM.cudaGraphMemAttrReservedMemCurrent, 'cudaGraphMemAttrReservedMemCurrent'),
       reservedHigh: get(GM.cudaGraphMemAttrReservedMemHigh, 'cudaGraphMemAttrReservedMemHigh'),
     };
+  },
+
+  createGraphBuilder(): StreamGraphBuilder {
+    return StreamGraphBuilder.create(this.createStream(), true);
   },
 
   trimGraphMemory(): void {

@@ -11,7 +11,7 @@ import { hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync
 import { completion } from '../base/completion';
 import { kernelArgument, type KernelArgument } from './kernel-argument';
 import { checkOptions } from '../base/options';
-import { LAUNCH_CONFIG_KEYS, setDim, usesExtendedOptions, type LaunchConfig } from './launch-config';
+import { LAUNCH_CONFIG_KEYS, setDim, usesExtendedOptions, withCurrentStream, type LaunchConfig } from './launch-config';
 import { KernelOccupancy, LaunchLimits, onDevice } from './occupancy';
 import { ExtendedLauncher } from './extended-launch';
 
@@ -41,10 +41,24 @@ export interface KernelAttributes {
   clusterDimMustBeSet: boolean;
   /** The cluster size the kernel was compiled with (`__cluster_dims__(x, y, z)`) as [x, y, z], or null when it has none. */
   requiredClusterDim: [number, number, number] | null;
+  /** The cluster width it must be launched with (`__cluster_dims__`' x, or setAttribute('RequiredClusterWidth', n)); 0 when none. */
+  requiredClusterWidth: number;
+  /** The cluster height it must be launched with; 0 when none. */
+  requiredClusterHeight: number;
+  /** The cluster depth it must be launched with; 0 when none. */
+  requiredClusterDepth: number;
   /** Whether clusters larger than the portable 8 blocks are allowed (setAttribute('NonPortableClusterSizeAllowed', 1)). */
   nonPortableClusterSizeAllowed: boolean;
   /** The cluster scheduling policy preference (a cudaClusterSchedulingPolicy value; 0 is the default). */
   clusterSchedulingPolicyPreference: number;
+}
+
+/** One parameter of a kernel as the driver lays it out (cudaFuncGetParamInfo): where it starts in the argument buffer and how big it is. */
+export interface KernelParamInfo {
+  /** Its byte offset in the kernel's parameter buffer. */
+  offset: number;
+  /** Its size in bytes (8 for a pointer, 12 for a `float3` passed by value, …). */
+  size: number;
 }
 
 /** Attributes a kernel can be given (cudaFuncAttribute without its prefix). */
@@ -91,6 +105,7 @@ export class Kernel {
   /** `Kernel.launch(<name>)`, formatted once: the config check of every launch names it. */
   private readonly launchName: string;
   private extended?: ExtendedLauncher;
+  private params?: readonly KernelParamInfo[];
   private occupancyView?: KernelOccupancy;
   /** @internal The cluster and occupancy limits extended launches are checked against, kept per device and shape. */
   readonly limits: LaunchLimits = new LaunchLimits(this);
@@ -142,6 +157,7 @@ export class Kernel {
    */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
     this.live('launch');
+    config = withCurrentStream(config, this.launchName);
     // In/Out/InOut host arrays go through temporary device buffers (HostArgument.ts).
     if (hasHostArguments(args)) return launchWithHostArguments(this, config, args);
     if (!config || typeof config !== 'object')
@@ -172,6 +188,7 @@ export class Kernel {
    * arrays are copied in and back off the JS thread too.
    */
   async launchAsync(config: LaunchConfig, ...args: KernelArgument[]): Promise<void> {
+    config = withCurrentStream(config, `Kernel.launchAsync(${this.name})`);
     if (hasHostArguments(args)) return launchWithHostArgumentsAsync(this, config, args);
     this.launch(config, ...args);
     await completion(config.stream?.handle ?? null);
@@ -195,9 +212,35 @@ export class Kernel {
       preferredSharedMemoryCarveout: a.preferredShmemCarveout,
       clusterDimMustBeSet: a.clusterDimMustBeSet !== 0,
       requiredClusterDim: a.requiredClusterWidth > 0 ? [a.requiredClusterWidth, a.requiredClusterHeight, a.requiredClusterDepth] : null,
+      requiredClusterWidth: a.requiredClusterWidth,
+      requiredClusterHeight: a.requiredClusterHeight,
+      requiredClusterDepth: a.requiredClusterDepth,
       nonPortableClusterSizeAllowed: a.nonPortableClusterSizeAllowed !== 0,
       clusterSchedulingPolicyPreference: a.clusterSchedulingPolicyPreference,
     };
+  }
+
+  /** How many parameters the kernel takes (cuda.core's `num_arguments`): the length of {@link Kernel.argumentsInfo}. */
+  get numArguments(): number {
+    return this.argumentsInfo.length;
+  }
+
+  /**
+   * The offset and size of each parameter in C order (cudaFuncGetParamInfo, asked until CUDA says
+   * there are no more), read once: what a launch's argument buffer must hold.
+   */
+  get argumentsInfo(): readonly KernelParamInfo[] {
+    this.live('argumentsInfo');
+    if (this.params) return this.params;
+    const out: KernelParamInfo[] = [];
+    for (;;) {
+      const [err, offset, size] = cudart.cudaFuncGetParamInfo(this.handle, out.length);
+      // Past the last parameter: cudaErrorInvalidValue, which is then cleared.
+      if (err === cudart.cudaError_t.cudaErrorInvalidValue) break;
+      out.push({ offset: check([err, offset], `Kernel.argumentsInfo(${this.name}) (cudaFuncGetParamInfo ${out.length})`), size: size! });
+    }
+    cudart.cudaGetLastError();
+    return (this.params = Object.freeze(out.map((p) => Object.freeze(p))));
   }
 
   /**

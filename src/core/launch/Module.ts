@@ -9,6 +9,8 @@ import { libraryLoad } from '../../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
 import { describe, checkPtxText, isOwnName } from '../../ffi/checks';
 import { foreignValue } from '../device/foreign';
+import { Device } from '../device/Device';
+import { DeviceBuffer } from '../memory/DeviceBuffer';
 
 /** How {@link Module.load} (and ObjectCode.load) maps names to the module's symbols. */
 export interface ModuleOptions {
@@ -154,6 +156,50 @@ export class Module extends Resource {
       );
     }
     return check([err, h], `cudaLibraryGetKernel(${name})`);
+  }
+
+  /**
+   * A `__device__` or `__constant__` variable of the module (PyCUDA's `get_global`) as a DeviceBuffer
+   * of its size, on `device` (default: the current one; cudaLibraryGetGlobal): copy to and from it,
+   * or pass it to a kernel. The buffer does not own the memory (close() frees nothing) and is closed
+   * with the module. `name` is the C symbol (mangled unless `extern "C"`) or a name expression of the
+   * Program it came from. Throws Error naming the variable when the module has none of that name.
+   */
+  global(name: string, device?: Device): DeviceBuffer {
+    this.live('global');
+    if (typeof name !== 'string' || name === '')
+      throw new TypeError(`Module.global: parameter 'name' must be a variable's name, got ${describe(name)}`);
+    if (device !== undefined && !(device instanceof Device))
+      throw new TypeError(`Module.global: parameter 'device' must be a Device, got ${describe(device)}`);
+    const d = device ?? Device.current();
+    const symbol = isOwnName(this.names, name) ? this.names[name] : name;
+    const previous = Device.current();
+    d.makeCurrent();
+    let r: ReturnType<typeof cudart.cudaLibraryGetGlobal>;
+    try {
+      r = cudart.cudaLibraryGetGlobal(this.handle, symbol);
+    } finally {
+      previous.makeCurrent();
+    }
+    if (r[0] === cudart.cudaError_t.cudaErrorSymbolNotFound) {
+      cudart.cudaGetLastError();
+      throw new Error(
+        `Module.global: no __device__ or __constant__ variable '${name}'${symbol !== name ? ` (${symbol})` : ''} in this module`,
+      );
+    }
+    const [address, size] = check(r, `cudaLibraryGetGlobal(${name})`);
+    const view = DeviceBuffer.fromAllocation(address, size, d, 'foreign', () => undefined, [this, d]);
+    (this.globals ??= []).push(new WeakRef(view));
+    return view;
+  }
+
+  private globals?: WeakRef<DeviceBuffer>[];
+
+  /** Unloads the module (nothing for a wrapped one) and closes the DeviceBuffers of its variables ({@link Module.global}). */
+  override close(): void {
+    if (this.isClosed) return;
+    for (const g of this.globals ?? []) g.deref()?.close();
+    super.close();
   }
 
   /** The C names of the kernels in the module. */

@@ -15,10 +15,11 @@ import { libcudart as library } from '../../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../../ffi/binding';
 import type { Kernel } from './Kernel';
 import { checkOptions } from '../base/options';
-import { LAUNCH_CONFIG_KEYS, hasExtendedKeys, readDim, setDim, type Dim, type LaunchConfig } from './launch-config';
+import { LAUNCH_CONFIG_KEYS, hasExtendedKeys, readDim, setDim, withCurrentStream, type Dim, type LaunchConfig } from './launch-config';
 import { ExtendedLauncher } from './extended-launch';
 import { coreArgument, type KernelArgumentObject } from './kernel-argument';
 import { describe } from '../../ffi/checks';
+import { halfBits } from '../../ffi/kernel-args';
 import { completion } from '../base/completion';
 
 /**
@@ -45,7 +46,7 @@ export type PreparedArgument =
  * values are read and checked on every launch.
  */
 export interface PreparedLaunch {
-  /** Queues the kernel on `config.stream` (the legacy default stream when absent). */
+  /** Queues the kernel on `config.stream` (absent: the current stream of a {@link Stream.use}, else the legacy default stream). */
   (config: LaunchConfig, ...args: PreparedArgument[]): void;
   /** The kernel it launches. */
   readonly kernel: Kernel;
@@ -92,6 +93,7 @@ const enum Code {
   u64,
   ptr,
   tensormap,
+  f16,
 }
 const CODE: Record<ParamType, Code> = {
   f32: Code.f32,
@@ -102,7 +104,7 @@ const CODE: Record<ParamType, Code> = {
   u8: Code.u8,
   i16: Code.i16,
   u16: Code.u16,
-  f16: Code.u16, // a half's 16 raw bits
+  f16: Code.f16, // a number, converted to a half's 16 bits
   i64: Code.i64,
   u64: Code.u64,
   ptr: Code.ptr,
@@ -211,14 +213,14 @@ class Prepared {
   /** Launches with the arguments written, through cudaLaunchKernelExC with the config's launch attributes. */
   fireExtended(config: LaunchConfig): void {
     const k = this.kernel;
-    (this.extended ??= new ExtendedLauncher()).launch(k, k.limits, config, this.args, this.what);
+    (this.extended ??= new ExtendedLauncher()).launch(k, k.limits, withCurrentStream(config, this.what), this.args, this.what);
   }
 
   /** Launches with the arguments written. */
   fire(config: LaunchConfig): void {
     const k = this.kernel;
     const stream = config.stream;
-    const h = stream === undefined || stream === null ? null : this.streamHandle(stream);
+    const h = stream === undefined ? this.currentHandle() : stream === null ? null : this.streamHandle(stream);
     if (library.splitSmallStructs) {
       const sharedMem = this.sharedMem(config.sharedMem);
       if (config.grid !== this.gridSeen || config.block !== this.blockSeen) this.dims(config.grid, config.block);
@@ -239,6 +241,11 @@ class Prepared {
     setDim(this.block, config.block, 'config.block', this.what);
     const err = cudart.cudaLaunchKernel(k.handle, this.grid, this.block, this.args ?? null, config.sharedMem ?? 0, h);
     if (err[0] !== 0) this.failed(err[0]);
+  }
+
+  /** The handle of the current stream (a `stream.use(fn)` in effect), or null: a config without a stream. */
+  currentHandle(): cudart.cudaStream_t | null {
+    return Stream.inScope(this.what)?.handle ?? null;
   }
 
   /** The handle of `config.stream`: an open Stream's (anything else would reach C as a wrong handle, or as NULL). */
@@ -317,6 +324,8 @@ class Prepared {
         case Code.u16:
           if ((v & 0xffff) === v) return dv.setUint16(at, v, true);
           break;
+        case Code.f16:
+          return dv.setUint16(at, halfBits(v), true);
         case Code.i64:
         case Code.u64:
         case Code.ptr:
@@ -345,7 +354,7 @@ class Prepared {
       if (t === 'ptr') return dv.setBigUint64(at, a, true);
     } else if (a instanceof cudart.KernelArg) {
       // A typed scalar (i32(n), …) of the declared type, or a texture, surface or conditional handle (a u64).
-      if (a.type === t) return this.write(i, a.value);
+      if (a.type === t) return t === 'f16' ? dv.setUint16(at, a.value as number, true) : this.write(i, a.value);
     } else if (t === 'tensormap' && (a as { _u8?: unknown })._u8 instanceof Uint8Array && (a as { _u8: Uint8Array })._u8.length === 128) {
       this.bytes.set((a as { _u8: Uint8Array })._u8, at);
       return;
@@ -362,7 +371,6 @@ class Prepared {
         u8: '[0, 255]',
         i16: '[-32768, 32767]',
         u16: '[0, 65535]',
-        f16: "[0, 65535] (the half's 16 raw bits)",
         i32: '[-2147483648, 2147483647]',
         u32: '[0, 4294967295]',
         i64: '[-2^63, 2^63 - 1] (a number up to 2^53 - 1, or a bigint)',
@@ -390,6 +398,7 @@ class Prepared {
   }
 
   async timed(config: LaunchConfig, args: ArrayLike<unknown>): Promise<number> {
+    config = withCurrentStream(config, this.what);
     // The config and its stream are checked before the start event is recorded on that stream (the
     // launch's own checks come after the record).
     this.begin(config, args.length - 1);
@@ -410,6 +419,7 @@ class Prepared {
   }
 
   async whenDone(config: LaunchConfig, args: ArrayLike<unknown>): Promise<void> {
+    config = withCurrentStream(config, this.what);
     this.launch(config, args, 1);
     await completion(config.stream?.handle ?? null);
   }
@@ -456,6 +466,8 @@ const INLINE: Record<Code, Case[]> = {
     ...u64Cases,
   ],
   [Code.tensormap]: [],
+  // A half goes through write(), which converts the number.
+  [Code.f16]: [],
 };
 
 /**
@@ -486,7 +498,7 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
   lines.push(
     '  if (ext) return p.fireExtended(config);',
     '  const st = config.stream;',
-    '  const h = st === undefined || st === null ? null : st instanceof Stream && !st.isClosed ? st.handle : p.streamHandle(st);',
+    '  const h = st === undefined ? p.currentHandle() : st === null ? null : st instanceof Stream && !st.isClosed ? st.handle : p.streamHandle(st);',
     '  const sm = config.sharedMem;',
     '  const shared = sm === undefined ? 0 : typeof sm === "number" && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : p.sharedMem(sm);',
     '  if (config.grid !== p.gridSeen || config.block !== p.blockSeen) p.dims(config.grid, config.block);',

@@ -2,7 +2,7 @@
 // shared memory and stream, read once for every launch path: Kernel.launch, prepared launches and
 // graph kernel nodes.
 import type * as cudart from '../../runtime';
-import type { Stream } from '../device/Stream';
+import { Stream } from '../device/Stream';
 import type { Event } from '../device/Event';
 import type { OptionKeys } from '../base/options';
 
@@ -59,7 +59,7 @@ export interface LaunchConfig extends ExtendedLaunchOptions {
   block: Dim;
   /** Dynamic shared memory per block, in bytes (default 0). */
   sharedMem?: number;
-  /** The stream to queue the launch on (default: the legacy default stream). */
+  /** The stream to queue the launch on (default: the current stream of a {@link Stream.use}, else the legacy default stream). */
   stream?: Stream;
 }
 
@@ -146,4 +146,15 @@ export function setDim(d: cudart.dim3, v: Dim, what: string, fn: string): cudart
   if (d.y !== xyz[1]) d.y = xyz[1];
   if (d.z !== xyz[2]) d.z = xyz[2];
   return d;
+}
+
+/**
+ * `config`, or (when it names no stream and a `stream.use(fn)` is in effect) a copy of it with the
+ * current stream: one property test when a stream is given. Throws Error naming `where` when the
+ * current stream was closed.
+ */
+export function withCurrentStream(config: LaunchConfig, where: string): LaunchConfig {
+  if (config === null || typeof config !== 'object' || config.stream !== undefined) return config;
+  const s = Stream.inScope(where);
+  return s === undefined ? config : { ...config, stream: s };
 }

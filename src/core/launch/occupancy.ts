@@ -55,6 +55,15 @@ export function sharedBytes(v: unknown, what: string, where: string): number {
   throw new RangeError(`${where}: '${what}' must be a byte count, got ${describe(v)}`);
 }
 
+/** Dynamic shared memory per block as a function of the block size: a constant byte count, or the caller's function, checked at each call. */
+function sharedMemoryFunction(v: unknown, where: string): (blockSize: number) => number {
+  if (typeof v !== 'function') {
+    const bytes = sharedBytes(v, 'dynamicSharedMemory', where);
+    return () => bytes;
+  }
+  return (blockSize) => sharedBytes((v as (n: number) => unknown)(blockSize), `dynamicSharedMemory(${blockSize})`, where);
+}
+
 /** A launch config for the cluster queries: grid = one cluster, the block, the shared memory, and the cluster as its only attribute. */
 function clusterConfig(q: ClusterQuery, where: string): cudart.cudaLaunchConfig_st {
   const block = dims(q.block, 'block', where);
@@ -125,6 +134,49 @@ export class KernelOccupancy {
     return onDevice(device, where, () =>
       check(cudart.cudaOccupancyAvailableDynamicSMemPerBlock(this.kernel.handle, n, threads), 'cudaOccupancyAvailableDynamicSMemPerBlock'),
     );
+  }
+
+  /**
+   * The block size that keeps the most threads resident per multiprocessor, and the smallest grid
+   * that fills the device at it (cudaOccupancyMaxPotentialBlockSizeVariableSMem's search, done here:
+   * the runtime has it only as a C++ template). `dynamicSharedMemory` is bytes per block, or a
+   * function of the block size giving them; `blockSizeLimit` caps the block size (0: none).
+   */
+  maxPotentialBlockSize(
+    dynamicSharedMemory: number | ((blockSize: number) => number) = 0,
+    blockSizeLimit = 0,
+    device?: Device,
+  ): {
+    /** Blocks that fill every multiprocessor at `maxBlockSize`: resident blocks per multiprocessor times their count. */
+    minGridSize: number;
+    /** The block size (threads) with the most threads resident per multiprocessor; the largest such when several tie. */
+    maxBlockSize: number;
+  } {
+    const where = this.live('maxPotentialBlockSize');
+    const smemOf = sharedMemoryFunction(dynamicSharedMemory, where);
+    if (!Number.isInteger(blockSizeLimit) || blockSizeLimit < 0)
+      throw new RangeError(
+        `${where}: parameter 'blockSizeLimit' must be a non-negative integer (0: no limit), got ${describe(blockSizeLimit)}`,
+      );
+    return onDevice(device, where, (d) => {
+      const A = cudart.cudaDeviceAttr;
+      const perSM = d.attribute(A.cudaDevAttrMaxThreadsPerMultiProcessor);
+      const warp = d.attribute(A.cudaDevAttrWarpSize);
+      const kernelMax = check(cudart.cudaFuncGetAttributes(this.kernel.handle), 'cudaFuncGetAttributes').maxThreadsPerBlock;
+      const maxBlock = Math.min(d.attribute(A.cudaDevAttrMaxThreadsPerBlock), kernelMax);
+      const limit = blockSizeLimit === 0 ? maxBlock : Math.min(blockSizeLimit, maxBlock);
+      let best = { threads: 0, blockSize: 0, blocks: 0 };
+      for (let aligned = Math.ceil(limit / warp) * warp; aligned > 0; aligned -= warp) {
+        const size = Math.min(aligned, limit);
+        const blocks = check(
+          cudart.cudaOccupancyMaxActiveBlocksPerMultiprocessor(this.kernel.handle, size, smemOf(size)),
+          'cudaOccupancyMaxActiveBlocksPerMultiprocessor',
+        );
+        if (blocks * size > best.threads) best = { threads: blocks * size, blockSize: size, blocks };
+        if (best.threads === perSM) break;
+      }
+      return { minGridSize: best.blocks * d.attribute(A.cudaDevAttrMultiProcessorCount), maxBlockSize: best.blockSize };
+    });
   }
 
   /** The largest cluster (in blocks) the kernel can be launched with for these block and shared-memory sizes (cudaOccupancyMaxPotentialClusterSize). */

@@ -5,7 +5,7 @@ import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/wai
 import { check } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import type { Device } from '../device/Device';
-import type { Stream } from '../device/Stream';
+import { Stream } from '../device/Stream';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { warnIfBlocking } from './blocking-copies';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
@@ -24,7 +24,7 @@ export type HostData = ArrayBufferView | ArrayBuffer;
 
 /** Options of DeviceBuffer's copies and fill: synchronous by default, queued on a stream when given one. */
 export interface CopyOptions {
-  /** Queue the copy on this stream and return at once (the host memory must stay untouched until it is done). */
+  /** Queue the copy on this stream and return at once (the host memory must stay untouched until it is done). Absent: synchronous, ordered on the current stream of a {@link Stream.use} when one is in effect. */
   stream?: Stream;
 }
 
@@ -249,7 +249,13 @@ export class DeviceBuffer extends Resource {
   private copy(dst: cudart.Pointer, src: cudart.Pointer, n: number, kind: cudart.cudaMemcpyKind, o: CopyOptions, what: string): void {
     if (o.stream && kind !== D2D) warnIfBlocking((kind === H2D ? src : dst) as HostData, `DeviceBuffer.${what}`);
     if (o.stream) check(cudart.cudaMemcpyAsync(dst, src, n, kind, o.stream.handle), `DeviceBuffer.${what} (cudaMemcpyAsync)`);
-    else check(cudart.cudaMemcpy(dst, src, n, kind), `DeviceBuffer.${what} (cudaMemcpy)`);
+    else {
+      // Synchronous, but ordered on the current stream when a stream.use(fn) is in effect.
+      const s = Stream.inScope(`DeviceBuffer.${what}`);
+      if (s === undefined) return void check(cudart.cudaMemcpy(dst, src, n, kind), `DeviceBuffer.${what} (cudaMemcpy)`);
+      check(cudart.cudaMemcpyAsync(dst, src, n, kind, s.handle), `DeviceBuffer.${what} (cudaMemcpyAsync on the current stream)`);
+      check(cudart.cudaStreamSynchronize(s.handle), `DeviceBuffer.${what} (cudaStreamSynchronize of the current stream)`);
+    }
   }
 
   /**
@@ -303,18 +309,26 @@ export class DeviceBuffer extends Resource {
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');
     if (!Number.isInteger(value) || value < 0 || value > 255)
       throw new RangeError(`DeviceBuffer.fill: parameter 'value' must be a byte (0 to 255), got ${value}`);
-    if (options.stream)
-      check(cudart.cudaMemsetAsync(this.address, value, this.size, options.stream.handle), 'DeviceBuffer.fill (cudaMemsetAsync)');
+    const s = options.stream ?? Stream.inScope('DeviceBuffer.fill');
+    if (s) check(cudart.cudaMemsetAsync(this.address, value, this.size, s.handle), 'DeviceBuffer.fill (cudaMemsetAsync)');
     else check(cudart.cudaMemset(this.address, value, this.size), 'DeviceBuffer.fill (cudaMemset)');
+    if (s && !options.stream)
+      check(cudart.cudaStreamSynchronize(s.handle), 'DeviceBuffer.fill (cudaStreamSynchronize of the current stream)');
     return this;
   }
 
-  /** Moves managed memory to `where` ahead of its use, queued on `stream` (the legacy default stream when absent). */
+  /** Moves managed memory to `where` ahead of its use, queued on `stream` (absent: the current stream of a {@link Stream.use}, else the legacy default stream). */
   prefetch(where: MemoryLocation, stream?: Stream): this {
     this.managedOnly('prefetch');
     openOptionalArg(stream, 'Stream', 'DeviceBuffer.prefetch', 'stream');
     check(
-      cudart.cudaMemPrefetchAsync(this.address, this.size, location(where, 'prefetch'), 0, stream?.handle ?? null),
+      cudart.cudaMemPrefetchAsync(
+        this.address,
+        this.size,
+        location(where, 'prefetch'),
+        0,
+        (stream ?? Stream.inScope('DeviceBuffer.prefetch'))?.handle ?? null,
+      ),
       'DeviceBuffer.prefetch (cudaMemPrefetchAsync)',
     );
     return this;

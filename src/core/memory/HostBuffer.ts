@@ -25,6 +25,9 @@ export const HOST_BUFFER_OPTIONS: OptionKeys<HostBufferOptions> = { mapped: true
 /** The constructor every TypedArray class extends (%TypedArray%). */
 const TypedArray = Object.getPrototypeOf(Uint8Array) as new (b: ArrayBuffer) => ArrayBufferView;
 
+/** The memory a registered HostBuffer's view stands over, kept alive while the view is reachable. */
+const keepAlive = new WeakMap<ArrayBuffer, Uint8Array>();
+
 const freeWhenUnreachable = new FinalizationRegistry<bigint>((p) => release(() => void cudart.cudaFreeHost(p)));
 
 /** What `new HostBuffer()` asks for pinned memory when one is installed (a PinnedMemoryPool). */
@@ -62,6 +65,19 @@ export function hostAllocFlags(options: HostBufferOptions): number {
     (options.writeCombined ? cudart.cudaHostAllocWriteCombined : 0)
   );
 }
+
+/** How {@link HostBuffer.register} page-locks memory (cudaHostRegister's flags; all off by default). */
+export interface HostRegisterOptions {
+  /** Maps it into the device's address space (cudaHostRegisterMapped); `devicePtr` is its device address. */
+  mapped?: boolean;
+  /** Pinned for every device, not just the current one (cudaHostRegisterPortable). */
+  portable?: boolean;
+  /** The device only reads it (cudaHostRegisterReadOnly; see the device attribute readOnlyHostRegisterSupported). */
+  readOnly?: boolean;
+}
+
+/** Registered memory whose HostBuffer was collected unclosed: unregistered then. */
+const unregisterWhenCollected = new FinalizationRegistry<bigint>((p) => release(() => void cudart.cudaHostUnregister(p)));
 
 let adopting: { ptr: bigint; devicePtr: bigint | null; view: ArrayBuffer; onClose: () => void } | null = null;
 
@@ -154,6 +170,47 @@ export class HostBuffer {
     } finally {
       adopting = null;
     }
+  }
+
+  /**
+   * Page-locks memory the caller already has (PyCUDA's `register_host_memory`; cudaHostRegister): a
+   * TypedArray, DataView, Buffer or ArrayBuffer, whose bytes this HostBuffer then shares (no copy;
+   * `as()` views the same bytes). close() unregisters it (cudaHostUnregister); the memory stays the
+   * caller's, and this HostBuffer keeps it alive until then. Two registrations may not share a page
+   * (CUDA refuses the second with cudaErrorHostMemoryAlreadyRegistered). Throws TypeError for other
+   * values, RangeError for an empty one, CudaError when CUDA refuses.
+   */
+  static register(data: ArrayBufferView | ArrayBuffer, options: HostRegisterOptions = {}): HostBuffer {
+    const fn = 'HostBuffer.register';
+    checkOptions(fn, options, { mapped: true, portable: true, readOnly: true });
+    if (!ArrayBuffer.isView(data) && !(data instanceof ArrayBuffer))
+      throw new TypeError(`${fn}: parameter 'data' must be a TypedArray, DataView, Buffer or ArrayBuffer, got ${describe(data)}`);
+    const bytes = ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+    if (bytes.byteLength === 0) throw new RangeError(`${fn}: parameter 'data' is empty`);
+    const ptr = koffi.address(bytes) as bigint;
+    const flags =
+      (options.mapped ? cudart.cudaHostRegisterMapped : 0) |
+      (options.portable ? cudart.cudaHostRegisterPortable : 0) |
+      (options.readOnly ? cudart.cudaHostRegisterReadOnly : 0);
+    check(cudart.cudaHostRegister(ptr, bytes.byteLength, flags), `${fn} (cudaHostRegister)`);
+    let devicePtr: bigint | null = null;
+    try {
+      if (options.mapped) devicePtr = check(cudart.cudaHostGetDevicePointer(ptr, 0), `${fn} (cudaHostGetDevicePointer)`);
+    } catch (e) {
+      cudart.cudaHostUnregister(ptr);
+      throw e;
+    }
+    const token = {};
+    // The ArrayBuffer `as()` views is `bytes`' own when it is the whole of it, else one over the same memory, which keeps `bytes` alive.
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    const view = whole ? (bytes.buffer as ArrayBuffer) : (koffi.view(ptr, bytes.byteLength) as ArrayBuffer);
+    if (!whole) keepAlive.set(view, bytes);
+    const b = HostBuffer.adopt(ptr, bytes.byteLength, devicePtr, view, () => {
+      unregisterWhenCollected.unregister(token);
+      release(() => void cudart.cudaHostUnregister(ptr));
+    });
+    unregisterWhenCollected.register(b, ptr, token);
+    return b;
   }
 
   /** Whether close() was called. */

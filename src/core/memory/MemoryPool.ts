@@ -5,7 +5,7 @@ import { check } from '../base/errors';
 import { Resource, openArg } from '../base/lifetime';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from '../device/Device';
-import type { Stream } from '../device/Stream';
+import { Stream } from '../device/Stream';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import type { OptionKeys } from '../base/options';
 import { lookupName } from '../../ffi/checks';
@@ -120,8 +120,13 @@ export class MemoryPool extends Resource {
     return pool;
   }
 
-  /** `size` bytes from the pool, ready when the work queued on `stream` before it is done; close() frees it on the same stream. */
-  allocate(size: number, stream: Stream): DeviceBuffer {
+  /**
+   * `size` bytes from the pool, ready when the work queued on `stream` before it is done; close()
+   * frees it on the same stream. Without `stream`: the current stream ({@link Stream.use}), else the
+   * legacy default stream of the pool's device.
+   */
+  allocate(size: number, stream?: Stream): DeviceBuffer {
+    stream ??= Stream.inScope('MemoryPool.allocate') ?? Stream.defaultOf(this.device, cudart.cudaStreamLegacy);
     this.live('allocate');
     checkSize(size, 'MemoryPool.allocate');
     openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');

@@ -5,7 +5,7 @@ import { extend } from '../base/extend';
 import { assertOpen, openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import { Device } from '../device/Device';
-import type { Stream } from '../device/Stream';
+import { Stream } from '../device/Stream';
 import { DeviceBuffer } from './DeviceBuffer';
 import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from './MemoryPool';
 import { getAllocator } from './CachingAllocator';
@@ -88,7 +88,8 @@ extend(Device, {
     openOptionalArg(options.stream, 'Stream', 'Device.allocate', 'options.stream');
     this.makeCurrent();
     const allocator = getAllocator();
-    return allocator ? allocator.allocate(size, { device: this, stream: options.stream }) : DeviceBuffer.allocate(this, size);
+    const stream = options.stream ?? Stream.inScope('Device.allocate');
+    return allocator ? allocator.allocate(size, { device: this, stream }) : DeviceBuffer.allocate(this, size);
   },
 
   allocateManaged(size: number, options: { attachHost?: boolean } = {}): DeviceBuffer {

@@ -65,7 +65,12 @@ test('set() with a plain number applies the same range checks as the wrappers, a
   );
   expect(() => a.set(3, -1)).toThrow(/must be an integer within \[0, 2\^64\), got -1/);
   expect(() => a.set(2, 2n ** 63n)).toThrow(/must be an integer within \[-2\^63, 2\^63\), got 9223372036854775808n/);
-  expect(() => a.set(5, 65536)).toThrow(/must be an integer within \[0, 65535\], got 65536/);
+  // An f16 argument's number is a value, converted to half precision as f16() converts it.
+  expect(() => a.set(5, 'x' as never)).toThrow(TypeError);
+  a.set(5, 65536);
+  expect(dv.getUint16(32, true)).toBe(0x7c00);
+  a.set(5, -2);
+  expect(dv.getUint16(32, true)).toBe(0xc000);
   expect(() => a.set(0, 'x' as never)).toThrow(TypeError);
   // What the checks let through lands in place.
   a.set(0, -5);
@@ -115,7 +120,7 @@ test('a launch passes every width, a pointer and a struct by value to C intact',
     class S { constructor() { this._u8 = new Uint8Array(16); new DataView(this._u8.buffer).setInt8(0, 9); new DataView(this._u8.buffer).setFloat64(8, 2.25, true); } }
     S.layout = { size: 16, align: 8 };
     const r = cudart.cudaLaunchKernel(1n, { x: 1, y: 1, z: 1 }, { x: 1, y: 1, z: 1 },
-      [i8(-5), u8(250), i16(-30000), u16(60000), i32(-2e9), u32(4e9), i64(-(2n ** 62n)), u64(2n ** 63n), f16(0x3c00), f32(1.5), f64(-0.125), ptr(0xdeadbeefn), new S()], 0, null);
+      [i8(-5), u8(250), i16(-30000), u16(60000), i32(-2e9), u32(4e9), i64(-(2n ** 62n)), u64(2n ** 63n), f16.bits(0x3c00), f32(1.5), f64(-0.125), ptr(0xdeadbeefn), new S()], 0, null);
     const out = Buffer.alloc(128);
     koffi.load(${JSON.stringify(lib)}).func('void last(void *)')(out);
     const v = [out.readInt8(0), out.readUInt8(8), out.readInt16LE(16), out.readUInt16LE(24), out.readInt32LE(32), out.readUInt32LE(40),
@@ -155,4 +160,22 @@ test("a launch given an array packs into the previous launch's memory when the t
   const kept = keptKernelArgs([i32(1)], 'cudaKernelNodeParams', 'kernelParams');
   expect(keptKernelArgs([i32(1)], 'cudaKernelNodeParams', 'kernelParams')).not.toBe(kept);
   expect(() => kernelArgs([i32(1), f32(2), -1n], 'cudaLaunchKernel', 'args')).toThrow(/^cudaLaunchKernel: parameter 'args\[2\]'/);
+});
+
+test('f16(x) converts a number to half precision, rounding to nearest even; f16.bits(raw) keeps the 16 raw bits', () => {
+  const bits = (x: number) => f16(x).value;
+  // Exact values, the largest and smallest of each range, and the specials.
+  expect([1, -2, 0.5, 65504, 2 ** -14, 2 ** -24, 0, 1 / 3].map(bits)).toEqual([0x3c00, 0xc000, 0x3800, 0x7bff, 0x0400, 0x0001, 0, 0x3555]);
+  expect([Infinity, -Infinity, 65520, 65519, NaN, -0].map(bits)).toEqual([0x7c00, 0xfc00, 0x7c00, 0x7bff, 0x7e00, 0x8000]);
+  // 0.78 lies between halves 0x3a3d (0.7802734375) and 0x3a3c (0.779296875): the nearer wins.
+  expect(bits(0.78)).toBe(0x3a3d);
+  // A tie goes to the even mantissa: 1 + 2^-11 is half-way between 0x3c00 and 0x3c01.
+  expect(bits(1 + 2 ** -11)).toBe(0x3c00);
+  expect(bits(1 + 3 * 2 ** -11)).toBe(0x3c02);
+  // Half-way below the smallest subnormal rounds to zero (even); just above rounds up.
+  expect(bits(2 ** -25)).toBe(0);
+  expect(bits(2 ** -25 * 1.5)).toBe(1);
+  expect(f16.bits(0x3c00)).toEqual(new cudart.KernelArg('f16', 0x3c00));
+  expect(() => f16.bits(65536)).toThrow(/must be an integer within \[0, 65535\], got 65536/);
+  expect(() => f16('1' as never)).toThrow(TypeError);
 });
