@@ -1,0 +1,246 @@
+// Core, part 4 (second half) without a GPU: the caching allocator's split and merge replayed from
+// CuPy's tests/cupy_tests/cuda_tests/test_memory.py (TestSingleDeviceMemoryPool, TestMemoryPool),
+// asserting the same figures, on the fake libcudart's memory variant (malloc'd "device" memory).
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { buildFakeCudart } from '../helpers/fake-cudart';
+
+const root = path.join(__dirname, '..', '..', '..');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-core4b-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+/**
+ * Runs `cases` (name → the body of a function of `pool`, `d`, `s`, `U`, `count`, returning JSON-able
+ * results) in one Node child on the fake, each with a fresh allocator; returns each case's result.
+ */
+function runCases(cases: Record<string, string>, options = '{}'): Record<string, unknown> {
+  const lib = buildFakeCudart('memory', tmp).lib;
+  const bodies = Object.entries(cases)
+    .map(([name, body]) => `out[${JSON.stringify(name)}] = (() => { const pool = new core.CachingAllocator(${options}); ${body} })();`)
+    .join('\n');
+  const script = `
+    const { core } = require('./src');
+    const count = require('koffi').load(process.env.CUDA_BINDINGS_CUDART).func('long fake_count(const char *)');
+    const d = core.Device.get(0);
+    const s = d.createStream();
+    const U = 512;
+    const out = {};
+    ${bodies}
+    console.log(JSON.stringify(out));`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    encoding: 'utf8',
+    cwd: root,
+    env: { ...process.env, CUDA_BINDINGS_CUDART: lib },
+    timeout: 120_000,
+  });
+  if (r.status !== 0) throw new Error(`child exited ${r.status} ${r.signal ?? ''}\n${r.stdout}\n${r.stderr}`);
+  const lines = r.stdout.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]) as Record<string, unknown>;
+}
+
+describe("CachingAllocator: CuPy's SingleDeviceMemoryPool tests, same sequences, same figures", () => {
+  let out: Record<string, unknown>;
+  beforeAll(() => {
+    out = runCases({
+      roundSize: `return [U - 1, U, U + 1].map((n) => { const b = pool.allocate(n, { device: d }); const used = pool.usedBytes(); b.close(); return used; });`,
+      alloc: `const [p1, p2, p3] = [4, 4, 8].map((n) => pool.allocate(U * n, { device: d }).ptr); return [p1 !== p2, p1 !== p3, p2 !== p3];`,
+      allocSplit: `
+        const p = pool.allocate(U * 4, { device: d }); const ptr = p.ptr; p.close();
+        const head = pool.allocate(U * 2, { device: d }), tail = pool.allocate(U * 2, { device: d });
+        return [head.ptr === ptr, tail.ptr === ptr + BigInt(U * 2)];`,
+      allocLimit: `
+        pool.limit = U * 6;
+        const p1 = pool.allocate(U * 5, { device: d }), p2 = pool.allocate(U, { device: d });
+        let err = null;
+        try { pool.allocate(U, { device: d }); } catch (e) { err = e.codeName; }
+        pool.limit = U * 7;
+        const p3 = pool.allocate(U, { device: d });
+        return [err, pool.usedBytes()];`,
+      allocLimitFragmented: `
+        pool.limit = U * 6;
+        pool.allocate(U * 5, { device: d }).close();
+        const p2 = pool.allocate(U * 6, { device: d });
+        return [p2.size, pool.totalBytes()];`,
+      free: `const p1 = pool.allocate(U * 4, { device: d }); const ptr = p1.ptr; p1.close(); return pool.allocate(U * 4, { device: d }).ptr === ptr;`,
+      freeStream: `const p1 = pool.allocate(U * 4, { device: d }); const ptr = p1.ptr; p1.close(); return pool.allocate(U * 4, { device: d, stream: s }).ptr !== ptr;`,
+      freeMerge: `
+        const p = pool.allocate(U * 4, { device: d }); const ptr = p.ptr; p.close();
+        const res = [];
+        for (const headFirst of [false, true]) {
+          const head = pool.allocate(U * 2, { device: d }), tail = pool.allocate(U * 2, { device: d });
+          res.push(head.ptr === ptr);
+          if (headFirst) { head.close(); tail.close(); } else { tail.close(); head.close(); }
+          const whole = pool.allocate(U * 4, { device: d });
+          res.push(whole.ptr === ptr, pool.nFreeBlocks());
+          whole.close();
+        }
+        return res;`,
+      freeDifferentSize: `const p1 = pool.allocate(U * 4, { device: d }); const ptr = p1.ptr; p1.close(); return pool.allocate(U * 8, { device: d }).ptr !== ptr;`,
+      freeAllBlocks: `
+        const p1 = pool.allocate(U * 4, { device: d }); const ptr = p1.ptr; p1.close();
+        const before = count('cudaFree'); pool.freeAllBlocks();
+        const freed = count('cudaFree') - before, total = pool.totalBytes();
+        const mallocs = count('cudaMalloc');
+        pool.allocate(U * 4, { device: d });
+        return [freed, total, count('cudaMalloc') - mallocs];`,
+      freeAllBlocksSplit: `
+        pool.allocate(U * 4, { device: d }).close();
+        const head = pool.allocate(U * 2, { device: d }), tail = pool.allocate(U * 2, { device: d });
+        const tailPtr = tail.ptr; tail.close();
+        pool.freeAllBlocks();
+        const p = pool.allocate(U * 2, { device: d });
+        return [p.ptr === tailPtr, pool.totalBytes()];`,
+      freeAllBlocksStream: `
+        const p1 = pool.allocate(U * 4, { device: d }); const ptr1 = p1.ptr; p1.close();
+        const p2 = pool.allocate(U * 4, { device: d, stream: s }); const ptr2 = p2.ptr; p2.close();
+        pool.freeAllBlocks(undefined, null);
+        const p3 = pool.allocate(U * 4, { device: d });
+        const p4 = pool.allocate(U * 4, { device: d, stream: s });
+        return [p3.ptr !== ptr2, p4.ptr !== ptr1, p4.ptr === ptr2, pool.totalBytes()];`,
+      freeAllBlocksAllStreams: `
+        pool.allocate(U * 4, { device: d }).close();
+        pool.allocate(U * 4, { device: d, stream: s }).close();
+        const before = count('cudaFree'); pool.freeAllBlocks();
+        return [count('cudaFree') - before, pool.totalBytes(), pool.nFreeBlocks()];`,
+      usedBytes: `
+        const r = [];
+        const p1 = pool.allocate(U * 2, { device: d }); r.push(pool.usedBytes());
+        const p2 = pool.allocate(U * 4, { device: d }); r.push(pool.usedBytes());
+        p2.close(); r.push(pool.usedBytes());
+        p1.close(); r.push(pool.usedBytes());
+        const p3 = pool.allocate(U, { device: d }); r.push(pool.usedBytes());
+        return r.map((n) => n / U);`,
+      usedBytesStream: `pool.allocate(U * 4, { device: d }).close(); pool.allocate(U * 2, { device: d, stream: s }); return pool.usedBytes() / U;`,
+      freeBytes: `
+        const r = [];
+        const p1 = pool.allocate(U * 2, { device: d }); r.push(pool.freeBytes());
+        const p2 = pool.allocate(U * 4, { device: d }); r.push(pool.freeBytes());
+        p2.close(); r.push(pool.freeBytes());
+        p1.close(); r.push(pool.freeBytes());
+        const p3 = pool.allocate(U, { device: d }); r.push(pool.freeBytes());
+        return r.map((n) => n / U);`,
+      freeBytesStream: `pool.allocate(U * 4, { device: d }).close(); pool.allocate(U * 2, { device: d, stream: s }); return pool.freeBytes() / U;`,
+      totalBytes: `
+        const r = [];
+        const p1 = pool.allocate(U * 2, { device: d }); r.push(pool.totalBytes());
+        const p2 = pool.allocate(U * 4, { device: d }); r.push(pool.totalBytes());
+        p1.close(); r.push(pool.totalBytes());
+        p2.close(); r.push(pool.totalBytes());
+        const p3 = pool.allocate(U, { device: d }); r.push(pool.totalBytes());
+        const sum = pool.usedBytes() + pool.freeBytes() === pool.totalBytes();
+        p3.close();
+        pool.freeAllBlocks(); r.push(pool.totalBytes());
+        return [r.map((n) => n / U), sum];`,
+      totalBytesStream: `pool.allocate(U * 4, { device: d }).close(); pool.allocate(U * 2, { device: d, stream: s }); return pool.totalBytes() / U;`,
+    });
+  });
+
+  test('sizes round up to 512 bytes (test_round_size)', () => expect(out.roundSize).toEqual([512, 512, 1024]));
+  test('three allocations, three addresses (test_alloc)', () => expect(out.alloc).toEqual([true, true, true]));
+  test('a free block is split: the head at its start, the tail after it (test_alloc_split)', () =>
+    expect(out.allocSplit).toEqual([true, true]));
+  test('the limit counts what is held; raising it lets the next one through (test_alloc_limit)', () =>
+    expect(out.allocLimit).toEqual(['cudaErrorMemoryAllocation', 7 * 512]));
+  test('past the limit, the free whole blocks are given back first (test_alloc_limit_fragmented)', () =>
+    expect(out.allocLimitFragmented).toEqual([6 * 512, 6 * 512]));
+  test('a freed block is handed out again (test_free)', () => expect(out.free).toBe(true));
+  test("a block freed on one stream is not another stream's (test_free_stream)", () => expect(out.freeStream).toBe(true));
+  test('freed halves merge back into the whole block, whichever is freed first (test_free_merge)', () =>
+    expect(out.freeMerge).toEqual([true, true, 0, true, true, 0]));
+  test('a larger request does not take a smaller free block (test_free_different_size)', () => expect(out.freeDifferentSize).toBe(true));
+  test('freeAllBlocks gives the whole free block back; the next request is a new cudaMalloc (test_free_all_blocks)', () =>
+    expect(out.freeAllBlocks).toEqual([1, 0, 1]));
+  test('freeAllBlocks keeps a free piece of a split block (test_free_all_blocks_split)', () =>
+    expect(out.freeAllBlocksSplit).toEqual([true, 4 * 512]));
+  test("freeAllBlocks of one stream frees only that stream's blocks (test_free_all_blocks_stream)", () =>
+    expect(out.freeAllBlocksStream).toEqual([true, true, true, 8 * 512]));
+  test("freeAllBlocks with no stream frees every stream's blocks (test_free_all_blocks_all_streams)", () =>
+    expect(out.freeAllBlocksAllStreams).toEqual([2, 0, 0]));
+  test('usedBytes (test_used_bytes, test_used_bytes_stream)', () => {
+    expect(out.usedBytes).toEqual([2, 6, 2, 0, 1]);
+    expect(out.usedBytesStream).toBe(2);
+  });
+  test('freeBytes counts split free pieces (test_free_bytes, test_free_bytes_stream)', () => {
+    expect(out.freeBytes).toEqual([0, 0, 4, 6, 5]);
+    expect(out.freeBytesStream).toBe(4);
+  });
+  test('totalBytes (test_total_bytes, test_total_bytes_stream)', () => {
+    expect(out.totalBytes).toEqual([[2, 6, 6, 6, 6, 0], true]);
+    expect(out.totalBytesStream).toBe(6);
+  });
+});
+
+describe("CachingAllocator: CuPy's MemoryPool tests, over device and managed memory", () => {
+  for (const memory of ['device', 'managed'] as const) {
+    test(`${memory}: nFreeBlocks counts free chunks; freeAllBlocks empties them; figures start at 0 (test_free_all_blocks, test_*_without_malloc)`, () => {
+      const call = memory === 'managed' ? 'cudaMallocManaged' : 'cudaMalloc';
+      const out = runCases(
+        {
+          counts: `
+            const empty = [pool.nFreeBlocks(), pool.usedBytes(), pool.freeBytes(), pool.totalBytes()];
+            pool.freeAllBlocks();
+            const before = count('${call}');
+            const b = pool.allocate(1, { device: d });
+            const r = [b.kind, count('${call}') - before, pool.nFreeBlocks()];
+            b.close(); b.close();
+            r.push(pool.nFreeBlocks());
+            pool.freeAllBlocks();
+            r.push(pool.nFreeBlocks(), pool.totalBytes());
+            return [empty, r, pool.memory];`,
+        },
+        `{ memory: '${memory}' }`,
+      );
+      expect(out.counts).toEqual([[0, 0, 0, 0], [memory === 'managed' ? 'managed' : 'cached', 1, 0, 1, 0, 0], memory]);
+    });
+  }
+
+  test('shareAcrossStreams: a block freed on one stream goes to another once its free event completed (the fake completes at once)', () => {
+    const out = runCases(
+      {
+        shared: `
+          const p1 = pool.allocate(U * 4, { device: d }); const ptr = p1.ptr; p1.close();
+          const p2 = pool.allocate(U * 2, { device: d, stream: s });
+          return [p2.ptr === ptr, pool.freeBytes() / U, pool.totalBytes() / U, pool.shareAcrossStreams];`,
+      },
+      '{ shareAcrossStreams: true }',
+    );
+    expect(out.shared).toEqual([true, 2, 4, true]);
+  });
+
+  test('a whole block freed after its stream was closed goes straight back to CUDA; a split one waits for freeAllBlocks', () => {
+    const out = runCases({
+      closed: `
+        const s2 = d.createStream();
+        const whole = pool.allocate(U * 4, { device: d, stream: s2 });
+        pool.allocate(U * 4, { device: d, stream: s2 }).close();
+        const head = pool.allocate(U * 2, { device: d, stream: s2 });
+        s2.close();
+        const before = count('cudaFree');
+        whole.close();
+        const r = [count('cudaFree') - before, pool.totalBytes() / U, pool.nFreeBlocks()];
+        head.close();
+        r.push(count('cudaFree') - before, pool.totalBytes() / U, pool.nFreeBlocks());
+        return r;`,
+    });
+    expect(out.closed).toEqual([1, 4, 1, 2, 0, 0]);
+  });
+
+  test('options and arguments are checked, naming the option', () => {
+    const out = runCases({
+      errors: `
+        const msg = (f) => { try { f(); return 'no error'; } catch (e) { return e.message; } };
+        return [
+          msg(() => new core.CachingAllocator({ memory: 'host' })),
+          msg(() => new core.CachingAllocator({ shareAcrossStreams: 1 })),
+          msg(() => pool.freeAllBlocks(undefined, 7)),
+        ];`,
+    });
+    expect(out.errors).toEqual([
+      "new CachingAllocator: option 'memory' must be 'device' or 'managed', got the string \"host\"",
+      'new CachingAllocator: option \'shareAcrossStreams\' must be a boolean, got 1',
+      "CachingAllocator.freeAllBlocks: parameter 'stream' must be a Stream, null or absent, got 7",
+    ]);
+  });
+});
