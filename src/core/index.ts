@@ -49,6 +49,7 @@ export {
   type MemoryKind,
   type MemoryLocation,
   type ManagedAdvice,
+  type MemoryResource,
 } from './memory/DeviceBuffer';
 export {
   HostBuffer,
@@ -73,7 +74,9 @@ export {
   type Allocator,
   type AllocateOptions,
   type CachingAllocatorOptions,
+  type InstalledAllocator,
 } from './memory/CachingAllocator';
+export { GraphMemoryResource, type GraphMemoryStats } from './memory/GraphMemoryResource';
 export { MemoryHook, type MemoryEvent, type MemoryHookPhase, type MemoryHookOptions } from './memory/MemoryHook';
 export { DebugPrintHook, type DebugPrintHookOptions } from './memory/DebugPrintHook';
 export { LineProfileHook, type LineProfileRow } from './memory/LineProfileHook';

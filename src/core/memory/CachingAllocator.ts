@@ -10,7 +10,7 @@
 import { describe } from '../../ffi/checks';
 import * as cudart from '../../runtime';
 import { check, CudaError, runtimeError } from '../base/errors';
-import { DeviceBuffer, checkSize } from './DeviceBuffer';
+import { DeviceBuffer, checkSize, type MemoryResource } from './DeviceBuffer';
 import { openOptionalArg } from '../base/lifetime';
 import type { Device } from '../device/Device';
 import type { Stream } from '../device/Stream';
@@ -188,7 +188,9 @@ export class CachingAllocator implements Allocator {
     if (options.memory !== undefined && options.memory !== 'device' && options.memory !== 'managed')
       throw new RangeError(`new CachingAllocator: option 'memory' must be 'device' or 'managed', got ${describe(options.memory)}`);
     if (options.shareAcrossStreams !== undefined && typeof options.shareAcrossStreams !== 'boolean')
-      throw new TypeError(`new CachingAllocator: option 'shareAcrossStreams' must be a boolean, got ${describe(options.shareAcrossStreams)}`);
+      throw new TypeError(
+        `new CachingAllocator: option 'shareAcrossStreams' must be a boolean, got ${describe(options.shareAcrossStreams)}`,
+      );
     this.memory = options.memory ?? 'device';
     this.shareAcrossStreams = options.shareAcrossStreams ?? false;
     this.limitBytes = Infinity;
@@ -461,20 +463,62 @@ export class CachingAllocator implements Allocator {
   }
 }
 
-let installed: Allocator | null = null;
+/** What setAllocator installs: an Allocator, or a MemoryResource (whose `allocate(size, stream)` is called). */
+export type InstalledAllocator = Allocator | MemoryResource;
 
-/** Makes device.allocate() use `allocator` (null: plain cudaMalloc/cudaFree again); returns the previous one. */
-export function setAllocator(allocator: Allocator | null): Allocator | null {
+let installed: InstalledAllocator | null = null;
+/** Allocators installed for one device (by ordinal), before the one for all. */
+const perDevice = new Map<number, InstalledAllocator>();
+
+/**
+ * Makes device.allocate() use `allocator`, a MemoryResource or null (plain cudaMalloc/cudaFree
+ * again): for every device, or for `device` only (a device's own comes before the one for all;
+ * null removes it). Returns the one it replaces.
+ */
+export function setAllocator(allocator: InstalledAllocator | null, device?: Device): InstalledAllocator | null {
   if (allocator !== null && typeof allocator?.allocate !== 'function')
     throw new TypeError(
-      `setAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${describe(allocator)}`,
+      `setAllocator: parameter 'allocator' must have an allocate(size, options) method or be a MemoryResource or null, got ${describe(allocator)}`,
     );
-  const previous = installed;
-  installed = allocator;
+  if (device !== undefined && (device === null || typeof device !== 'object' || !Number.isInteger(device.ordinal)))
+    throw new TypeError(`setAllocator: parameter 'device' must be a Device or absent, got ${describe(device)}`);
+  if (device === undefined) {
+    const previous = installed;
+    installed = allocator;
+    return previous;
+  }
+  const previous = perDevice.get(device.ordinal) ?? null;
+  if (allocator === null) perDevice.delete(device.ordinal);
+  else perDevice.set(device.ordinal, allocator);
   return previous;
 }
 
-/** The allocator device.allocate() uses, or null for plain cudaMalloc. */
-export function getAllocator(): Allocator | null {
-  return installed;
+/** The allocator device.allocate() uses (on `device`: its own, else the one for all), or null for plain cudaMalloc. */
+export function getAllocator(device?: Device): InstalledAllocator | null {
+  return (device !== undefined ? perDevice.get(device.ordinal) : undefined) ?? installed;
+}
+
+/** Whether an installed allocator is a MemoryResource (it has deallocate; an Allocator need not). */
+function isResource(a: InstalledAllocator): a is MemoryResource {
+  return typeof (a as MemoryResource).deallocate === 'function' && typeof (a as MemoryResource).deviceId === 'number';
+}
+
+/**
+ * @internal `size` bytes on `device` for `stream`: from `resource` when given, else the allocator
+ * installed for the device (see setAllocator), else cudaMalloc. A resource's buffer is checked: a
+ * DeviceBuffer of the device, of at least `size` bytes.
+ */
+export function allocateOn(device: Device, size: number, stream: Stream | undefined, fn: string, resource?: MemoryResource): DeviceBuffer {
+  const a = resource ?? getAllocator(device);
+  if (a === null) return DeviceBuffer.allocate(device, size);
+  if (!isResource(a)) return a.allocate(size, { device, stream });
+  if (a.deviceId !== device.ordinal)
+    throw new RangeError(`${fn}: the memory resource is device ${a.deviceId}'s, and the allocation is for device ${device.ordinal}`);
+  checkSize(size, fn);
+  const b = a.allocate(size, stream);
+  if (!(b instanceof DeviceBuffer) || b.size < size)
+    throw new TypeError(
+      `${fn}: the memory resource's allocate(${size}) must return a DeviceBuffer of at least ${size} bytes (DeviceBuffer.fromMemoryResource), got ${describe(b)}`,
+    );
+  return b;
 }

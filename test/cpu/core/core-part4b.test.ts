@@ -5,11 +5,24 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildFakeCudart } from '../helpers/fake-cudart';
+import { FAKE_CONTROLS, buildFakeCudart, removeFakeCudart, runOnFake } from '../helpers/fake-cudart';
 
 const root = path.join(__dirname, '..', '..', '..');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-core4b-'));
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+afterAll(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+  removeFakeCudart();
+});
+
+/** Runs `body` (an async function's, with `core` and `fake` in scope) on the host-functions fake; returns what it logs last, as JSON. */
+function onStreamsFake(body: string): unknown {
+  const r = runOnFake(`${FAKE_CONTROLS}
+    const { core } = require('./src');
+    (async () => { ${body} })().catch((e) => { console.log(JSON.stringify({ error: String(e && e.stack || e) })); });`);
+  if (r.status !== 0) throw new Error(`child exited ${r.status} ${r.signal ?? ''}\n${r.stdout}\n${r.stderr}`);
+  const lines = r.stdout.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]);
+}
 
 /**
  * Runs `cases` (name → the body of a function of `pool`, `d`, `s`, `U`, `count`, returning JSON-able
@@ -239,8 +252,170 @@ describe("CachingAllocator: CuPy's MemoryPool tests, over device and managed mem
     });
     expect(out.errors).toEqual([
       "new CachingAllocator: option 'memory' must be 'device' or 'managed', got the string \"host\"",
-      'new CachingAllocator: option \'shareAcrossStreams\' must be a boolean, got 1',
+      "new CachingAllocator: option 'shareAcrossStreams' must be a boolean, got 1",
       "CachingAllocator.freeAllBlocks: parameter 'stream' must be a Stream, null or absent, got 7",
+    ]);
+  });
+});
+
+test('shareAcrossStreams: a block goes to another stream only once the work queued before its free is done', () => {
+  const out = onStreamsFake(`
+    const d = core.Device.get(0);
+    const alloc = new core.CachingAllocator({ shareAcrossStreams: true });
+    const s1 = d.createStream(), s2 = d.createStream();
+    const a = alloc.allocate(4096, { device: d, stream: s1 });
+    const first = a.ptr;
+    fake.setBusy(s1.handle, true);
+    a.close();
+    const b = alloc.allocate(4096, { device: d, stream: s2 });
+    const whileBusy = b.ptr === first;
+    const c = alloc.allocate(4096, { device: d, stream: s1 });
+    const ownStream = c.ptr === first;
+    c.close();
+    fake.setBusy(s1.handle, false);
+    const e = alloc.allocate(4096, { device: d, stream: s2 });
+    console.log(JSON.stringify([whileBusy, ownStream, e.ptr === first, alloc.nFreeBlocks()]));`);
+  expect(out).toEqual([false, true, true, 0]);
+});
+
+describe('memory resources', () => {
+  test('a user MemoryResource: device.allocate and setAllocator take it; buffers remember it; close() deallocates on the stream', () => {
+    const out = runCases({
+      resource: `
+        const calls = [];
+        const mr = {
+          isDeviceAccessible: true, isHostAccessible: false, deviceId: 0,
+          allocate(size, stream) { calls.push(['allocate', size, stream === s]); return core.DeviceBuffer.fromMemoryResource(0x10000n + BigInt(calls.length) * 0x1000n, size, this, { stream }); },
+          deallocate(ptr, size, stream) { calls.push(['deallocate', Number(ptr - 0x10000n), size, stream === s]); },
+        };
+        const a = d.allocate(100, { memoryResource: mr, stream: s });
+        const view = a.slice(10);
+        const info = [a.kind, a.memoryResource === mr, view.memoryResource === mr, a.stream === s];
+        a.close(); a.close();
+        const previous = core.setAllocator(mr);
+        const b = d.allocate(64);
+        b.close();
+        core.setAllocator(previous);
+        const plain = d.allocate(8);
+        const none = plain.memoryResource;
+        plain.close();
+        return [info, calls, none];`,
+    });
+    expect(out.resource).toEqual([
+      ['resource', true, true, true],
+      [
+        ['allocate', 100, true],
+        ['deallocate', 0x1000, 100, true],
+        ['allocate', 64, false],
+        ['deallocate', 0x3000, 64, false],
+      ],
+      null,
+    ]);
+  });
+
+  test('an allocator installed for one device comes before the one for all; null removes it', () => {
+    const out = runCases({
+      perDevice: `
+        const all = new core.CachingAllocator(), mine = new core.CachingAllocator();
+        core.setAllocator(all);
+        const before = core.setAllocator(mine, d);
+        const got = [before, core.getAllocator(d) === mine, core.getAllocator() === all];
+        d.allocate(1000).close();
+        const figures = [mine.totalBytes(), all.totalBytes()];
+        const removed = core.setAllocator(null, d) === mine;
+        d.allocate(1000).close();
+        figures.push(all.totalBytes());
+        core.setAllocator(null);
+        return [got, figures, removed, core.getAllocator(d)];`,
+    });
+    expect(out.perDevice).toEqual([[null, true, true], [1024, 0, 1024], true, null]);
+  });
+
+  test('resources and allocators are checked, naming the parameter', () => {
+    const out = runCases({
+      errors: `
+        const msg = (f) => { try { f(); return 'no error'; } catch (e) { return e.message; } };
+        const wrongDevice = { isDeviceAccessible: true, isHostAccessible: false, deviceId: 3, allocate() {}, deallocate() {} };
+        const liar = { isDeviceAccessible: true, isHostAccessible: false, deviceId: 0, allocate() { return 42; }, deallocate() {} };
+        return [
+          msg(() => d.allocate(8, { memoryResource: { allocate() {} } })),
+          msg(() => d.allocate(8, { memoryResource: wrongDevice })),
+          msg(() => d.allocate(8, { memoryResource: liar })),
+          msg(() => core.DeviceBuffer.fromMemoryResource(1n, 8, {})),
+          msg(() => core.setAllocator(pool, 0)),
+        ];`,
+    });
+    expect(out.errors).toEqual([
+      "Device.allocate: parameter 'options.memoryResource' must be a MemoryResource (allocate, deallocate, isDeviceAccessible, isHostAccessible, deviceId), got an object (Object)",
+      "Device.allocate: the memory resource is device 3's, and the allocation is for device 0",
+      "Device.allocate: the memory resource's allocate(8) must return a DeviceBuffer of at least 8 bytes (DeviceBuffer.fromMemoryResource), got 42",
+      "DeviceBuffer.fromMemoryResource: parameter 'resource' must be a MemoryResource (allocate, deallocate, isDeviceAccessible, isHostAccessible, deviceId), got an object (Object)",
+      "setAllocator: parameter 'device' must be a Device or absent, got 0",
+    ]);
+  });
+
+  test('GraphMemoryResource: allocates only while the stream captures (cudaMallocAsync), remembers itself, frees with cudaFreeAsync', () => {
+    const out = onStreamsFake(`
+      const d = core.Device.get(0);
+      const gmr = core.GraphMemoryResource.of(d);
+      const s = d.createStream();
+      const msg = (f) => { try { f(); return 'no error'; } catch (e) { return e.message; } };
+      const outside = msg(() => d.allocate(256, { stream: s, memoryResource: gmr }));
+      const noStream = msg(() => gmr.allocate(256));
+      let inside;
+      const before = fake.count('cudaMallocAsync');
+      const graph = await s.capture(() => {
+        const b = d.allocate(256, { stream: s, memoryResource: gmr });
+        inside = [b.memoryResource === gmr, b.kind, b.size];
+        b.close();
+      });
+      console.log(JSON.stringify([outside, noStream, inside, fake.count('cudaMallocAsync') - before, core.GraphMemoryResource.of(d) === gmr,
+        gmr.deviceId, gmr.isDeviceAccessible, gmr.isHostAccessible]));`);
+    expect(out).toEqual([
+      'GraphMemoryResource.allocate: the stream is not capturing (cudaStreamCaptureStatusNone); graph memory is allocated only during a capture',
+      "GraphMemoryResource.allocate: parameter 'stream' must be the Stream being captured, got undefined",
+      [true, 'resource', 256],
+      1,
+      true,
+      0,
+      true,
+      false,
+    ]);
+  });
+});
+
+describe('pinned memory and pool attributes', () => {
+  test('a zero-byte pinned allocation is allowed, as in CuPy: no memory, a null address, an empty view', () => {
+    const out = runCases({
+      zero: `
+        const before = count('cudaHostAlloc');
+        const pinned = new core.PinnedMemoryPool();
+        const a = new core.HostBuffer(0), b = pinned.allocate(0);
+        const r = [a.ptr === 0n, a.size, a.bytes.length, b.ptr === 0n, b.size, pinned.totalBytes(), count('cudaHostAlloc') - before];
+        a.close(); b.close();
+        return [...r, a.isClosed, b.isClosed];`,
+    });
+    expect(out.zero).toEqual([true, 0, 0, true, 0, 0, 0, true, true]);
+  });
+
+  test("MemoryPool's reuse attributes read and write as booleans (cudaMemPoolReuse*)", () => {
+    const out = runCases({
+      reuse: `
+        const p = d.memoryPool;
+        const names = ['reuseFollowEventDependencies', 'reuseAllowOpportunistic', 'reuseAllowInternalDependencies'];
+        const r = names.map((n) => p[n]);
+        const sets = count('cudaMemPoolSetAttribute');
+        for (const n of names) p[n] = true;
+        r.push(...names.map((n) => p[n]));
+        p.reuseAllowOpportunistic = false;
+        r.push(p.reuseAllowOpportunistic, p.reuseFollowEventDependencies, count('cudaMemPoolSetAttribute') - sets);
+        let err = null;
+        try { p.reuseAllowOpportunistic = 1; } catch (e) { err = e.message; }
+        return [r, err];`,
+    });
+    expect(out.reuse).toEqual([
+      [false, false, false, true, true, true, false, true, 4],
+      'MemoryPool.reuseAllowOpportunistic: the value must be true or false, got 1',
     ]);
   });
 });
