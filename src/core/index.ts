@@ -79,7 +79,7 @@ export {
 export { GraphMemoryResource, type GraphMemoryStats } from './memory/GraphMemoryResource';
 export { MemoryHook, type MemoryEvent, type MemoryHookPhase, type MemoryHookOptions } from './memory/MemoryHook';
 export { DebugPrintHook, type DebugPrintHookOptions } from './memory/DebugPrintHook';
-export { LineProfileHook, type LineProfileRow } from './memory/LineProfileHook';
+export { LineProfileHook, type LineProfileRow, type LineProfileNode, type LineProfileHookOptions } from './memory/LineProfileHook';
 export { IpcMemoryHandle } from './ipc/IpcMemoryHandle';
 export { IpcEventHandle } from './ipc/IpcEventHandle';
 export { IpcBufferDescriptor } from './ipc/IpcBufferDescriptor';

@@ -419,3 +419,38 @@ describe('pinned memory and pool attributes', () => {
     ]);
   });
 });
+
+test("LineProfileHook's call tree: used and acquired bytes by caller, outermost first, cut at maxDepth", () => {
+  const out = runCases({
+    tree: `
+      const full = new core.LineProfileHook(), cut = new core.LineProfileHook({ maxDepth: 1 });
+      const cache = new core.CachingAllocator();
+      function inner() { cache.allocate(1000, { device: d }).close(); }
+      function outer() { inner(); inner(); }
+      outer();
+      full.close(); cut.close();
+      const strip = (n) => ({ site: n.site.replace(/^.*?:(\\d+):/, 'L$1:'), used: n.usedBytes, acquired: n.acquiredBytes, children: n.children.map(strip) });
+      let err = null;
+      try { new core.LineProfileHook({ maxDepth: -1, install: false }); } catch (e) { err = e.message; }
+      return [strip(full.tree()), strip(cut.tree()), full.formatTree().split('\\n')[0], err];`,
+  });
+  const [full, cut, firstLine, err] = out.tree as [
+    { site: string; used: number; acquired: number; children: unknown[] },
+    { site: string; used: number; acquired: number; children: { children: unknown[] }[] },
+    string,
+    string,
+  ];
+  // Two requests of 1024 bytes; the first one took its block from CUDA.
+  expect([full.site, full.used, full.acquired]).toEqual(['_root', 2048, 1024]);
+  type Node = { site: string; used: number; acquired: number; children: Node[] };
+  const chain: Node[] = [];
+  for (let n = full as Node; n.children.length; n = n.children[0]) chain.push(n.children[0]);
+  const deepest = chain[chain.length - 1];
+  // The innermost caller is inner() (both calls on one line of outer()), below outer().
+  expect(chain.slice(-2).map((n) => n.site.replace(/^L\d+:/, ''))).toEqual(['outer', 'inner']);
+  expect([deepest.used, deepest.acquired, deepest.children]).toEqual([2048, 1024, []]);
+  expect(cut.children).toHaveLength(1);
+  expect(cut.children[0].children).toEqual([]);
+  expect(firstLine).toBe('_root (2.00KB, 1.00KB)');
+  expect(err).toBe("new LineProfileHook: option 'maxDepth' must be a non-negative integer (0: no limit), got -1");
+});
