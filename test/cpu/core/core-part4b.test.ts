@@ -1,7 +1,7 @@
 // Core, part 4 (second half) without a GPU: the caching allocator's split and merge replayed from
 // CuPy's tests/cupy_tests/cuda_tests/test_memory.py (TestSingleDeviceMemoryPool, TestMemoryPool),
 // asserting the same figures, on the fake libcudart's memory variant (malloc'd "device" memory).
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -453,4 +453,146 @@ test("LineProfileHook's call tree: used and acquired bytes by caller, outermost 
   expect(cut.children[0].children).toEqual([]);
   expect(firstLine).toBe('_root (2.00KB, 1.00KB)');
   expect(err).toBe("new LineProfileHook: option 'maxDepth' must be a non-negative integer (0: no limit), got -1");
+});
+
+describe('Program, part 4: typed options, the backend options before compiling, NVVM checks, handles', () => {
+  let nvrtcLib = '';
+  beforeAll(() => {
+    nvrtcLib = path.join(tmp, 'libnvrtc-fake.so');
+    execFileSync('gcc', ['-shared', '-fPIC', '-o', nvrtcLib, path.join(__dirname, '..', 'fixtures', 'fake-nvrtc-pch.c')]);
+  });
+
+  /** Runs `body` (with `core`, `nvrtc`, `out(v)` and `log()`, the fake NVRTC's calls) on the fake libnvrtc of the PCH tests. */
+  function onNvrtc(body: string): unknown {
+    const script = `
+      const { core, nvrtc } = require('./src');
+      const log = () => require('koffi').load(process.env.CUDA_BINDINGS_NVRTC).func('const char *fake_log(void)')().split('\\n').filter(Boolean);
+      const out = (v) => console.log(JSON.stringify(v));
+      const msg = (f) => { try { f(); return 'no error'; } catch (e) { return e.message; } };
+      (async () => { ${body} })().catch((e) => out({ error: String(e && e.stack || e) }));`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      encoding: 'utf8',
+      cwd: root,
+      env: { ...process.env, CUDA_BINDINGS_NVRTC: nvrtcLib, CUDA_BINDINGS_CACHE_DIR: path.join(tmp, 'cache') },
+      timeout: 60_000,
+    });
+    if (r.stderr !== '' || r.status !== 0) throw new Error(`the child failed (status ${r.status}):\n${r.stderr}\n${r.stdout}`);
+    return JSON.parse(r.stdout);
+  }
+
+  const SRC = 'extern "C" __global__ void k(int *x) { x[0] = 1; }';
+
+  test('the typed options become NVRTC flags, readable before compiling and on the Program, as the compiler got them', () => {
+    const r = onNvrtc(`
+      const options = { arch: 'sm_90', debug: true, lineInfo: true, ftz: true, precSqrt: false, precDiv: true, fma: false, options: ['-DX=1'], cache: false };
+      const before = core.Program.backendOptions(options);
+      const p = core.Program.compile(${JSON.stringify(SRC)}, options);
+      out({ before, after: p.backendOptions, calls: log() });`);
+    const flags = ['-G', '-lineinfo', '--ftz=true', '--prec-sqrt=false', '--prec-div=true', '--fmad=false', '-DX=1'];
+    expect(r).toEqual({
+      before: { compiler: 'nvrtc', options: ['--gpu-architecture=sm_90', ...flags] },
+      after: ['--gpu-architecture=sm_90', ...flags],
+      calls: [`compile heap=32MiB ${flags.join(' ')}`],
+    });
+  });
+
+  test("keepHandle keeps NVRTC's program as program.handle until close(), skipping the disk cache; compileAsync refuses it", () => {
+    const r = onNvrtc(`
+      const a = core.Program.compile(${JSON.stringify(SRC)}, { arch: 'sm_90', keepHandle: true });
+      const b = core.Program.compile(${JSON.stringify(SRC)}, { arch: 'sm_90', keepHandle: true });
+      const held = [a.handle !== null, a.handle !== b.handle, a.fromCache, b.fromCache, a.isClosed];
+      a.close(); a.close();
+      const plain = core.Program.compile(${JSON.stringify(SRC)}, { arch: 'sm_90', cache: false });
+      let rejected = null;
+      try { await core.Program.compileAsync(${JSON.stringify(SRC)}, { arch: 'sm_90', keepHandle: true }); } catch (e) { rejected = e.message; }
+      out({ held, closed: [a.handle, a.isClosed, a.code.length], plain: plain.handle, rejected, bad: msg(() => core.Program.compile('x', { arch: 'sm_90', keepHandle: 1 })) });`);
+    expect(r).toEqual({
+      held: [true, true, false, false, false],
+      closed: [null, true, 4],
+      plain: null,
+      rejected: "Program.compileAsync: option 'keepHandle' is for Program.compile (a handle is kept from a compile on this thread)",
+      bad: "Program.compile: option 'keepHandle' must be true or false, got 1",
+    });
+  });
+
+  test('Program.fromHandle compiles a program made with the facade (or reads a compiled one); it does not own it unless told', () => {
+    const r = onNvrtc(`
+      const [, h] = nvrtc.nvrtcCreateProgram(${JSON.stringify(SRC)}, 'raw.cu', 0, null, null);
+      const p = core.Program.fromHandle(h, { language: 'c++', arch: 'sm_90', ftz: true, name: 'raw.cu' });
+      const again = core.Program.fromHandle(h, { language: 'c++', arch: 'sm_90', compiled: true });
+      const first = [p.handle === h, p.code.length, p.name, p.backendOptions, again.backendOptions, p.fromCache, p.compiler];
+      p.close();
+      const stillUsable = nvrtc.nvrtcGetCUBINSize(h)[1];
+      const [, h2] = nvrtc.nvrtcCreateProgram(${JSON.stringify(SRC)}, 'owned.cu', 0, null, null);
+      const owned = core.Program.fromHandle(h2, { language: 'c++', arch: 'sm_90', owned: true });
+      owned.close();
+      nvrtc.nvrtcDestroyProgram(h);
+      out({ first, stillUsable, ownedHandle: owned.handle, calls: log(), errors: [
+        msg(() => core.Program.fromHandle(h, {})),
+        msg(() => core.Program.fromHandle(null, { language: 'c++' })),
+        msg(() => core.Program.fromHandle(h, { language: 'c++', owned: 'yes' })),
+        msg(() => core.Program.fromHandle(h, { language: 'c++', headers: {} })),
+      ] });`);
+    expect(r).toEqual({
+      first: [true, 4, 'raw.cu', ['--gpu-architecture=sm_90', '--ftz=true'], [], false, 'nvrtc 13.0'],
+      stillUsable: 4,
+      ownedHandle: null,
+      calls: ['compile heap=32MiB --ftz=true', 'compile heap=32MiB'],
+      errors: [
+        "Program.fromHandle: option 'language' must be 'c++' (an nvrtcProgram) or 'nvvm' (an nvvmProgram), got undefined",
+        "Program.fromHandle: parameter 'handle' must be an nvrtcProgram or nvvmProgram, got null",
+        'Program.fromHandle: option \'owned\' must be true or false, got the string "yes"',
+        "Program.fromHandle: unknown option 'headers'; the options are name, options, nameExpressions, arch, target, debug, lineInfo, optimization, ftz, precSqrt, precDiv, fma, language, compiled, owned",
+      ],
+    });
+  });
+
+  test("NVVM options are libNVVM's spelling, and what libNVVM cannot take is refused by name (as cuda.core does), before libNVVM is needed", () => {
+    const r = onNvrtc(`
+      const nv = (o) => msg(() => core.Program.backendOptions({ language: 'nvvm', arch: '90', ...o }));
+      out({
+        flags: core.Program.backendOptions({ language: 'nvvm', arch: 'sm_90', target: 'ltoir', debug: true, optimization: 0, ftz: false, precSqrt: true, precDiv: false, fma: true, options: ['-jump-table-density=50'] }),
+        errors: [
+          nv({ options: ['-lineinfo'] }),
+          nv({ options: ['-std=c++17'] }),
+          nv({ options: ['-arch=compute_80'] }),
+          nv({ options: ['-gen-lto'] }),
+          nv({ options: ['-opt=2'] }),
+          nv({ lineInfo: true }),
+          nv({ optimization: 2 }),
+          nv({ pch: true }),
+          msg(() => core.Program.backendOptions({ arch: 'sm_90', optimization: 3 })),
+          msg(() => core.Program.backendOptions({ arch: 'sm_90', ftz: 'yes' })),
+        ],
+      });`);
+    const takes = 'it takes -g, -opt=0|3, -ftz=0|1, -prec-sqrt=0|1, -prec-div=0|1, -fma=0|1 and -jump-table-density=0..101';
+    expect(r).toEqual({
+      flags: {
+        compiler: 'nvvm',
+        options: [
+          '-arch=compute_90',
+          '-gen-lto',
+          '-g',
+          '-opt=0',
+          '-ftz=0',
+          '-prec-sqrt=1',
+          '-prec-div=0',
+          '-fma=1',
+          '-jump-table-density=50',
+        ],
+      },
+      errors: [
+        `Program.backendOptions: libNVVM does not take '-lineinfo' (in option 'options'); ${takes}`,
+        `Program.backendOptions: libNVVM does not take '-std=c++17' (in option 'options'); ${takes}`,
+        "Program.backendOptions: option 'options' holds '-arch=compute_80'; give the architecture as the 'arch' option",
+        "Program.backendOptions: option 'options' holds '-gen-lto'; ask for LTO-IR with { target: 'ltoir' }",
+        `Program.backendOptions: libNVVM does not take '-opt=2' (in option 'options'); ${takes}`,
+        "Program.backendOptions: option 'lineInfo' is not taken by libNVVM (line information comes from the IR's debug metadata)",
+        "Program.backendOptions: option 'optimization' must be 0 or 3 (libNVVM's -opt levels), got 2",
+        "Program.backendOptions: option 'pch' is for NVRTC (CUDA C++), not NVVM IR",
+        "Program.backendOptions: option 'optimization' is libNVVM's -opt, for NVVM IR ({ language: 'nvvm' }); for CUDA C++ pass compiler options",
+        'Program.backendOptions: option \'ftz\' must be true or false, got the string "yes"',
+      ],
+    });
+  });
 });
