@@ -350,7 +350,9 @@ export class Program {
     const token = {};
     let done = false;
     const once = () => {
-      if (!done) ((done = true), h.destroy());
+      if (done) return;
+      done = true;
+      h.destroy();
     };
     keptHandles.register(this, once, token);
     this.kept = {
