@@ -105,11 +105,17 @@ export {
 export { DeviceResources, type SMSplit } from './device/DeviceResources';
 export { SMResource } from './device/SMResource';
 export { GreenContext } from './device/GreenContext';
-export { Program, type ProgramOptions, type CompileAsyncOptions } from './compile/Program';
+export {
+  Program,
+  type ProgramOptions,
+  type CompileAsyncOptions,
+  type ProgramFromHandleOptions,
+  type ProgramBackendOptions,
+} from './compile/Program';
 export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './launch/Module';
 export type { WaitOptions } from '../ffi/waits';
 export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './compile/ObjectCode';
-export { Linker, type LinkerOptions } from './compile/Linker';
+export { Linker, type LinkerOptions, type LinkerBackendOptions } from './compile/Linker';
 export { Kernel, type KernelAttributes, type SettableKernelAttribute } from './launch/Kernel';
 export type { LaunchConfig, Dim, ExtendedLaunchOptions, ProgrammaticEvent } from './launch/launch-config';
 export { KernelOccupancy, type ClusterQuery } from './launch/occupancy';

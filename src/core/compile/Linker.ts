@@ -68,6 +68,14 @@ export interface LinkerOptions {
   cache?: boolean | string;
 }
 
+/** What a link would pass to its backend ({@link Linker.backendOptions}). */
+export interface LinkerBackendOptions {
+  /** The linker that would run. */
+  backend: 'nvJitLink' | 'cuLink';
+  /** nvJitLink's flags, or cuLink's JIT options as `NAME=value`, in order. */
+  options: string[];
+}
+
 const BOOLEANS = [
   'lto',
   'debug',
@@ -206,7 +214,7 @@ export class Linker {
    * cache keys): nvJitLink's flags (`-arch=sm_90 -lto …`), or for the driver's cuLink its JIT options
    * as `NAME=value`. Picks the backend as link() does.
    */
-  backendOptions(target: 'cubin' | 'ptx' = 'cubin'): { backend: 'nvJitLink' | 'cuLink'; options: string[] } {
+  backendOptions(target: 'cubin' | 'ptx' = 'cubin'): LinkerBackendOptions {
     this.checkTarget(target, 'Linker.backendOptions');
     const backend = pickBackend(this.options, this.objects, target);
     const arch = archDigits(this.options.arch, 'Linker.backendOptions');

@@ -147,6 +147,14 @@ const keptHandles = new FinalizationRegistry<() => void>((destroy) => {
   }
 });
 
+/** What a compile would pass to its compiler ({@link Program.backendOptions}). */
+export interface ProgramBackendOptions {
+  /** The compiler that would run. */
+  compiler: 'nvrtc' | 'nvcc' | 'nvvm';
+  /** Its options, in order. */
+  options: string[];
+}
+
 /** How {@link Program.fromHandle} compiles (or reads) a program made with the raw facade. */
 export interface ProgramFromHandleOptions extends Pick<
   ProgramOptions,
@@ -401,7 +409,7 @@ export class Program {
    * without compiling (for logs and cache keys): NVRTC's or nvcc's flags for CUDA C++, libNVVM's for
    * NVVM IR. Checks the options as Program.compile does.
    */
-  static backendOptions(options: ProgramOptions = {}): { compiler: 'nvrtc' | 'nvcc' | 'nvvm'; options: string[] } {
+  static backendOptions(options: ProgramOptions = {}): ProgramBackendOptions {
     const fn = 'Program.backendOptions';
     checkOptions(fn, options, PROGRAM_OPTIONS);
     if ((options.language ?? 'c++') === 'nvvm') return { compiler: 'nvvm', options: prepareNvvm(options, fn).opts };
