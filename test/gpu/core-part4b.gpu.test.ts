@@ -8,18 +8,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { core, cudart, nvrtc, nvvm, nvjitlink } from '../../src';
 import { describeGpu } from './helpers';
+import { KERNEL_CU, MATH_CU } from './fixtures/affine-units';
 
 const { Device, Program, Linker, ObjectCode, CachingAllocator, GraphMemoryResource, DeviceBuffer, f32, i32 } = core;
 const U = 512;
 
-const MATH_CU = 'extern "C" __device__ float affine(float a, float x, float b) { return a * x + b; }\n';
-const KERNEL_CU = `
-extern "C" __device__ float affine(float a, float x, float b);
-extern "C" __global__ void applyAffine(const float *x, float *y, float a, float b, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = affine(a, x[i], b);
-}
-`;
 const FILL_CU =
   'extern "C" __global__ void fillWith(int *x, int v, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = v; }\n';
 

@@ -86,6 +86,9 @@ export interface ProgramOptions {
   keepHandle?: boolean;
 }
 
+/** The typed compiler options, taken by Program.compile and Program.fromHandle alike. */
+const TYPED_OPTIONS = { debug: true, lineInfo: true, optimization: true, ftz: true, precSqrt: true, precDiv: true, fma: true } as const;
+
 /** The keys of ProgramOptions, for checkOptions. */
 export const PROGRAM_OPTIONS: OptionKeys<ProgramOptions> = {
   name: true,
@@ -105,13 +108,7 @@ export const PROGRAM_OPTIONS: OptionKeys<ProgramOptions> = {
   pchVerbose: true,
   pchMessages: true,
   instantiateTemplatesInPch: true,
-  debug: true,
-  lineInfo: true,
-  optimization: true,
-  ftz: true,
-  precSqrt: true,
-  precDiv: true,
-  fma: true,
+  ...TYPED_OPTIONS,
   keepHandle: true,
 };
 
@@ -185,13 +182,7 @@ const FROM_HANDLE_OPTIONS: OptionKeys<ProgramFromHandleOptions> = {
   nameExpressions: true,
   arch: true,
   target: true,
-  debug: true,
-  lineInfo: true,
-  optimization: true,
-  ftz: true,
-  precSqrt: true,
-  precDiv: true,
-  fma: true,
+  ...TYPED_OPTIONS,
   language: true,
   compiled: true,
   owned: true,

@@ -355,22 +355,15 @@ export class CachingAllocator implements Allocator {
     const closed = arena.stream !== undefined && arena.stream.isClosed;
     if (this.shareAcrossStreams && !closed) c.event = this.recordFree(pool, arena, device);
     let head = c;
-    while (mergeable(head.next, arena)) {
-      const n = head.next;
-      removeFree(arena, n);
-      this.dropEvent(pool, n);
-      head.size += n.size;
-      head.next = n.next;
-      if (n.next) n.next.prev = head;
-    }
+    while (mergeable(head.next, arena)) this.absorbNext(pool, head);
     while (mergeable(head.prev, arena)) {
+      // The merged chunk's free is the latest: it takes this chunk's event.
       const p = head.prev;
       removeFree(arena, p);
       this.dropEvent(pool, p);
-      p.size += head.size;
-      p.next = head.next;
-      if (head.next) head.next.prev = p;
       p.event = head.event;
+      head.event = null;
+      this.absorbNext(pool, p);
       head = p;
     }
     if (closed && head.prev === null && head.next === null) {
@@ -381,6 +374,16 @@ export class CachingAllocator implements Allocator {
       return;
     }
     insertFree(arena, head);
+  }
+
+  /** Merges `a.next` (free or being freed, in a's arena) into `a`. */
+  private absorbNext(pool: DevicePool, a: Chunk): void {
+    const n = a.next!;
+    if (n.isFree) removeFree(a.arena, n);
+    this.dropEvent(pool, n);
+    a.size += n.size;
+    a.next = n.next;
+    if (n.next) n.next.prev = a;
   }
 
   /** Records an event on the arena's stream (on the chunk's device), or null when none could be recorded. */

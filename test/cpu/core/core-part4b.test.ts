@@ -117,23 +117,17 @@ describe("CachingAllocator: CuPy's SingleDeviceMemoryPool tests, same sequences,
         pool.allocate(U * 4, { device: d, stream: s }).close();
         const before = count('cudaFree'); pool.freeAllBlocks();
         return [count('cudaFree') - before, pool.totalBytes(), pool.nFreeBlocks()];`,
-      usedBytes: `
+      // CuPy's test_used_bytes and test_free_bytes run one sequence: both figures at each step.
+      usedAndFreeBytes: `
         const r = [];
-        const p1 = pool.allocate(U * 2, { device: d }); r.push(pool.usedBytes());
-        const p2 = pool.allocate(U * 4, { device: d }); r.push(pool.usedBytes());
-        p2.close(); r.push(pool.usedBytes());
-        p1.close(); r.push(pool.usedBytes());
-        const p3 = pool.allocate(U, { device: d }); r.push(pool.usedBytes());
-        return r.map((n) => n / U);`,
+        const step = () => r.push([pool.usedBytes() / U, pool.freeBytes() / U]);
+        const p1 = pool.allocate(U * 2, { device: d }); step();
+        const p2 = pool.allocate(U * 4, { device: d }); step();
+        p2.close(); step();
+        p1.close(); step();
+        const p3 = pool.allocate(U, { device: d }); step();
+        return r;`,
       usedBytesStream: `pool.allocate(U * 4, { device: d }).close(); pool.allocate(U * 2, { device: d, stream: s }); return pool.usedBytes() / U;`,
-      freeBytes: `
-        const r = [];
-        const p1 = pool.allocate(U * 2, { device: d }); r.push(pool.freeBytes());
-        const p2 = pool.allocate(U * 4, { device: d }); r.push(pool.freeBytes());
-        p2.close(); r.push(pool.freeBytes());
-        p1.close(); r.push(pool.freeBytes());
-        const p3 = pool.allocate(U, { device: d }); r.push(pool.freeBytes());
-        return r.map((n) => n / U);`,
       freeBytesStream: `pool.allocate(U * 4, { device: d }).close(); pool.allocate(U * 2, { device: d, stream: s }); return pool.freeBytes() / U;`,
       totalBytes: `
         const r = [];
@@ -171,13 +165,11 @@ describe("CachingAllocator: CuPy's SingleDeviceMemoryPool tests, same sequences,
     expect(out.freeAllBlocksStream).toEqual([true, true, true, 8 * 512]));
   test("freeAllBlocks with no stream frees every stream's blocks (test_free_all_blocks_all_streams)", () =>
     expect(out.freeAllBlocksAllStreams).toEqual([2, 0, 0]));
-  test('usedBytes (test_used_bytes, test_used_bytes_stream)', () => {
-    expect(out.usedBytes).toEqual([2, 6, 2, 0, 1]);
-    expect(out.usedBytesStream).toBe(2);
-  });
-  test('freeBytes counts split free pieces (test_free_bytes, test_free_bytes_stream)', () => {
-    expect(out.freeBytes).toEqual([0, 0, 4, 6, 5]);
-    expect(out.freeBytesStream).toBe(4);
+  test('usedBytes, and freeBytes counting split free pieces (test_used_bytes, test_free_bytes and their _stream forms)', () => {
+    const pairs = out.usedAndFreeBytes as [number, number][];
+    expect(pairs.map((p) => p[0])).toEqual([2, 6, 2, 0, 1]);
+    expect(pairs.map((p) => p[1])).toEqual([0, 0, 4, 6, 5]);
+    expect([out.usedBytesStream, out.freeBytesStream]).toEqual([2, 4]);
   });
   test('totalBytes (test_total_bytes, test_total_bytes_stream)', () => {
     expect(out.totalBytes).toEqual([[2, 6, 6, 6, 6, 0], true]);
