@@ -250,26 +250,6 @@ describe("CachingAllocator: CuPy's MemoryPool tests, over device and managed mem
   });
 });
 
-test('shareAcrossStreams: a block goes to another stream only once the work queued before its free is done', () => {
-  const out = onStreamsFake(`
-    const d = core.Device.get(0);
-    const alloc = new core.CachingAllocator({ shareAcrossStreams: true });
-    const s1 = d.createStream(), s2 = d.createStream();
-    const a = alloc.allocate(4096, { device: d, stream: s1 });
-    const first = a.ptr;
-    fake.setBusy(s1.handle, true);
-    a.close();
-    const b = alloc.allocate(4096, { device: d, stream: s2 });
-    const whileBusy = b.ptr === first;
-    const c = alloc.allocate(4096, { device: d, stream: s1 });
-    const ownStream = c.ptr === first;
-    c.close();
-    fake.setBusy(s1.handle, false);
-    const e = alloc.allocate(4096, { device: d, stream: s2 });
-    console.log(JSON.stringify([whileBusy, ownStream, e.ptr === first, alloc.nFreeBlocks()]));`);
-  expect(out).toEqual([false, true, true, 0]);
-});
-
 describe('memory resources', () => {
   test('a user MemoryResource: device.allocate and setAllocator take it; buffers remember it; close() deallocates on the stream', () => {
     const out = runCases({
