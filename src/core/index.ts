@@ -51,6 +51,7 @@ export {
   type MemoryKind,
   type MemoryLocation,
   type ManagedAdvice,
+  type MemoryResource,
 } from './memory/DeviceBuffer';
 export {
   HostBuffer,
@@ -78,10 +79,12 @@ export {
   type Allocator,
   type AllocateOptions,
   type CachingAllocatorOptions,
+  type InstalledAllocator,
 } from './memory/CachingAllocator';
+export { GraphMemoryResource, type GraphMemoryStats } from './memory/GraphMemoryResource';
 export { MemoryHook, type MemoryEvent, type MemoryHookPhase, type MemoryHookOptions } from './memory/MemoryHook';
 export { DebugPrintHook, type DebugPrintHookOptions } from './memory/DebugPrintHook';
-export { LineProfileHook, type LineProfileRow } from './memory/LineProfileHook';
+export { LineProfileHook, type LineProfileRow, type LineProfileNode, type LineProfileHookOptions } from './memory/LineProfileHook';
 export { IpcMemoryHandle } from './ipc/IpcMemoryHandle';
 export { IpcEventHandle } from './ipc/IpcEventHandle';
 export { IpcBufferDescriptor } from './ipc/IpcBufferDescriptor';
@@ -107,11 +110,17 @@ export {
 export { DeviceResources, type SMSplit } from './device/DeviceResources';
 export { SMResource } from './device/SMResource';
 export { GreenContext } from './device/GreenContext';
-export { Program, type ProgramOptions, type CompileAsyncOptions } from './compile/Program';
+export {
+  Program,
+  type ProgramOptions,
+  type CompileAsyncOptions,
+  type ProgramFromHandleOptions,
+  type ProgramBackendOptions,
+} from './compile/Program';
 export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './launch/Module';
 export type { WaitOptions } from '../ffi/waits';
 export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './compile/ObjectCode';
-export { Linker, type LinkerOptions } from './compile/Linker';
+export { Linker, type LinkerOptions, type LinkerBackendOptions } from './compile/Linker';
 export { Kernel, type KernelAttributes, type KernelParamInfo, type SettableKernelAttribute } from './launch/Kernel';
 export type { LaunchConfig, Dim, ExtendedLaunchOptions, ProgrammaticEvent } from './launch/launch-config';
 export { KernelOccupancy, type ClusterQuery } from './launch/occupancy';

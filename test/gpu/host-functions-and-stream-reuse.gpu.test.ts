@@ -58,10 +58,10 @@ describeGpu('seams on a GPU', () => {
     cudart.cudaStreamDestroy(s);
   });
 
-  test('CachingAllocator: a block freed on a stream with a slow kernel goes to another stream only once the kernel is done', async () => {
+  test('CachingAllocator with shareAcrossStreams: a block freed on a stream with a slow kernel goes to another stream only once the kernel is done', async () => {
     const d = Device.get(0);
     const kernel = Program.compile(SLOW).load().kernel('slowFill');
-    const alloc = new CachingAllocator();
+    const alloc = new CachingAllocator({ shareAcrossStreams: true });
     core.setAllocator(alloc);
     const s1 = d.createStream({ nonBlocking: true }),
       s2 = d.createStream({ nonBlocking: true });

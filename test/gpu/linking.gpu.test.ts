@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { core, nvjitlink, nvfatbin, nvvm } from '../../src';
 import { describeGpu, okFor } from './helpers';
+import { KERNEL_CU, MATH_CU } from './fixtures/affine-units';
 
 const { Device, Program, Linker, ObjectCode, LinkError, f32, i32 } = core;
 
@@ -99,15 +100,6 @@ function affineMismatches(mod: core.Module, name: string, n = 10_007): number {
   for (let i = 0; i < n; i++) if (y[i] !== Math.fround(Math.fround(3 * x[i]) - 1)) bad++;
   return bad;
 }
-
-const MATH_CU = 'extern "C" __device__ float affine(float a, float x, float b) { return a * x + b; }\n';
-const KERNEL_CU = `
-extern "C" __device__ float affine(float a, float x, float b);
-extern "C" __global__ void applyAffine(const float *x, float *y, float a, float b, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = affine(a, x[i], b);
-}
-`;
 
 describeGpu('nvJitLink facade (cuda-python test_nvjitlink.py)', () => {
   test('nvJitLinkVersion is 13.x, and every bound symbol is exported by the library loaded', () => {

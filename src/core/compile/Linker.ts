@@ -46,6 +46,19 @@ export interface LinkerOptions {
   verbose?: boolean;
   /** Options for ptxas (`-Xptxas=…`; nvJitLink only). */
   ptxasOptions?: readonly string[];
+  /** Threads for split compilation (`-split-compile=N`; 0: every processor, 1: none, the default; nvJitLink only). */
+  splitCompile?: number;
+  /** Threads for the more aggressive split compilation of LTO (`-split-compile-extended=N`; 0: every processor; nvJitLink only, with `lto`). */
+  splitCompileExtended?: number;
+  /** Lets LTO drop variables that device code does not reference (`-optimize-unused-variables`; nvJitLink only). */
+  optimizeUnusedVariables?: boolean;
+  /** Leaves nvJitLink's cache of intermediate steps alone (`-no-cache`; nvJitLink only). */
+  noCache?: boolean;
+  /**
+   * Keeps the last link's handle (`linker.handle`) until the next link or close(), for the raw
+   * facades; by default it is destroyed as soon as the output is read, and the linker holds nothing.
+   */
+  keepHandle?: boolean;
   /** 'nvjitlink', 'driver' (cuLink*), or 'auto' (the default: nvJitLink when it loads, else the driver). */
   backend?: 'auto' | 'nvjitlink' | 'driver';
   /**
@@ -55,7 +68,28 @@ export interface LinkerOptions {
   cache?: boolean | string;
 }
 
-const BOOLEANS = ['lto', 'debug', 'lineInfo', 'ftz', 'precDiv', 'precSqrt', 'fma', 'time', 'verbose'] as const;
+/** What a link would pass to its backend ({@link Linker.backendOptions}). */
+export interface LinkerBackendOptions {
+  /** The linker that would run. */
+  backend: 'nvJitLink' | 'cuLink';
+  /** nvJitLink's flags, or cuLink's JIT options as `NAME=value`, in order. */
+  options: string[];
+}
+
+const BOOLEANS = [
+  'lto',
+  'debug',
+  'lineInfo',
+  'ftz',
+  'precDiv',
+  'precSqrt',
+  'fma',
+  'time',
+  'verbose',
+  'optimizeUnusedVariables',
+  'noCache',
+  'keepHandle',
+] as const;
 const KNOWN = new Set<string>([
   ...BOOLEANS,
   'arch',
@@ -64,11 +98,25 @@ const KNOWN = new Set<string>([
   'kernelsUsed',
   'variablesUsed',
   'ptxasOptions',
+  'splitCompile',
+  'splitCompileExtended',
   'backend',
   'cache',
 ]);
 /** Options only nvJitLink takes. */
-const NVJITLINK_ONLY = ['ftz', 'precDiv', 'precSqrt', 'fma', 'kernelsUsed', 'variablesUsed', 'ptxasOptions'] as const;
+const NVJITLINK_ONLY = [
+  'ftz',
+  'precDiv',
+  'precSqrt',
+  'fma',
+  'kernelsUsed',
+  'variablesUsed',
+  'ptxasOptions',
+  'splitCompile',
+  'splitCompileExtended',
+  'optimizeUnusedVariables',
+  'noCache',
+] as const;
 /** The format of cached link outputs: bump it when what is stored changes. */
 const CACHE_FORMAT = 1;
 
@@ -93,7 +141,8 @@ const DRIVER_INPUT: Partial<Record<CodeKind, cuda.CUjitInputType>> = {
  * nvJitLink (needed for LTO) or else the driver's cuLink. `link()` returns an {@link ObjectCode} to
  * load; the logs of the last link stay on the linker.
  *
- * Holds nothing to close. A failed link throws {@link LinkError} with the linker's logs; bad inputs
+ * Holds nothing to close, unless made with `keepHandle` (then `handle`, nvJitLink's or the
+ * driver's link state, lives until the next link or close()). A failed link throws {@link LinkError} with the linker's logs; bad inputs
  * throw TypeError naming the argument.
  *
  * @example
@@ -114,6 +163,8 @@ export class Linker {
   errorLog = '';
   /** Which linker ran last: 'nvJitLink' or 'cuLink'. */
   backend: 'nvJitLink' | 'cuLink' | undefined;
+  private last: { destroy: () => void; handle: nvjitlink.nvJitLinkHandle | cuda.CUlinkState } | null = null;
+  private closed = false;
 
   /** `new Linker(a, b, c, { arch: 'sm_90', lto: true })`: the objects to link, then the options. */
   constructor(...args: (ObjectCode | LinkerOptions)[]) {
@@ -132,13 +183,73 @@ export class Linker {
     this.options = { ...options };
   }
 
+  /**
+   * With `keepHandle`: the handle of the last link (an nvJitLinkHandle, or the driver's CUlinkState
+   * for cuLink), for the `cuda-bindings/nvjitlink` or driver facade; owned by the linker, valid until
+   * the next link or close(). Null without `keepHandle`, before the first link, after a link the disk
+   * cache served, and after close().
+   */
+  get handle(): nvjitlink.nvJitLinkHandle | cuda.CUlinkState | null {
+    return this.last?.handle ?? null;
+  }
+
+  /** Whether close() was called. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Destroys the last link's handle; a closed linker links no more (safe to call twice). */
+  close(): void {
+    this.closed = true;
+    this.dropHandle();
+  }
+
+  /** Calls close(): `using linker = new Linker(…)`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /**
+   * The options this linker passes to its backend for `target`, readable before linking (for logs and
+   * cache keys): nvJitLink's flags (`-arch=sm_90 -lto …`), or for the driver's cuLink its JIT options
+   * as `NAME=value`. Picks the backend as link() does.
+   */
+  backendOptions(target: 'cubin' | 'ptx' = 'cubin'): LinkerBackendOptions {
+    this.checkTarget(target, 'Linker.backendOptions');
+    const backend = pickBackend(this.options, this.objects, target);
+    const arch = archDigits(this.options.arch, 'Linker.backendOptions');
+    if (backend.kind === 'nvJitLink') return { backend: backend.kind, options: nvJitLinkOptions(this.options, arch, target) };
+    const jit = driverOptions(this.options, arch);
+    return {
+      backend: backend.kind,
+      options: Object.entries(jit).map(([k, v]) => `${cuda.CUjit_option[Number(k)] ?? k}=${String(v)}`),
+    };
+  }
+
+  /** Links LTO-IR (and the other inputs) into PTX: link('ptx'), which needs nvJitLink and `lto`. */
+  linkPtx(): ObjectCode {
+    return this.link('ptx');
+  }
+
+  private checkTarget(target: unknown, fn: string): void {
+    if (this.closed) throw new Error(`${fn}: the Linker was closed`);
+    if (target !== 'cubin' && target !== 'ptx')
+      throw new RangeError(`${fn}: parameter 'target' must be 'cubin' or 'ptx', got ${describe(target)}`);
+    if (target === 'ptx' && !this.options.lto)
+      throw new RangeError(`${fn}: target 'ptx' needs { lto: true } (nvJitLink writes PTX only after link-time optimisation)`);
+  }
+
+  private dropHandle(): void {
+    const last = this.last;
+    this.last = null;
+    last?.destroy();
+  }
+
   /** Links the inputs into a cubin (the default) or PTX (nvJitLink with `lto`); throws a LinkError with the logs on failure. */
   link(target: 'cubin' | 'ptx' = 'cubin'): ObjectCode {
-    if (target !== 'cubin' && target !== 'ptx')
-      throw new RangeError(`Linker.link: parameter 'target' must be 'cubin' or 'ptx', got ${describe(target)}`);
+    this.checkTarget(target, 'Linker.link');
+    this.dropHandle();
     const o = this.options;
-    if (target === 'ptx' && !o.lto)
-      throw new RangeError("Linker.link: target 'ptx' needs { lto: true } (nvJitLink writes PTX only after link-time optimisation)");
     // For both backends alike (the driver reads PTX up to a NUL, nvJitLink by its length): the bytes
     // of an ObjectCode may have changed since fromBytes checked them.
     this.objects.forEach((obj, i) => {
@@ -147,7 +258,8 @@ export class Linker {
     const backend = pickBackend(o, this.objects, target);
     const arch = archDigits(o.arch, 'Linker.link');
     const flags = backend.kind === 'nvJitLink' ? nvJitLinkOptions(o, arch, target) : [];
-    const dir = cacheDir(o.cache);
+    // A handle is kept only from a link that runs: keepHandle skips the cache.
+    const dir = o.keepHandle ? null : cacheDir(o.cache);
     let key = '';
     if (dir) {
       const h = createHash('sha256').update(
@@ -184,6 +296,7 @@ export class Linker {
         `nvJitLinkCreate(${flags.join(' ')})`,
       );
     }
+    let kept: true | null = true;
     try {
       const fail = (e: nvjitlink.nvJitLinkResult, fn: string): never => {
         this.readNvJitLinkLogs(handle);
@@ -206,9 +319,33 @@ export class Linker {
       const [ce, cubin] = nvjitlink.nvJitLinkGetLinkedCubin(handle, null);
       if (ce !== 0) fail(ce, 'nvJitLinkGetLinkedCubin');
       return { cubin: cubin! };
-    } finally {
+    } catch (e) {
+      kept = null;
       nvjitlink.nvJitLinkDestroy(handle);
+      throw e;
+    } finally {
+      if (kept) this.keep(handle, () => void nvjitlink.nvJitLinkDestroy(handle));
     }
+  }
+
+  /** With keepHandle, keeps a link's handle (see `handle`) until the next link or close() (the garbage collector destroys a forgotten one); else destroys it. */
+  private keep(handle: nvjitlink.nvJitLinkHandle | cuda.CUlinkState, destroy: () => void): void {
+    if (!this.options.keepHandle) return destroy();
+    let done = false;
+    const once = () => {
+      if (done) return;
+      done = true;
+      destroy();
+    };
+    const token = {};
+    this.last = {
+      handle,
+      destroy: () => {
+        handleOwners.unregister(token);
+        once();
+      },
+    };
+    handleOwners.register(this, once, token);
   }
 
   private readNvJitLinkLogs(handle: nvjitlink.nvJitLinkHandle | null): void {
@@ -238,12 +375,14 @@ export class Linker {
       if (e !== 0) fail(e, 'cuLinkComplete');
       this.infoLog = jit.infoLog;
       this.errorLog = jit.errorLog;
-      // The cubin belongs to the link state: copied out before it is destroyed.
+      // The cubin belongs to the link state: copied out, as the state may be destroyed before it is used.
       const cubin = borrowed(ptr!, size!);
       if (!cubin) throw new Error('Linker.link: cuLinkComplete returned no cubin');
+      this.keep(state!, () => void cuda.cuLinkDestroy(state));
       return { cubin };
-    } finally {
+    } catch (e) {
       cuda.cuLinkDestroy(state);
+      throw e;
     }
   }
 }
@@ -266,6 +405,10 @@ export function nvJitLinkOptions(o: LinkerOptions, arch: string, target: 'cubin'
   if (o.time) f.push('-time');
   if (o.verbose) f.push('-verbose');
   for (const p of o.ptxasOptions ?? []) f.push(`-Xptxas=${p}`);
+  if (o.splitCompile !== undefined) f.push(`-split-compile=${o.splitCompile}`);
+  if (o.splitCompileExtended !== undefined) f.push(`-split-compile-extended=${o.splitCompileExtended}`);
+  if (o.optimizeUnusedVariables) f.push('-optimize-unused-variables');
+  if (o.noCache) f.push('-no-cache');
   return f;
 }
 
@@ -302,12 +445,28 @@ function checkLinkerOptions(o: LinkerOptions): void {
     if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === '')))
       throw new TypeError(`new Linker: option '${k}' must be an array of non-empty strings, got ${JSON.stringify(v)}`);
   }
+  for (const k of ['splitCompile', 'splitCompileExtended'] as const) {
+    const v = o[k];
+    if (v !== undefined && !(Number.isSafeInteger(v) && v >= 0))
+      throw new RangeError(`new Linker: option '${k}' must be a thread count (0: every processor, 1: no split), got ${describe(v)}`);
+  }
+  if (o.splitCompileExtended !== undefined && !o.lto)
+    throw new RangeError("new Linker: option 'splitCompileExtended' is for link-time optimisation; pass { lto: true } with it");
   if (o.backend !== undefined && !['auto', 'nvjitlink', 'driver'].includes(o.backend))
     throw new RangeError(`new Linker: option 'backend' must be 'auto', 'nvjitlink' or 'driver', got ${describe(o.backend)}`);
   if (o.cache !== undefined && typeof o.cache !== 'boolean' && typeof o.cache !== 'string')
     throw new TypeError(`new Linker: option 'cache' must be a boolean or a directory, got ${describe(o.cache)}`);
   if (o.arch !== undefined) archDigits(o.arch, 'new Linker');
 }
+
+/** Destroys the kept handle of a Linker that was garbage-collected unclosed. */
+const handleOwners = new FinalizationRegistry<() => void>((destroy) => {
+  try {
+    destroy();
+  } catch {
+    // Never throw out of a finalizer.
+  }
+});
 
 let nvJitLinkState: { version: string } | Error | undefined;
 

@@ -73,6 +73,12 @@ export class ObjectCode {
   readonly arch: string | undefined;
   /** The linker's or compiler's information log, for code that came out of one; empty otherwise. */
   infoLog = '';
+  private sourcePath: string | null = null;
+
+  /** The file it was read from ({@link ObjectCode.fromFile}, as an absolute path), or null for code made in memory. */
+  get path(): string | null {
+    return this.sourcePath;
+  }
   private readonly names: Readonly<Record<string, string>>;
 
   private constructor(
@@ -105,7 +111,7 @@ export class ObjectCode {
     return new ObjectCode(k, k === 'ptx' ? stripNul(bytes) : bytes, options);
   }
 
-  /** Reads a file; the kind comes from its ending (.cubin, .ptx, .ltoir, .fatbin, .o, .a) unless given. */
+  /** Reads a file; the kind comes from its ending (.cubin, .ptx, .ltoir, .fatbin, .o, .a) unless given; the ObjectCode keeps its `path`. */
   static fromFile(file: string, kind?: CodeKind, options: ObjectCodeOptions = {}): ObjectCode {
     checkOptions('ObjectCode.fromFile', options, OBJECT_CODE_OPTIONS);
     if (typeof file !== 'string') throw new TypeError(`ObjectCode.fromFile: parameter 'file' must be a path, got ${describe(file)}`);
@@ -114,7 +120,9 @@ export class ObjectCode {
     const bytes = new Uint8Array(fs.readFileSync(file));
     if (!k && !sniff(bytes))
       throw new TypeError(`ObjectCode.fromFile: cannot tell the kind of ${file} from its name or bytes; pass it: 'ltoir', 'object', …`);
-    return ObjectCode.fromBytes(bytes, k, { name: path.basename(file), ...options });
+    const code = ObjectCode.fromBytes(bytes, k, { name: path.basename(file), ...options });
+    code.sourcePath = path.resolve(file);
+    return code;
   }
 
   /**

@@ -65,7 +65,29 @@ export interface ProgramOptions {
   pchMessages?: boolean;
   /** Instantiates templates in the PCH (`--instantiate-templates-in-pch`, on by default in NVRTC). */
   instantiateTemplatesInPch?: boolean;
+  /** Debug information: `-G` for CUDA C++, `-g` for NVVM IR (which then needs `optimization: 0`). */
+  debug?: boolean;
+  /** Line information (`-lineinfo`); CUDA C++ only: NVVM takes it from the IR's debug metadata. */
+  lineInfo?: boolean;
+  /** NVVM IR only: libNVVM's optimisation level, 0 or 3 (`-opt=`; 3 is its default). */
+  optimization?: 0 | 3;
+  /** Flush single-precision denormals to zero (`--ftz=`, NVVM `-ftz=`). */
+  ftz?: boolean;
+  /** IEEE-rounded single-precision square root (`--prec-sqrt=`, NVVM `-prec-sqrt=`). */
+  precSqrt?: boolean;
+  /** IEEE-rounded single-precision division (`--prec-div=`, NVVM `-prec-div=`). */
+  precDiv?: boolean;
+  /** Contract multiplies and adds into FMAs (`--fmad=`, NVVM `-fma=`). */
+  fma?: boolean;
+  /**
+   * Keeps the compiler's program (NVRTC's nvrtcProgram, libNVVM's nvvmProgram) as `program.handle`,
+   * owned by the Program until close(); Program.compile only (not nvcc), and never from the disk cache.
+   */
+  keepHandle?: boolean;
 }
+
+/** The typed compiler options, taken by Program.compile and Program.fromHandle alike. */
+const TYPED_OPTIONS = { debug: true, lineInfo: true, optimization: true, ftz: true, precSqrt: true, precDiv: true, fma: true } as const;
 
 /** The keys of ProgramOptions, for checkOptions. */
 export const PROGRAM_OPTIONS: OptionKeys<ProgramOptions> = {
@@ -86,6 +108,8 @@ export const PROGRAM_OPTIONS: OptionKeys<ProgramOptions> = {
   pchVerbose: true,
   pchMessages: true,
   instantiateTemplatesInPch: true,
+  ...TYPED_OPTIONS,
+  keepHandle: true,
 };
 
 /** The options of `Program.compileAsync`: a compile's, and when to give up waiting for it. */
@@ -101,7 +125,68 @@ export interface Compiled {
   names: Record<string, string>;
   /** Whether NVRTC created the precompiled header asked for (absent when none was asked for). */
   pchCreated?: boolean;
+  /** With keepHandle: the compiler's program, left for the Program to own. */
+  handle?: CompilerHandle;
 }
+
+/** A compiler's program handle and how to destroy it. */
+interface CompilerHandle {
+  handle: nvrtc.nvrtcProgram | nvvm.nvvmProgram;
+  destroy(): void;
+}
+
+/** Destroys the handle a Program kept, when the Program is garbage-collected unclosed. */
+const keptHandles = new FinalizationRegistry<() => void>((destroy) => {
+  try {
+    destroy();
+  } catch {
+    // Never throw out of a finalizer.
+  }
+});
+
+/** What a compile would pass to its compiler ({@link Program.backendOptions}). */
+export interface ProgramBackendOptions {
+  /** The compiler that would run. */
+  compiler: 'nvrtc' | 'nvcc' | 'nvvm';
+  /** Its options, in order. */
+  options: string[];
+}
+
+/** How {@link Program.fromHandle} compiles (or reads) a program made with the raw facade. */
+export interface ProgramFromHandleOptions extends Pick<
+  ProgramOptions,
+  | 'name'
+  | 'options'
+  | 'nameExpressions'
+  | 'arch'
+  | 'target'
+  | 'debug'
+  | 'lineInfo'
+  | 'optimization'
+  | 'ftz'
+  | 'precSqrt'
+  | 'precDiv'
+  | 'fma'
+> {
+  /** What the handle is: 'c++' (an nvrtcProgram) or 'nvvm' (an nvvmProgram). */
+  language: 'c++' | 'nvvm';
+  /** The program was compiled already: its code and log are read, not compiled again (default false). */
+  compiled?: boolean;
+  /** The Program owns the handle and destroys it at close() (default false: the caller destroys it, after the Program is done with it). */
+  owned?: boolean;
+}
+
+const FROM_HANDLE_OPTIONS: OptionKeys<ProgramFromHandleOptions> = {
+  name: true,
+  options: true,
+  nameExpressions: true,
+  arch: true,
+  target: true,
+  ...TYPED_OPTIONS,
+  language: true,
+  compiled: true,
+  owned: true,
+};
 
 /** What a compiler is and how it reports itself (part of the cache key). */
 interface Compiler {
@@ -109,7 +194,7 @@ interface Compiler {
   version: string;
   compile(
     source: string,
-    o: Required<Pick<ProgramOptions, 'name' | 'options' | 'headers' | 'nameExpressions' | 'target'>>,
+    o: Required<Pick<ProgramOptions, 'name' | 'options' | 'headers' | 'nameExpressions' | 'target'>> & { keepHandle?: boolean },
     arch: string,
   ): Compiled;
   /** The same compile off the JS thread; giving up (w) rejects naming `fn`. */
@@ -183,6 +268,8 @@ export class Program {
   static async compileAsync(source: string | Uint8Array, options: CompileAsyncOptions = {}): Promise<Program> {
     const fn = 'Program.compileAsync';
     const w = checkWaitOptions(options, fn, PROGRAM_KEYS);
+    if (options.keepHandle !== undefined)
+      throw new RangeError(`${fn}: option 'keepHandle' is for Program.compile (a handle is kept from a compile on this thread)`);
     const { signal: _s, timeout: _t, ...compileOptions } = options;
     const plan = planCompile(source, compileOptions, fn);
     return plan.cached ? plan.finish(plan.cached, true) : plan.finish(await plan.runAsync(w), false);
@@ -248,6 +335,104 @@ export class Program {
   private sourceName = 'program';
   /** @internal See pchCreated. */
   pchResult: boolean | null = null;
+  /** @internal See backendOptions. */
+  flagsUsed: readonly string[] = [];
+  private kept: CompilerHandle | null = null;
+  private closed = false;
+
+  /** @internal Takes a compiler's program: owned (destroyed by close()), or only shown as `handle`. */
+  adopt(h: CompilerHandle, owned: boolean): void {
+    if (!owned) {
+      this.kept = { handle: h.handle, destroy: () => undefined };
+      return;
+    }
+    const token = {};
+    let done = false;
+    const once = () => {
+      if (done) return;
+      done = true;
+      h.destroy();
+    };
+    keptHandles.register(this, once, token);
+    this.kept = {
+      handle: h.handle,
+      destroy: () => {
+        keptHandles.unregister(token);
+        once();
+      },
+    };
+  }
+
+  /**
+   * The compiler's program (an nvrtcProgram, or an nvvmProgram for NVVM IR) for the raw facades:
+   * kept by Program.compile with `keepHandle`, or the one {@link Program.fromHandle} was given. Null
+   * otherwise (the compiler's program is destroyed once its output is read) and after close().
+   */
+  get handle(): nvrtc.nvrtcProgram | nvvm.nvvmProgram | null {
+    return this.kept?.handle ?? null;
+  }
+
+  /** The options the compiler was given (`--gpu-architecture=sm_90 …`, nvcc's, or libNVVM's `-arch=compute_90 …`); empty for a program read from a compiled handle. */
+  get backendOptions(): readonly string[] {
+    return this.flagsUsed;
+  }
+
+  /** Whether close() was called. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Destroys the compiler's program when the Program owns it (keepHandle, or fromHandle with `owned`); the code stays readable. Safe to call twice. */
+  close(): void {
+    this.closed = true;
+    const k = this.kept;
+    this.kept = null;
+    k?.destroy();
+  }
+
+  /** Calls close(): `using program = Program.compile(src, { keepHandle: true })`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /**
+   * The options a compile with `options` would pass to its compiler, and which compiler that is,
+   * without compiling (for logs and cache keys): NVRTC's or nvcc's flags for CUDA C++, libNVVM's for
+   * NVVM IR. Checks the options as Program.compile does.
+   */
+  static backendOptions(options: ProgramOptions = {}): ProgramBackendOptions {
+    const fn = 'Program.backendOptions';
+    checkOptions(fn, options, PROGRAM_OPTIONS);
+    if ((options.language ?? 'c++') === 'nvvm') return { compiler: 'nvvm', options: prepareNvvm(options, fn).opts };
+    if (options.language !== undefined && options.language !== 'c++')
+      throw new RangeError(`${fn}: option 'language' must be 'c++' or 'nvvm', got ${describe(options.language)}`);
+    const { compiler, flags } = prepareCpp(options, fn);
+    return { compiler: compiler.kind, options: flags };
+  }
+
+  /**
+   * A Program from an NVRTC or libNVVM program made with the raw facade (`nvrtcCreateProgram`,
+   * `nvvmCreateProgram` and its modules): compiles it with `options` (or, with `compiled`, reads what
+   * an earlier compile made) and takes its code, log and lowered names. Not owned unless `owned`: the
+   * caller destroys the handle, after the Program is done with it; with `owned`, close() destroys it
+   * (and a failed compile does). Never cached on disk.
+   */
+  static fromHandle(handle: nvrtc.nvrtcProgram | nvvm.nvvmProgram, options: ProgramFromHandleOptions): Program {
+    const fn = 'Program.fromHandle';
+    if (options === null || typeof options !== 'object')
+      throw new TypeError(`${fn}: parameter 'options' must be an object with 'language' ('c++' or 'nvvm'), got ${describe(options)}`);
+    checkOptions(fn, options, FROM_HANDLE_OPTIONS);
+    if (handle === null || handle === undefined || handle === 0n)
+      throw new TypeError(`${fn}: parameter 'handle' must be an nvrtcProgram or nvvmProgram, got ${describe(handle)}`);
+    for (const k of ['compiled', 'owned'] as const)
+      if (options[k] !== undefined && typeof options[k] !== 'boolean')
+        throw new TypeError(`${fn}: option '${k}' must be true or false, got ${describe(options[k])}`);
+    if (options.language === 'c++') return nvrtcFromHandle(handle as nvrtc.nvrtcProgram, options, fn);
+    if (options.language === 'nvvm') return nvvmFromHandle(handle as nvvm.nvvmProgram, options, fn);
+    throw new RangeError(
+      `${fn}: option 'language' must be 'c++' (an nvrtcProgram) or 'nvvm' (an nvvmProgram), got ${describe(options.language)}`,
+    );
+  }
 
   /** Whether NVRTC created the precompiled header this compile asked for (`pch` or `createPch`); null when none was asked for. */
   get pchCreated(): boolean | null {
@@ -320,6 +505,78 @@ function pchCreated(prog: nvrtc.nvrtcProgram): boolean {
   }
 }
 
+/** The typed compile options as the compiler's flags (CUDA C++: NVRTC's and nvcc's spelling; NVVM IR: libNVVM's), each checked. */
+function typedFlags(options: ProgramOptions, language: 'c++' | 'nvvm', fn: string): string[] {
+  const flags: string[] = [];
+  const bool = (key: 'debug' | 'lineInfo' | 'ftz' | 'precSqrt' | 'precDiv' | 'fma'): boolean | undefined => {
+    const v = options[key];
+    if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`${fn}: option '${key}' must be true or false, got ${describe(v)}`);
+    return v;
+  };
+  const nvvmIr = language === 'nvvm';
+  if (bool('debug')) flags.push(nvvmIr ? '-g' : '-G');
+  if (bool('lineInfo')) {
+    if (nvvmIr)
+      throw new RangeError(`${fn}: option 'lineInfo' is not taken by libNVVM (line information comes from the IR's debug metadata)`);
+    flags.push('-lineinfo');
+  }
+  if (options.optimization !== undefined) {
+    if (!nvvmIr)
+      throw new RangeError(
+        `${fn}: option 'optimization' is libNVVM's -opt, for NVVM IR ({ language: 'nvvm' }); for CUDA C++ pass compiler options`,
+      );
+    if (options.optimization !== 0 && options.optimization !== 3)
+      throw new RangeError(`${fn}: option 'optimization' must be 0 or 3 (libNVVM's -opt levels), got ${describe(options.optimization)}`);
+    flags.push(`-opt=${options.optimization}`);
+  }
+  const pairs = [
+    ['ftz', '--ftz', '-ftz'],
+    ['precSqrt', '--prec-sqrt', '-prec-sqrt'],
+    ['precDiv', '--prec-div', '-prec-div'],
+    ['fma', '--fmad', '-fma'],
+  ] as const;
+  for (const [key, cxx, ir] of pairs) {
+    const v = bool(key);
+    if (v !== undefined) flags.push(nvvmIr ? `${ir}=${v ? 1 : 0}` : `${cxx}=${v}`);
+  }
+  return flags;
+}
+
+/** Throws unless `keepHandle` is a boolean or absent; returns it. */
+function keepHandleOption(options: ProgramOptions, fn: string): boolean {
+  const v = options.keepHandle;
+  if (v !== undefined && typeof v !== 'boolean')
+    throw new TypeError(`${fn}: option 'keepHandle' must be true or false, got ${describe(v)}`);
+  return v === true;
+}
+
+/** A CUDA C++ compile's checked options, architecture and compiler, and the flags the compiler gets. */
+function prepareCpp(options: ProgramOptions, fn: string) {
+  if (options.libdevice !== undefined)
+    throw new RangeError(`${fn}: option 'libdevice' is for NVVM IR ({ language: 'nvvm' }); CUDA C++ links libdevice itself`);
+  const target = options.target ?? 'cubin';
+  if (target !== 'cubin' && target !== 'ptx' && target !== 'ltoir')
+    throw new RangeError(`${fn}: option 'target' must be 'cubin', 'ptx' or 'ltoir', got ${describe(target)}`);
+  const pch = pchOptions(options, fn);
+  const keepHandle = keepHandleOption(options, fn);
+  const o = {
+    name: options.name ?? 'program.cu',
+    options: [...typedFlags(options, 'c++', fn), ...stringList(options.options, 'options', fn), ...pch.flags],
+    headers: headerMap(options.headers, fn),
+    nameExpressions: stringList(options.nameExpressions, 'nameExpressions', fn),
+    target,
+    keepHandle,
+  };
+  const arch = archName(options.arch, target, fn);
+  const compiler = pickCompiler(options.compiler ?? 'auto', o.nameExpressions.length > 0, fn);
+  if (pch.flags.length && compiler.kind !== 'nvrtc')
+    throw new Error(`${fn}: precompiled headers (${pch.keys.join(', ')}) need NVRTC; this compile would use ${compiler.kind}`);
+  if (keepHandle && compiler.kind !== 'nvrtc')
+    throw new Error(`${fn}: option 'keepHandle' keeps NVRTC's program; this compile would use ${compiler.kind}, which has none`);
+  const flags = compiler.kind === 'nvrtc' ? nvrtcFlags(o, arch) : nvccFlags(o, arch);
+  return { o, arch, compiler, pch, target, flags };
+}
+
 /** Checks a compile's source and options (messages name `fn`), and looks it up in the cache. */
 function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: string): Plan {
   checkOptions(fn, options, PROGRAM_OPTIONS);
@@ -327,29 +584,13 @@ function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: s
   if (language !== 'c++' && language !== 'nvvm')
     throw new RangeError(`${fn}: option 'language' must be 'c++' or 'nvvm', got ${describe(language)}`);
   if (language === 'nvvm') return planNvvm(source, options, fn);
-  if (options.libdevice !== undefined)
-    throw new RangeError(`${fn}: option 'libdevice' is for NVVM IR ({ language: 'nvvm' }); CUDA C++ links libdevice itself`);
   if (typeof source !== 'string' || source.trim() === '')
     throw new TypeError(
       `${fn}: parameter 'source' must be CUDA C++ text, got ${typeof source === 'string' ? 'an empty string' : String(source)}`,
     );
-  const target = options.target ?? 'cubin';
-  if (target !== 'cubin' && target !== 'ptx' && target !== 'ltoir')
-    throw new RangeError(`${fn}: option 'target' must be 'cubin', 'ptx' or 'ltoir', got ${describe(target)}`);
-  const pch = pchOptions(options, fn);
-  const o = {
-    name: options.name ?? 'program.cu',
-    options: [...stringList(options.options, 'options', fn), ...pch.flags],
-    headers: headerMap(options.headers, fn),
-    nameExpressions: stringList(options.nameExpressions, 'nameExpressions', fn),
-    target,
-  };
-  const arch = archName(options.arch, target, fn);
-  const compiler = pickCompiler(options.compiler ?? 'auto', o.nameExpressions.length > 0, fn);
-  if (pch.flags.length && compiler.kind !== 'nvrtc')
-    throw new Error(`${fn}: precompiled headers (${pch.keys.join(', ')}) need NVRTC; this compile would use ${compiler.kind}`);
-  // A compile that creates a PCH runs for that file, so a cached result would not do.
-  const dir = pch.creates ? null : cacheDir(options.cache, fn);
+  const { o, arch, compiler, pch, target, flags } = prepareCpp(options, fn);
+  // A compile that creates a PCH runs for that file, and one that keeps its handle runs for it: a cached result would not do.
+  const dir = pch.creates || o.keepHandle ? null : cacheDir(options.cache, fn);
   const key = createHash('sha256')
     .update(
       JSON.stringify([
@@ -374,9 +615,65 @@ function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: s
       if (dir && !fromCache) writeCache(dir, key, target, out);
       const p = Program.make(out.code, target, arch, out.log, `${compiler.kind} ${compiler.version}`, fromCache, out.names, o.name);
       p.pchResult = out.pchCreated ?? null;
+      p.flagsUsed = flags;
+      if (out.handle) p.adopt(out.handle, true);
       return p;
     },
   };
+}
+
+/** Program.fromHandle for an nvrtcProgram: compiled here unless `compiled`, then read. */
+function nvrtcFromHandle(prog: nvrtc.nvrtcProgram, options: ProgramFromHandleOptions, fn: string): Program {
+  const rtc = (nvrtcCompiler ??= loadNvrtc());
+  if (rtc instanceof Error) throw new Error(`${fn}: NVRTC is not available: ${rtc.message}`);
+  const target = options.target ?? 'cubin';
+  if (target !== 'cubin' && target !== 'ptx' && target !== 'ltoir')
+    throw new RangeError(`${fn}: option 'target' must be 'cubin', 'ptx' or 'ltoir', got ${describe(target)}`);
+  const o = {
+    name: options.name ?? 'program.cu',
+    options: [...typedFlags(options, 'c++', fn), ...stringList(options.options, 'options', fn)],
+    headers: {},
+    nameExpressions: stringList(options.nameExpressions, 'nameExpressions', fn),
+    target,
+  };
+  const arch = archName(options.arch, target, fn);
+  const flags = options.compiled ? [] : nvrtcFlags(o, arch);
+  const destroy = () => void nvrtc.nvrtcDestroyProgram(prog);
+  let out: Compiled;
+  try {
+    let status = nvrtc.nvrtcResult.NVRTC_SUCCESS;
+    if (!options.compiled) {
+      for (const e of o.nameExpressions) nvrtcCheck(nvrtc.nvrtcAddNameExpression(prog, e), `nvrtcAddNameExpression(${e})`);
+      status = nvrtc.nvrtcCompileProgram(prog, flags.length, flags)[0];
+    }
+    out = finishNvrtc(prog, status, o);
+  } catch (e) {
+    if (options.owned) destroy();
+    throw e;
+  }
+  const p = Program.make(out.code, target, arch, out.log, `nvrtc ${rtc.version}`, false, out.names, o.name);
+  p.flagsUsed = flags;
+  p.adopt({ handle: prog, destroy }, options.owned === true);
+  return p;
+}
+
+/** Program.fromHandle for an nvvmProgram (its modules added by the caller): compiled here unless `compiled`, then read. */
+function nvvmFromHandle(prog: nvvm.nvvmProgram, options: ProgramFromHandleOptions, fn: string): Program {
+  if (options.nameExpressions !== undefined) throw new RangeError(`${fn}: option 'nameExpressions' is for CUDA C++, not NVVM IR`);
+  const { target, name, arch, opts } = prepareNvvm({ ...options, language: 'nvvm' }, fn);
+  const version = nvvmVersion(fn);
+  const destroy = () => void nvvm.nvvmDestroyProgram(prog);
+  let out: Compiled;
+  try {
+    out = finishNvvm(prog, options.compiled ? nvvm.nvvmResult.NVVM_SUCCESS : nvvm.nvvmCompileProgram(prog, opts.length, opts)[0]);
+  } catch (e) {
+    if (options.owned) destroy();
+    throw e;
+  }
+  const p = Program.make(out.code, target, arch, out.log, `nvvm ${version}`, false, {}, name);
+  p.flagsUsed = options.compiled ? [] : opts;
+  p.adopt({ handle: prog, destroy }, options.owned === true);
+  return p;
 }
 
 function stringList(v: readonly string[] | undefined, what: string, fn = 'Program.compile'): string[] {
@@ -448,12 +745,16 @@ function loadNvrtc(): Compiler | Error {
       // A PCH that ran out of heap: the heap grown, compiled once more.
       for (let attempt = 0; ; attempt++) {
         const { prog, opts } = startNvrtc(source, o, arch);
+        let kept = false;
         try {
           const status = nvrtc.nvrtcCompileProgram(prog, opts.length, opts)[0];
           if (attempt === 0 && status === nvrtc.nvrtcResult.NVRTC_SUCCESS && createsPch(opts) && growPchHeap(prog)) continue;
-          return finishNvrtc(prog, status, o, createsPch(opts));
+          const out = finishNvrtc(prog, status, o, createsPch(opts));
+          if (o.keepHandle) out.handle = { handle: prog, destroy: () => void nvrtc.nvrtcDestroyProgram(prog) };
+          kept = o.keepHandle === true;
+          return out;
         } finally {
-          nvrtc.nvrtcDestroyProgram(prog);
+          if (!kept) nvrtc.nvrtcDestroyProgram(prog);
         }
       }
     },
@@ -507,11 +808,24 @@ function startNvrtc(source: string, o: Parameters<Compiler['compile']>[1], arch:
     nvrtc.nvrtcDestroyProgram(prog);
     throw e;
   }
+  return { prog: prog!, opts: nvrtcFlags(o, arch) };
+}
+
+/** NVRTC's options for a compile: the architecture, LTO's, then the others. */
+function nvrtcFlags(o: { target: string; options: readonly string[] }, arch: string): string[] {
   // LTO-IR: relocatable device code, so that one unit may call another's device functions.
-  return {
-    prog: prog!,
-    opts: [`--gpu-architecture=${arch}`, ...(o.target === 'ltoir' ? ['-dlto', '--relocatable-device-code=true'] : []), ...o.options],
-  };
+  return [`--gpu-architecture=${arch}`, ...(o.target === 'ltoir' ? ['-dlto', '--relocatable-device-code=true'] : []), ...o.options];
+}
+
+/** nvcc's options for a compile (without the include folder, output and source it is given too). */
+function nvccFlags(o: { target: string; options: readonly string[] }, arch: string): string[] {
+  const mode =
+    o.target === 'cubin'
+      ? ['-cubin', `-arch=${arch}`]
+      : o.target === 'ptx'
+        ? ['-ptx', `-arch=${arch}`]
+        : ['-dlto', '-ltoir', '-rdc=true', `-arch=${arch.replace(/^compute_/, 'lto_')}`];
+  return [...mode, ...o.options];
 }
 
 /** The log, code and lowered names of a compiled NVRTC program (the caller destroys it). */
@@ -600,13 +914,7 @@ function nvccJob(
     );
     fs.writeFileSync(src, source);
     const out = path.join(dir, `out.${o.target}`);
-    const mode =
-      o.target === 'cubin'
-        ? ['-cubin', `-arch=${arch}`]
-        : o.target === 'ptx'
-          ? ['-ptx', `-arch=${arch}`]
-          : ['-dlto', '-ltoir', '-rdc=true', `-arch=${arch.replace(/^compute_/, 'lto_')}`];
-    return { dir, out, args: [...mode, ...o.options, '-I', dir, '-o', out, src] };
+    return { dir, out, args: [...nvccFlags(o, arch), '-I', dir, '-o', out, src] };
   } catch (e) {
     fs.rmSync(dir, { recursive: true, force: true });
     throw e;
@@ -714,13 +1022,25 @@ export function writeCache(dir: string, key: string, target: string, c: Compiled
 
 let nvvmState: { version: string } | Error | undefined;
 
-function planNvvm(source: string | Uint8Array, options: ProgramOptions, fn: string): Plan {
-  const bytes = typeof source === 'string' ? new TextEncoder().encode(source) : source;
-  if (!(bytes instanceof Uint8Array) || bytes.length === 0 || (typeof source === 'string' && source.trim() === '')) {
-    throw new TypeError(
-      `${fn}: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got ${typeof source === 'string' ? 'an empty string' : describe(source)}`,
-    );
+/** libNVVM's options (besides -arch and -gen-lto, which come from `arch` and `target`), as libnvvm's nvvmCompileProgram lists them. */
+const NVVM_TAKES = /^(?:-g|-opt=[03]|-ftz=[01]|-prec-sqrt=[01]|-prec-div=[01]|-fma=[01]|-jump-table-density=(?:\d|[1-9]\d|10[01]))$/;
+/** Options of ProgramOptions that only NVRTC (CUDA C++) takes. */
+const NVRTC_ONLY = ['pch', 'createPch', 'usePch', 'pchDir', 'pchVerbose', 'pchMessages', 'instantiateTemplatesInPch'] as const;
+
+/** Throws a RangeError naming the option unless libNVVM takes each of `opts` (as cuda.core refuses what NVVM cannot take). */
+function checkNvvmOptions(opts: readonly string[], fn: string): void {
+  for (const o of opts) {
+    if (/^-arch=/.test(o)) throw new RangeError(`${fn}: option 'options' holds '${o}'; give the architecture as the 'arch' option`);
+    if (o === '-gen-lto') throw new RangeError(`${fn}: option 'options' holds '-gen-lto'; ask for LTO-IR with { target: 'ltoir' }`);
+    if (!NVVM_TAKES.test(o))
+      throw new RangeError(
+        `${fn}: libNVVM does not take '${o}' (in option 'options'); it takes -g, -opt=0|3, -ftz=0|1, -prec-sqrt=0|1, -prec-div=0|1, -fma=0|1 and -jump-table-density=0..101`,
+      );
   }
+}
+
+/** An NVVM IR compile's checked options: its target, name, architecture, libdevice and libNVVM's options. */
+function prepareNvvm(options: ProgramOptions, fn: string) {
   const target = options.target ?? 'ptx';
   if (target !== 'ptx' && target !== 'ltoir')
     throw new RangeError(`${fn}: NVVM IR compiles to 'ptx' or 'ltoir', not ${String(target)}; link the PTX for a cubin`);
@@ -728,9 +1048,20 @@ function planNvvm(source: string | Uint8Array, options: ProgramOptions, fn: stri
     throw new RangeError(`${fn}: options 'headers' and 'nameExpressions' are for CUDA C++, not NVVM IR`);
   if (options.compiler !== undefined && options.compiler !== 'auto')
     throw new RangeError(`${fn}: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got ${describe(options.compiler)}`);
-  const name = options.name ?? 'program.ll';
+  for (const k of NVRTC_ONLY)
+    if (options[k] !== undefined) throw new RangeError(`${fn}: option '${k}' is for NVRTC (CUDA C++), not NVVM IR`);
   const userOptions = stringList(options.options, 'options', fn);
+  checkNvvmOptions(userOptions, fn);
+  const typed = typedFlags(options, 'nvvm', fn);
   const arch = archName(options.arch, 'ptx', fn);
+  const keepHandle = keepHandleOption(options, fn);
+  const lib = options.libdevice ? libdevicePath(options.libdevice, fn) : null;
+  const opts = [`-arch=${arch}`, ...(target === 'ltoir' ? ['-gen-lto'] : []), ...typed, ...userOptions];
+  return { target, name: options.name ?? 'program.ll', arch, lib, opts, keepHandle };
+}
+
+/** libNVVM's version, or why it cannot be used (asked once); throws naming `fn` when it cannot. */
+function nvvmVersion(fn: string): string {
   const state = (nvvmState ??= (() => {
     try {
       const [err, major, minor] = nvvm.nvvmVersion();
@@ -740,9 +1071,19 @@ function planNvvm(source: string | Uint8Array, options: ProgramOptions, fn: stri
     }
   })());
   if (state instanceof Error) throw new Error(`${fn}: libNVVM is not available: ${state.message}`);
-  const lib = options.libdevice ? libdevicePath(options.libdevice, fn) : null;
-  const opts = [`-arch=${arch}`, ...(target === 'ltoir' ? ['-gen-lto'] : []), ...userOptions];
-  const dir = cacheDir(options.cache, fn);
+  return state.version;
+}
+
+function planNvvm(source: string | Uint8Array, options: ProgramOptions, fn: string): Plan {
+  const bytes = typeof source === 'string' ? new TextEncoder().encode(source) : source;
+  if (!(bytes instanceof Uint8Array) || bytes.length === 0 || (typeof source === 'string' && source.trim() === '')) {
+    throw new TypeError(
+      `${fn}: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got ${typeof source === 'string' ? 'an empty string' : describe(source)}`,
+    );
+  }
+  const { target, name, arch, lib, opts, keepHandle } = prepareNvvm(options, fn);
+  const state = { version: nvvmVersion(fn) };
+  const dir = keepHandle ? null : cacheDir(options.cache, fn);
   const key = createHash('sha256')
     .update(JSON.stringify([CACHE_FORMAT, 'nvvm', state.version, arch, name, opts, lib ? [lib, fs.statSync(lib).size] : null, target]))
     .update(bytes)
@@ -751,10 +1092,14 @@ function planNvvm(source: string | Uint8Array, options: ProgramOptions, fn: stri
     cached: dir ? readCache(dir, key, target) : null,
     run: () => {
       const prog = startNvvm(bytes, name, lib);
+      let kept = false;
       try {
-        return finishNvvm(prog, nvvm.nvvmCompileProgram(prog, opts.length, opts)[0]);
+        const out = finishNvvm(prog, nvvm.nvvmCompileProgram(prog, opts.length, opts)[0]);
+        if (keepHandle) out.handle = { handle: prog, destroy: () => void nvvm.nvvmDestroyProgram(prog) };
+        kept = keepHandle;
+        return out;
       } finally {
-        nvvm.nvvmDestroyProgram(prog);
+        if (!kept) nvvm.nvvmDestroyProgram(prog);
       }
     },
     runAsync: async (w) => {
@@ -781,7 +1126,10 @@ function planNvvm(source: string | Uint8Array, options: ProgramOptions, fn: stri
     },
     finish: (out, fromCache) => {
       if (dir && !fromCache) writeCache(dir, key, target, out);
-      return Program.make(out.code, target, arch, out.log, `nvvm ${state.version}`, fromCache, {}, name);
+      const p = Program.make(out.code, target, arch, out.log, `nvvm ${state.version}`, fromCache, {}, name);
+      p.flagsUsed = opts;
+      if (out.handle) p.adopt(out.handle, true);
+      return p;
     },
   };
 }

@@ -5,7 +5,7 @@ import { check } from '../base/errors';
 import { describe } from '../../ffi/checks';
 import { Device } from '../device/Device';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
-import { getAllocator } from '../memory/CachingAllocator';
+import { allocateOn } from '../memory/CachingAllocator';
 import { completion } from '../base/completion';
 import type { LaunchConfig } from './launch-config';
 
@@ -81,14 +81,13 @@ function stage(fn: string, config: LaunchConfig, args: readonly unknown[]): Stag
   const stream = config.stream;
   if (stream?.isClosed) throw new Error(`${fn}: parameter 'config.stream' is a Stream that was closed`);
   const device = stream?.device ?? Device.current();
-  const allocator = getAllocator();
   const staged: Staged = { args: args.slice(), temps: [] };
   try {
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
       if (!(a instanceof HostArgument)) continue;
       const n = a.data.byteLength;
-      const buf = allocator ? allocator.allocate(n, { device, stream }) : DeviceBuffer.allocate(device.makeCurrent(), n);
+      const buf = allocateOn(device.makeCurrent(), n, stream, fn);
       staged.temps.push({ arg: a, buf });
       staged.args[i] = buf;
     }

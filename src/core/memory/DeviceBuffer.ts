@@ -4,7 +4,7 @@ import { memcpy } from '../../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
-import type { Device } from '../device/Device';
+import { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { warnIfBlocking } from './blocking-copies';
@@ -36,7 +36,42 @@ const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
 
 /** How a DeviceBuffer's memory came to be: it decides how it is freed and what it can do. */
-export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached' | 'ipc' | 'virtual' | 'foreign';
+export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached' | 'ipc' | 'virtual' | 'foreign' | 'resource';
+
+/**
+ * A memory resource a user can implement (cuda.core's MemoryResource): where `device.allocate(size,
+ * { memoryResource })` and `setAllocator(resource)` get memory from. `allocate` returns a buffer
+ * made by {@link DeviceBuffer.fromMemoryResource}, whose close() calls `deallocate`.
+ */
+export interface MemoryResource {
+  /** `size` bytes, usable by work queued on `stream` (absent: the legacy default stream). */
+  allocate(size: number, stream?: Stream): DeviceBuffer;
+  /** Gives back what `allocate` handed out: called once by the buffer's close() (or the garbage collector), with the stream it was allocated on. */
+  deallocate(ptr: bigint, size: number, stream?: Stream): void;
+  /** Whether kernels on the device can read and write the memory. */
+  readonly isDeviceAccessible: boolean;
+  /** Whether the host can read and write the memory. */
+  readonly isHostAccessible: boolean;
+  /** The ordinal of the device the memory is on (or is for). */
+  readonly deviceId: number;
+}
+
+/** Throws a TypeError naming `fn` and `param` unless `r` has MemoryResource's members. */
+export function checkMemoryResource(r: unknown, fn: string, param: string): asserts r is MemoryResource {
+  const m = r as Partial<MemoryResource> | null;
+  if (
+    m === null ||
+    typeof m !== 'object' ||
+    typeof m.allocate !== 'function' ||
+    typeof m.deallocate !== 'function' ||
+    typeof m.isDeviceAccessible !== 'boolean' ||
+    typeof m.isHostAccessible !== 'boolean' ||
+    !Number.isInteger(m.deviceId)
+  )
+    throw new TypeError(
+      `${fn}: parameter '${param}' must be a MemoryResource (allocate, deallocate, isDeviceAccessible, isHostAccessible, deviceId), got ${describe(r)}`,
+    );
+}
 
 /** Where managed memory should live or be read from: a device, or the host. */
 export type MemoryLocation = Device | 'host';
@@ -163,7 +198,37 @@ export class DeviceBuffer extends Resource {
     return b;
   }
 
+  /**
+   * Wraps `size` bytes at `ptr` of device `resource.deviceId` that `resource.allocate` got (on
+   * `options.stream`), for a {@link MemoryResource} to return: close() calls `resource.deallocate(ptr, size, stream)` once.
+   * The buffer remembers the resource (`buffer.memoryResource`) and keeps it and the stream alive.
+   */
+  static fromMemoryResource(ptr: bigint | number, size: number, resource: MemoryResource, options: { stream?: Stream } = {}): DeviceBuffer {
+    const fn = 'DeviceBuffer.fromMemoryResource';
+    checkMemoryResource(resource, fn, 'resource');
+    checkOptions(fn, options, { stream: true });
+    const address = foreignValue(ptr, fn, 'ptr', size === 0);
+    checkSize(size, fn);
+    openOptionalArg(options.stream, 'Stream', fn, 'options.stream');
+    const device = Device.get(resource.deviceId);
+    const stream = options.stream;
+    const b = new DeviceBuffer(address, size, device, null, 'resource', () => resource.deallocate(address, size, stream), [
+      device,
+      resource,
+      stream,
+    ]);
+    b.validOn = stream ?? null;
+    b.ownResource = resource;
+    return b;
+  }
+
   private validOn: Stream | null = null;
+  private ownResource: MemoryResource | null = null;
+
+  /** The MemoryResource that allocated the buffer (a view reports its allocation's), or null for memory of core's own allocators. */
+  get memoryResource(): MemoryResource | null {
+    return this.parent ? this.parent.memoryResource : this.ownResource;
+  }
 
   /** The stream the memory is valid on, when it was given (DeviceBuffer.fromPointer's option; a view reports its allocation's); else null. */
   get stream(): Stream | null {

@@ -101,7 +101,7 @@ export function isTypedArrayClass(kind: unknown): boolean {
  * is reachable, so a view taken before never points at freed memory. A block from a
  * {@link PinnedMemoryPool} is the exception: it returns to the pool at close(). While an executable
  * graph that copies to or from it lives, the memory (or the pool's block) is kept for it. `as()` after close
- * throws Error; a failed allocation throws {@link CudaError}, a size that is not a positive
+ * throws Error; a failed allocation throws {@link CudaError}, a size that is not a non-negative
  * integer RangeError.
  *
  * @example
@@ -127,13 +127,21 @@ export class HostBuffer {
 
   /**
    * `size` bytes of pinned memory: from the installed PinnedMemoryPool (setPinnedMemoryAllocator),
-   * else cudaHostAlloc with `options`' flags. Throws RangeError unless `size` is a positive integer,
-   * CudaError when the allocation fails.
+   * else cudaHostAlloc with `options`' flags. 0 bytes, as in CuPy, allocate nothing (a null `ptr`,
+   * an empty view). Throws RangeError unless `size` is a non-negative integer, CudaError when the allocation fails.
    */
   constructor(size: number, options: HostBufferOptions = {}) {
-    if (!Number.isSafeInteger(size) || size <= 0)
-      throw new RangeError(`HostBuffer: parameter 'size' must be a positive integer, got ${size}`);
+    if (!Number.isSafeInteger(size) || size < 0)
+      throw new RangeError(`HostBuffer: parameter 'size' must be a non-negative integer, got ${size}`);
     checkOptions('new HostBuffer', options, HOST_BUFFER_OPTIONS);
+    if (size === 0) {
+      // As CuPy's pinned allocations of 0 bytes: no memory, a null address, an empty view.
+      this.ptr = 0n;
+      this.size = 0;
+      this.devicePtr = null;
+      this.view = new ArrayBuffer(0);
+      return;
+    }
     if (pinnedAllocator && !adopting) {
       // A constructor may return another object: the pool's block, a HostBuffer too.
       return pinnedAllocator.allocate(size, options);

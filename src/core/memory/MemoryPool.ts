@@ -8,7 +8,7 @@ import type { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import type { OptionKeys } from '../base/options';
-import { lookupName } from '../../ffi/checks';
+import { describe, lookupName } from '../../ffi/checks';
 
 /** How {@link Device.createMemoryPool} makes a pool (sizes in bytes). */
 export interface MemoryPoolOptions {
@@ -169,6 +169,47 @@ export class MemoryPool extends Resource {
     this.live('releaseThreshold');
     checkSize(bytes, 'MemoryPool.releaseThreshold');
     check(cudart.cudaMemPoolSetAttribute(this.handle, A.cudaMemPoolAttrReleaseThreshold, BigInt(bytes)), 'cudaMemPoolSetAttribute');
+  }
+
+  /** Whether a free may be reused by an allocation on another stream that waits on an event recorded after the free (cudaMemPoolReuseFollowEventDependencies; on by default). */
+  get reuseFollowEventDependencies(): boolean {
+    return this.flag('reuseFollowEventDependencies', A.cudaMemPoolReuseFollowEventDependencies);
+  }
+
+  /** Sets cudaMemPoolReuseFollowEventDependencies; throws TypeError unless a boolean. */
+  set reuseFollowEventDependencies(on: boolean) {
+    this.setFlag('reuseFollowEventDependencies', A.cudaMemPoolReuseFollowEventDependencies, on);
+  }
+
+  /** Whether memory freed on one stream may go to another once the free is seen complete, without a dependency (cudaMemPoolReuseAllowOpportunistic; on by default). */
+  get reuseAllowOpportunistic(): boolean {
+    return this.flag('reuseAllowOpportunistic', A.cudaMemPoolReuseAllowOpportunistic);
+  }
+
+  /** Sets cudaMemPoolReuseAllowOpportunistic; throws TypeError unless a boolean. */
+  set reuseAllowOpportunistic(on: boolean) {
+    this.setFlag('reuseAllowOpportunistic', A.cudaMemPoolReuseAllowOpportunistic, on);
+  }
+
+  /** Whether an allocation may reuse a free by making its stream wait on the freeing stream (cudaMemPoolReuseAllowInternalDependencies; on by default). */
+  get reuseAllowInternalDependencies(): boolean {
+    return this.flag('reuseAllowInternalDependencies', A.cudaMemPoolReuseAllowInternalDependencies);
+  }
+
+  /** Sets cudaMemPoolReuseAllowInternalDependencies; throws TypeError unless a boolean. */
+  set reuseAllowInternalDependencies(on: boolean) {
+    this.setFlag('reuseAllowInternalDependencies', A.cudaMemPoolReuseAllowInternalDependencies, on);
+  }
+
+  private flag(name: string, attr: cudart.cudaMemPoolAttr): boolean {
+    this.live(name);
+    return this.attribute(attr) !== 0;
+  }
+
+  private setFlag(name: string, attr: cudart.cudaMemPoolAttr, on: boolean): void {
+    this.live(name);
+    if (typeof on !== 'boolean') throw new TypeError(`MemoryPool.${name}: the value must be true or false, got ${describe(on)}`);
+    check(cudart.cudaMemPoolSetAttribute(this.handle, attr, on ? 1 : 0), `MemoryPool.${name} (cudaMemPoolSetAttribute)`);
   }
 
   /** Destroys a pool made by createMemoryPool(); the default pool stays (it is the device's). */

@@ -54,11 +54,12 @@ export class PinnedMemoryPool {
     if (options.limit !== undefined) this.limit = options.limit;
   }
 
-  /** `size` bytes of pinned memory (rounded up to 512), from a free block or cudaHostAlloc. */
+  /** `size` bytes of pinned memory (rounded up to 512), from a free block or cudaHostAlloc; 0 bytes (as in CuPy) take no block: a null `ptr`, an empty view. */
   allocate(size: number, options: HostBufferOptions = {}): HostBuffer {
-    if (!Number.isSafeInteger(size) || size <= 0)
-      throw new RangeError(`PinnedMemoryPool.allocate: parameter 'size' must be a positive integer, got ${size}`);
+    if (!Number.isSafeInteger(size) || size < 0)
+      throw new RangeError(`PinnedMemoryPool.allocate: parameter 'size' must be a non-negative integer, got ${size}`);
     checkOptions('PinnedMemoryPool.allocate', options, HOST_BUFFER_OPTIONS);
+    if (size === 0) return new HostBuffer(0, options);
     const rounded = Math.ceil(size / UNIT) * UNIT;
     const flags = hostAllocFlags(options);
     const key = `${rounded}/${flags}`;

@@ -6,9 +6,9 @@ import { assertOpen, openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
-import { DeviceBuffer } from './DeviceBuffer';
+import { DeviceBuffer, checkMemoryResource, type MemoryResource } from './DeviceBuffer';
 import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from './MemoryPool';
-import { getAllocator } from './CachingAllocator';
+import { allocateOn } from './CachingAllocator';
 import { VirtualMemoryResource, type VirtualAllocateOptions } from './VirtualMemoryResource';
 import { VirtualBuffer } from './VirtualBuffer';
 import { StridedView, type StridedViewOptions } from './StridedView';
@@ -22,12 +22,13 @@ import './transfer';
 declare module '../device/Device' {
   interface Device {
     /**
-     * `size` bytes of device memory, from the allocator setAllocator() installed or else cudaMalloc.
-     * `stream` is the stream the memory is used on: a caching allocator reuses it at once only there.
-     * The buffer keeps this device alive; close it to free the memory. Throws CudaError
+     * `size` bytes of device memory: from `options.memoryResource` when given, else from the
+     * allocator setAllocator() installed (for this device, else for all), else cudaMalloc. `stream`
+     * is the stream the memory is used on: a caching allocator reuses it at once only there. The
+     * buffer keeps this device alive; close it to free the memory. Throws CudaError
      * (`cudaErrorMemoryAllocation`) when the device is out of memory, TypeError for a closed stream.
      */
-    allocate(size: number, options?: { stream?: Stream }): DeviceBuffer;
+    allocate(size: number, options?: { stream?: Stream; memoryResource?: MemoryResource }): DeviceBuffer;
     /**
      * `size` bytes of managed memory (cudaMallocManaged), reachable from the host and every device;
      * `attachHost` starts it attached to the host rather than to all streams. `size` is in bytes; close
@@ -83,13 +84,12 @@ declare module './VirtualMemoryResource' {
 const defaultPools = new WeakMap<Device, MemoryPool>();
 
 extend(Device, {
-  allocate(size: number, options: { stream?: Stream } = {}): DeviceBuffer {
-    checkOptions('Device.allocate', options, { stream: true });
+  allocate(size: number, options: { stream?: Stream; memoryResource?: MemoryResource } = {}): DeviceBuffer {
+    checkOptions('Device.allocate', options, { stream: true, memoryResource: true });
     openOptionalArg(options.stream, 'Stream', 'Device.allocate', 'options.stream');
+    if (options.memoryResource !== undefined) checkMemoryResource(options.memoryResource, 'Device.allocate', 'options.memoryResource');
     this.makeCurrent();
-    const allocator = getAllocator();
-    const stream = options.stream ?? Stream.inScope('Device.allocate');
-    return allocator ? allocator.allocate(size, { device: this, stream }) : DeviceBuffer.allocate(this, size);
+    return allocateOn(this, size, options.stream ?? Stream.inScope('Device.allocate'), 'Device.allocate', options.memoryResource);
   },
 
   allocateManaged(size: number, options: { attachHost?: boolean } = {}): DeviceBuffer {

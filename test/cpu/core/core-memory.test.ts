@@ -265,8 +265,10 @@ test('PinnedMemoryPool limit: past it a RangeError; bad sizes and options are re
     new RangeError("PinnedMemoryPool.limit: parameter 'bytes' must be a non-negative integer or Infinity, got -1"),
   );
   const pool = new core.PinnedMemoryPool({ limit: 0 });
-  expect(() => pool.allocate(0)).toThrow(new RangeError("PinnedMemoryPool.allocate: parameter 'size' must be a positive integer, got 0"));
-  expect(() => pool.allocate(1.5)).toThrow(/parameter 'size' must be a positive integer, got 1.5/);
+  expect(() => pool.allocate(-1)).toThrow(
+    new RangeError("PinnedMemoryPool.allocate: parameter 'size' must be a non-negative integer, got -1"),
+  );
+  expect(() => pool.allocate(1.5)).toThrow(/parameter 'size' must be a non-negative integer, got 1.5/);
   expect(() => pool.allocate(16)).toThrow(
     new RangeError("PinnedMemoryPool.allocate: 512 more bytes would pass the pool's limit of 0 (0 in use)"),
   );

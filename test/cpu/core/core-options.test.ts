@@ -265,7 +265,7 @@ describe('on a device (fake libcudart)', () => {
       'createEvent unknown',
       "TypeError: Device.createEvent: unknown option 'timings' (did you mean 'timing'?); the options are timing, blockingSync, interprocess",
     ],
-    ['allocate unknown', "TypeError: Device.allocate: unknown option 'device'; the options are stream"],
+    ['allocate unknown', "TypeError: Device.allocate: unknown option 'device'; the options are stream, memoryResource"],
     ['allocateManaged unknown', "TypeError: Device.allocateManaged: unknown option 'attach'; the options are attachHost"],
     [
       'createMemoryPool unknown',

@@ -77,5 +77,5 @@ test("each API has its check, and the error names the status by that API's enum"
 
 test('bad arguments are RangeErrors before any call', () => {
   expect(() => core.Device.get(-1)).toThrow(new RangeError("Device.get: parameter 'n' must be a device number, got -1"));
-  expect(() => new core.HostBuffer(0)).toThrow(new RangeError("HostBuffer: parameter 'size' must be a positive integer, got 0"));
+  expect(() => new core.HostBuffer(-1)).toThrow(new RangeError("HostBuffer: parameter 'size' must be a non-negative integer, got -1"));
 });

@@ -514,3 +514,81 @@ const nvcc = ['/usr/local/cuda/bin/nvcc', ...(process.env.PATH ?? '').split(':')
     }, 60_000);
   },
 );
+
+describe('Linker, part 4: handle, backend options, new nvJitLink options, linkPtx; ObjectCode.path', () => {
+  const lto = ObjectCode.fromBytes(Buffer.from([0xed, 0x43, 0x4e, 0x7f, 9]), 'ltoir', { name: 'unit.ltoir' });
+  const ptx = ObjectCode.fromBytes(PTX, 'ptx', { name: 'first.ptx' });
+
+  test('splitCompile, splitCompileExtended, optimizeUnusedVariables and noCache become their flags, readable before linking', () => {
+    const linker = new Linker(lto, {
+      arch: 'sm_90',
+      lto: true,
+      splitCompile: 0,
+      splitCompileExtended: 4,
+      optimizeUnusedVariables: true,
+      noCache: true,
+      cache: false,
+    });
+    const created = jit.created();
+    expect(linker.backendOptions('ptx')).toEqual({
+      backend: 'nvJitLink',
+      options: ['-arch=sm_90', '-lto', '-ptx', '-split-compile=0', '-split-compile-extended=4', '-optimize-unused-variables', '-no-cache'],
+    });
+    expect(jit.created()).toBe(created); // read without linking
+    const out = linker.linkPtx();
+    expect([out.kind, out.text]).toEqual(['ptx', '.version 9.0\n// 3:5:unit.ltoir']);
+  });
+
+  test("the driver's options read as NAME=value", () => {
+    const linker = new Linker(ptx, { arch: 'sm_90', maxRegisters: 64, backend: 'driver', cache: false });
+    expect(linker.backendOptions()).toEqual({ backend: 'cuLink', options: ['CU_JIT_MAX_REGISTERS=64', 'CU_JIT_TARGET=90'] });
+  });
+
+  test('keepHandle keeps the last link handle until the next link or close(); without it the linker holds none', () => {
+    const plain = new Linker(ptx, { arch: 'sm_90', cache: false });
+    plain.link();
+    expect([plain.handle, jit.live()]).toEqual([null, 0]);
+    for (const [backend, counter] of [
+      ['nvjitlink', jit],
+      ['driver', drv],
+    ] as const) {
+      const linker = new Linker(ptx, { arch: 'sm_90', keepHandle: true, backend });
+      expect(linker.handle).toBeNull();
+      linker.link();
+      const first = linker.handle;
+      expect(first).not.toBeNull();
+      expect(counter.live()).toBe(1);
+      const made = counter.created();
+      linker.link(); // the first handle destroyed, a new one kept
+      expect([linker.handle === null, counter.created() - made, counter.live()]).toEqual([false, 1, 1]);
+      linker.close();
+      linker.close();
+      expect([linker.handle, linker.isClosed, counter.live()]).toEqual([null, true, 0]);
+      expect(() => linker.link()).toThrow('Linker.link: the Linker was closed');
+    }
+  });
+
+  test('the new options are checked, naming the option', () => {
+    expect(() => new Linker(lto, { splitCompile: -1 })).toThrow(
+      new RangeError("new Linker: option 'splitCompile' must be a thread count (0: every processor, 1: no split), got -1"),
+    );
+    expect(() => new Linker(lto, { splitCompileExtended: 2 })).toThrow(
+      "new Linker: option 'splitCompileExtended' is for link-time optimisation; pass { lto: true } with it",
+    );
+    expect(() => new Linker(lto, { noCache: 'yes' as never })).toThrow("new Linker: option 'noCache' must be a boolean, got yes");
+    for (const k of ['splitCompile', 'optimizeUnusedVariables', 'noCache'] as const)
+      expect(() => new Linker(ptx, { arch: 'sm_90', backend: 'driver', [k]: k === 'splitCompile' ? 2 : true }).link()).toThrow(
+        `Linker.link: option '${k}' needs nvJitLink; with { backend: 'driver' }`,
+      );
+  });
+
+  test('ObjectCode.fromFile keeps the absolute path it came from; code made in memory has none', () => {
+    const file = path.join(tmp, 'unit.ltoir');
+    fs.writeFileSync(file, Buffer.from([0xed, 0x43, 0x4e, 0x7f, 1]));
+    const rel = path.relative(process.cwd(), file);
+    const code = ObjectCode.fromFile(rel);
+    expect([code.kind, code.path, code.name]).toEqual(['ltoir', file, 'unit.ltoir']);
+    expect(ObjectCode.fromFile(file, 'cubin').kind).toBe('cubin');
+    expect(lto.path).toBeNull();
+  });
+});

@@ -140,7 +140,7 @@ test('compileAsync checks its arguments and options as compile does, rejecting w
   );
   await expect(Program.compileAsync(source, { arch: 'sm_90', timout: 5 } as never)).rejects.toThrow(
     new TypeError(
-      "Program.compileAsync: unknown option 'timout' (the options are signal, timeout, name, options, headers, nameExpressions, arch, target, language, libdevice, compiler, cache, pch, createPch, usePch, pchDir, pchVerbose, pchMessages, instantiateTemplatesInPch)",
+      "Program.compileAsync: unknown option 'timout' (the options are signal, timeout, name, options, headers, nameExpressions, arch, target, language, libdevice, compiler, cache, pch, createPch, usePch, pchDir, pchVerbose, pchMessages, instantiateTemplatesInPch, debug, lineInfo, optimization, ftz, precSqrt, precDiv, fma, keepHandle)",
     ),
   );
   await expect(Program.compileAsync(source, { arch: 'sm_90', signal: AbortSignal.abort() })).rejects.toThrow(
@@ -245,7 +245,7 @@ describe('CachingAllocator and setAllocator', () => {
     );
     expect(() => (a.limit = 1.5)).toThrow("CachingAllocator.limit: parameter 'size' must be a non-negative integer, got 1.5");
     expect(() => core.setAllocator({} as never)).toThrow(
-      /^setAllocator: parameter 'allocator' must have an allocate\(size, options\) method or be null/,
+      /^setAllocator: parameter 'allocator' must have an allocate\(size, options\) method or be a MemoryResource or null/,
     );
     expect(core.setAllocator(a)).toBeNull();
     expect(core.getAllocator()).toBe(a);

@@ -202,13 +202,13 @@ describe('graph host node functions', () => {
 });
 
 describe('CachingAllocator across streams', () => {
-  test('a block freed on one stream is reused at once on that stream, and on another only once the work before its free is done', () => {
+  test('with shareAcrossStreams, a block freed on one stream is reused at once on that stream, and on another only once the work before its free is done', () => {
     expect(
       lines(`
       const { core } = require('./src');
       ${FAKE_CONTROLS}
       const dev = core.Device.get(0);
-      core.setAllocator(new core.CachingAllocator());
+      core.setAllocator(new core.CachingAllocator({ shareAcrossStreams: true }));
       const s1 = dev.createStream({ nonBlocking: true }), s2 = dev.createStream({ nonBlocking: true });
       fake.setBusy(s1.handle, true);             // a slow kernel on s1
       const a = dev.allocate(1000, { stream: s1 });
