@@ -56,6 +56,7 @@ function startService(extra: string[] = []): Promise<{ child: ChildProcess; base
 interface ServiceStats {
   loopDelayMs: { p50: number; p99: number; max: number };
   rssBytes: number;
+  heap: { heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
   deviceUsedBytes: number;
 }
 
@@ -130,6 +131,10 @@ async function main(): Promise<void> {
       const verdicts = judge(js, c[0], memory);
       console.log(`${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}; ${settings.seconds} s per run\n`);
       console.log(renderTables([...c, ...js, ...pageable], verdicts));
+      const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+      const parts = (m: ServiceStats) =>
+        `RSS ${mib(m.rssBytes)}, V8 heap ${mib(m.heap.heapTotal)} (used ${mib(m.heap.heapUsed)}), external ${mib(m.heap.external)} (ArrayBuffers ${mib(m.heap.arrayBuffers)})`;
+      console.log(`\nthe service's memory after a trim: before the runs ${parts(before)}; after ${parts(after)}`);
       if (!settings.short) {
         const file = path.join(root, 'bench', 'results', `service-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
         fs.writeFileSync(file, JSON.stringify({ settings, rows: [...c, ...js, ...pageable], memory, verdicts }, null, 2));

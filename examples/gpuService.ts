@@ -79,6 +79,8 @@ function stats(s: Service, loop: ReturnType<typeof monitorEventLoopDelay>) {
   return {
     loopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max), samples: loop.count },
     rssBytes: process.memoryUsage.rss(),
+    // Where the RSS is: V8's heap, and memory outside it that JS objects hold (ArrayBuffers, wasm memories).
+    heap: (({ heapTotal, heapUsed, external, arrayBuffers }) => ({ heapTotal, heapUsed, external, arrayBuffers }))(process.memoryUsage()),
     deviceUsedBytes: total - free,
     poolReservedBytes: pool.reservedBytes,
     poolUsedBytes: pool.usedBytes,

@@ -124,7 +124,7 @@ describeGpu('upload and download (issue #34)', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^\| C, pageable, one thread \| 1 \| [\d,]+ \|/m);
     expect(r.stdout).toMatch(/^\| C, staged, 8 threads, a stream each \| 8 \|/m);
-    expect(r.stdout).toMatch(/^\| service \(upload, saxpy, await download\) \| 64 \| [\d,]+ \|/m);
+    expect(r.stdout).toMatch(/^\| service \(inputs in staging memory: upload, saxpy, await download\) \| 64 \| [\d,]+ \|/m);
     expect(r.stdout).toMatch(/^\| 0 wrong results \| 0 \| pass \|$/m);
     expect(r.stdout).toMatch(/^\| every impossible request answered 400, nothing else failed \| (\d+) of \1; 0 other answers \| pass \|$/m);
   }, 300_000);
