@@ -33,7 +33,21 @@ export function lazyNamespace(load) {
   const settle = () => {
     const m = load();
     Object.setPrototypeOf(standIn, Object.getPrototypeOf(m));
-    Object.defineProperties(standIn, Object.getOwnPropertyDescriptors(m));
+    const ds = Object.getOwnPropertyDescriptors(m);
+    // An export that the module itself loads on first use (core's, tools/lazy-core.cjs) stays so: its
+    // first read here reads the module's and keeps the value.
+    for (const [key, d] of Object.entries(ds))
+      if (d.get)
+        ds[key] = {
+          enumerable: d.enumerable,
+          configurable: true,
+          get() {
+            const value = m[key];
+            Object.defineProperty(standIn, key, { enumerable: d.enumerable, configurable: true, writable: true, value });
+            return value;
+          },
+        };
+    Object.defineProperties(standIn, ds);
     return m;
   };
   Object.setPrototypeOf(
@@ -93,6 +107,31 @@ export function lazyClasses(source, names, settle) {
     return proxy;
   });
 }
+
+/**
+ * An object or array that the build loads on first use (core's \`nvtx\`, \`NCCL_DTYPES\`, …): a proxy
+ * over a target of the same kind (so that Array.isArray and JSON.stringify see an array) that
+ * forwards to the value, which \`load\` reads from the build, pointing the wrapper's binding at it.
+ */
+export function lazyValue(load, isArray) {
+  let value;
+  const real = () => (value ??= load());
+  return new Proxy(isArray ? [] : {}, {
+    get: (_, key) => Reflect.get(real(), key),
+    set: (_, key, v) => Reflect.set(real(), key, v),
+    has: (_, key) => Reflect.has(real(), key),
+    deleteProperty: (_, key) => Reflect.deleteProperty(real(), key),
+    defineProperty: (_, key, d) => Reflect.defineProperty(real(), key, d),
+    ownKeys: () => Reflect.ownKeys(real()),
+    getOwnPropertyDescriptor: (t, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(real(), key);
+      if (!d) return d;
+      // An array's length is its target's only non-configurable property: reported as the target has it.
+      return isArray && key === 'length' ? { ...Reflect.getOwnPropertyDescriptor(t, key), value: d.value } : { ...d, configurable: true };
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+  });
+}
 `;
 
 /**
@@ -114,12 +153,12 @@ function standIns(mod, lazy) {
   return lazy.map((name) => {
     const value = mod[name];
     if (typeof value === 'function') return { name, kind: 'class' };
-    if (value && typeof value === 'object') {
-      // The stand-in copies the namespace's properties as they are: a getter in it would stay one.
-      if (exportNames(value).lazy.length) throw new Error(`esm-wrappers: the namespace ${name} has exports that load on first use`);
-      return { name, kind: 'namespace' };
-    }
-    throw new Error(`esm-wrappers: the lazy export ${name} is neither a class nor a namespace`);
+    // A module's namespace (the root's `cuda`, `core`, …), or another object or array (core's `nvtx`, `NCCL_DTYPES`).
+    if (value && typeof value === 'object')
+      return { name, kind: value.__esModule === true ? 'namespace' : 'object', isArray: Array.isArray(value) };
+    // A number or string never changes (src exports no `let`: tools/flatten-exports.cjs): written into the wrapper.
+    if (['number', 'string', 'boolean'].includes(typeof value)) return { name, kind: 'constant', value };
+    throw new Error(`esm-wrappers: the lazy export ${name} is neither a class, an object nor a constant`);
   });
 }
 
@@ -127,12 +166,20 @@ function standIns(mod, lazy) {
 function wrapperModule(cjsRel, values, lazy) {
   const classes = lazy.filter((s) => s.kind === 'class').map((s) => s.name);
   const namespaces = lazy.filter((s) => s.kind === 'namespace').map((s) => s.name);
-  const helpers = [...(classes.length ? ['lazyClasses'] : []), ...(namespaces.length ? ['lazyNamespace'] : [])];
+  const objects = lazy.filter((s) => s.kind === 'object');
+  const constants = lazy.filter((s) => s.kind === 'constant');
+  const helpers = [
+    ...(classes.length ? ['lazyClasses'] : []),
+    ...(namespaces.length ? ['lazyNamespace'] : []),
+    ...(objects.length ? ['lazyValue'] : []),
+  ];
   const lines = [HEADER.trimEnd(), "import { createRequire } from 'node:module';"];
   if (helpers.length) lines.push(`import { ${helpers.join(', ')} } from './lazy.mjs';`);
   lines.push(`const cjs = createRequire(import.meta.url)(${JSON.stringify(cjsRel)});`, 'export default cjs;');
   if (values.length) lines.push(`export const { ${values.join(', ')} } = cjs;`);
   for (const n of namespaces) lines.push(`export let ${n} = lazyNamespace(() => (${n} = cjs.${n}));`);
+  for (const o of objects) lines.push(`export let ${o.name} = lazyValue(() => (${o.name} = cjs.${o.name}), ${o.isArray});`);
+  for (const c of constants) lines.push(`export const ${c.name} = ${JSON.stringify(c.value)};`);
   if (classes.length) {
     const settle = classes.map((n) => `  ${n} = cjs.${n};`).join('\n');
     lines.push(`const classes = lazyClasses(cjs, ${JSON.stringify(classes)}, () => {\n${settle}\n});`);

@@ -4,10 +4,17 @@
 import * as cudart from '../../runtime';
 import { deviceSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
-import * as cuda from '../../driver';
+import type * as cuda from '../../driver';
 import { check, driverError } from '../base/errors';
-import { NvmlDevice, type GpuHealth } from '../nvml/NvmlDevice';
+import type { NvmlDevice, GpuHealth } from '../nvml/NvmlDevice';
 import { checkOptions } from '../base/options';
+
+// The driver facade and the NVML room load on first use: `Device.get(0)` needs neither, and they
+// were most of `require('cuda-bindings/core')`'s start-up (issue #37).
+let driverApi: typeof cuda | undefined;
+const driver = (): typeof cuda => (driverApi ??= require('../../driver') as typeof cuda);
+let nvmlRoom: typeof import('../nvml/NvmlDevice') | undefined;
+const nvml = (): typeof import('../nvml/NvmlDevice') => (nvmlRoom ??= require('../nvml/NvmlDevice') as typeof import('../nvml/NvmlDevice'));
 
 /** A device attribute's name: the enum's (`'cudaDevAttrMultiProcessorCount'`) or without its prefix (`'MultiProcessorCount'`). */
 export type DeviceAttributeName = keyof typeof cudart.cudaDeviceAttr | Unprefixed<keyof typeof cudart.cudaDeviceAttr>;
@@ -106,7 +113,7 @@ export class Device {
    * and CUDA_VISIBLE_DEVICES differ from NVML's. Initialises NVML on first use.
    */
   get nvml(): NvmlDevice {
-    return (this.nvmlDevice ??= NvmlDevice.forCuda(this.uuid, () => this.pciBusId));
+    return (this.nvmlDevice ??= nvml().NvmlDevice.forCuda(this.uuid, () => this.pciBusId));
   }
 
   /**
@@ -152,8 +159,8 @@ export class Device {
   get primaryContext(): cuda.CUcontext {
     this.makeCurrent();
     check(cudart.cudaFree(null), 'cudaFree(NULL) (context creation)');
-    const [err, ctx] = cuda.cuCtxGetCurrent();
-    if (err !== cuda.CUresult.CUDA_SUCCESS || ctx === null) throw driverError(err, 'cuCtxGetCurrent');
+    const [err, ctx] = driver().cuCtxGetCurrent();
+    if (err !== 0 || ctx === null) throw driverError(err, 'cuCtxGetCurrent');
     return ctx;
   }
 
