@@ -8,6 +8,8 @@ import type * as cuda from '../../driver';
 import { check, driverError } from '../base/errors';
 import type { NvmlDevice, GpuHealth } from '../nvml/NvmlDevice';
 import { checkOptions } from '../base/options';
+import { checkStatus, direct } from '../base/direct';
+import { I32, slot } from '../../ffi/scratch';
 
 // The driver facade and the NVML room load on first use: `Device.get(0)` needs neither, and they
 // were most of `require('cuda-bindings/core')`'s start-up (issue #37).
@@ -20,7 +22,9 @@ const nvml = (): typeof import('../nvml/NvmlDevice') => (nvmlRoom ??= require('.
 export type DeviceAttributeName = keyof typeof cudart.cudaDeviceAttr | Unprefixed<keyof typeof cudart.cudaDeviceAttr>;
 type Unprefixed<K> = K extends `cudaDevAttr${infer R}` ? R : never;
 
-const devices = new Map<number, Device>();
+/** The Device of each device number, made on first use. */
+const devices: Device[] = [];
+const getDevice = direct('cudaGetDevice');
 
 /**
  * A CUDA device (a GPU as this process numbers it, after CUDA_VISIBLE_DEVICES): its properties and
@@ -68,18 +72,20 @@ export class Device {
    */
   static get(n = 0): Device {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`Device.get: parameter 'n' must be a device number, got ${n}`);
-    let d = devices.get(n);
-    if (!d) {
+    let d = devices[n];
+    if (d === undefined) {
       const count = Device.count();
       if (n >= count) throw new RangeError(`Device.get: no device ${n}; this machine has ${count}`);
-      devices.set(n, (d = new Device(n)));
+      devices[n] = d = new Device(n);
     }
     return d;
   }
 
   /** The device the calling (JS) thread uses now (cudaGetDevice): 0 until something makes another current. */
   static current(): Device {
-    return Device.get(check(cudart.cudaGetDevice(), 'cudaGetDevice'));
+    checkStatus(getDevice()(slot[0]), 'cudaGetDevice');
+    const n = I32[0];
+    return devices[n] ?? Device.get(n);
   }
 
   /** The properties (cudaGetDeviceProperties), read on first use and cached: a struct with `name`, `totalGlobalMem` (bytes), `multiProcessorCount`, … */
@@ -168,8 +174,7 @@ export class Device {
   makeCurrent(): this {
     // cudaSetDevice only when the device changes: every factory calls this, and on an H100 a
     // cudaSetDevice before each cudaMalloc+cudaFree pair made the pair 69 µs instead of 3 µs.
-    const [err, current] = cudart.cudaGetDevice();
-    if (err !== 0 || current !== this.ordinal) check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
+    if (getDevice()(slot[0]) !== 0 || I32[0] !== this.ordinal) check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
     return this;
   }
 

@@ -5,8 +5,11 @@ import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import type { Device } from './Device';
-import type { Stream } from './Stream';
+import { openStreamHandle, type Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
+import { checkStatus, direct } from '../base/direct';
+
+const eventRecord = direct('cudaEventRecord');
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 
 /** What {@link Event.fromHandle} takes: the owner and device of the event, and whether it records timestamps. */
@@ -111,8 +114,7 @@ export class Event extends Resource {
    */
   record(stream?: Stream): this {
     this.live('record');
-    openOptionalArg(stream, 'Stream', 'Event.record', 'stream');
-    check(cudart.cudaEventRecord(this.handle, stream?.handle ?? null), 'cudaEventRecord');
+    checkStatus(eventRecord()(this.handle, openStreamHandle(stream, 'Event.record', 'stream')), 'cudaEventRecord');
     return this;
   }
 

@@ -160,6 +160,11 @@ export function hookedCudaAllocation(allocator: string, device: number | 'host',
   return hookedAllocation(allocator, device, size, size, () => freshAllocation(allocator, device, size, alloc));
 }
 
+/** @internal Whether any hook is installed (an allocation's hot path calls CUDA itself when none is). */
+export function memoryHooksInstalled(): boolean {
+  return installed.length !== 0;
+}
+
 /** @internal A free function that tells the hooks installed when it runs. */
 export function hookedFree(
   allocator: string,

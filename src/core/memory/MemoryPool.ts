@@ -5,8 +5,10 @@ import { check } from '../base/errors';
 import { Resource, openArg } from '../base/lifetime';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from '../device/Device';
-import type { Stream } from '../device/Stream';
-import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import { Stream } from '../device/Stream';
+import { hookedCudaAllocation, hookedFree, memoryHooksInstalled } from './MemoryHook';
+import { checkStatus, direct } from '../base/direct';
+import { U64, slot } from '../../ffi/scratch';
 import type { OptionKeys } from '../base/options';
 
 /** How {@link Device.createMemoryPool} makes a pool (sizes in bytes). */
@@ -33,6 +35,8 @@ export interface MemoryPoolStats {
 }
 
 const A = cudart.cudaMemPoolAttr;
+const mallocFromPoolAsync = direct('cudaMallocFromPoolAsync');
+const freeAsync = direct('cudaFreeAsync');
 
 /**
  * A stream-ordered memory pool (cudaMallocAsync): an allocation and its free are queued on a stream,
@@ -87,7 +91,7 @@ export class MemoryPool extends Resource {
   allocate(size: number, stream: Stream): DeviceBuffer {
     this.live('allocate');
     checkSize(size, 'MemoryPool.allocate');
-    openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');
+    if (!(stream instanceof Stream) || stream.isClosed) openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');
     return allocateFromPool(this, size, stream, 'pool', 'MemoryPool', 'cudaMallocFromPoolAsync');
   }
 
@@ -153,9 +157,16 @@ export function allocateFromPool(
   call: string,
 ): DeviceBuffer {
   const ordinal = pool.device.ordinal;
-  const p = hookedCudaAllocation(hookName, ordinal, size, () =>
-    check(cudart.cudaMallocFromPoolAsync(size, pool.handle, stream.handle), call),
-  );
-  const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
+  // CUDA called directly (size and stream are checked, the pool open): no closure, no result array.
+  const p = memoryHooksInstalled()
+    ? hookedCudaAllocation(hookName, ordinal, size, () => mallocFrom(pool.handle, size, stream.handle, call))
+    : mallocFrom(pool.handle, size, stream.handle, call);
+  const free = () => void freeAsync()(p, stream.isClosed ? null : stream.handle);
   return DeviceBuffer.fromAllocation(p, size, pool.device, kind, hookedFree(hookName, ordinal, size, size, p, free), [pool, stream]);
+}
+
+/** cudaMallocFromPoolAsync: the address, or throws the CudaError named `call`. */
+function mallocFrom(pool: cudart.cudaMemPool_t, size: number, stream: cudart.cudaStream_t, call: string): bigint {
+  checkStatus(mallocFromPoolAsync()(slot[0], size, pool, stream), call);
+  return U64[0];
 }
