@@ -3,7 +3,7 @@ import * as cudart from '../../runtime';
 import { eventSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
-import { Resource, openArg, openOptionalArg } from '../base/lifetime';
+import { Resource, openArg } from '../base/lifetime';
 import type { Device } from './Device';
 import { openStreamHandle, type Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
