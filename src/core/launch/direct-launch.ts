@@ -68,6 +68,8 @@ export class DirectLaunch {
   private kinds: Kind[] = [];
   private pointers: Uint8Array | null = null;
   private dv: DataView | null = null;
+  /** fill() compiled for the last launch's types (see compiledFill), or null where code cannot be made from a string. */
+  private compiled: ((args: readonly unknown[]) => boolean) | null = null;
 
   /** After a plain launch through the general path: keeps its config object and its arguments' types (when all are usual). */
   learn(config: LaunchConfig, args: readonly unknown[]): void {
@@ -79,7 +81,7 @@ export class DirectLaunch {
     if (types.some((t) => !Object.hasOwn(SCALAR, t) && t !== 'buffer' && t !== 'address')) {
       this.types = [];
       this.kinds = [];
-      this.pointers = this.dv = null;
+      this.pointers = this.dv = this.compiled = null;
       return;
     }
     if (types.length === this.types.length && types.every((t, i) => t === this.types[i])) return;
@@ -93,6 +95,7 @@ export class DirectLaunch {
     this.kinds = types.map((t) => (t === 'buffer' ? Kind.buffer : t === 'address' ? Kind.address : SCALAR[t]));
     this.pointers = n ? new Uint8Array(store, 0, 8 * n) : null;
     this.dv = dv;
+    this.compiled = compiledFill(this.kinds, types, dv);
   }
 
   /**
@@ -108,7 +111,7 @@ export class DirectLaunch {
     const shared = sm === undefined ? 0 : typeof sm === 'number' && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : -1;
     if (h === undefined || shared < 0) return false;
     if ((config.grid !== this.gridSeen || config.block !== this.blockSeen) && !this.dims(config.grid, config.block)) return false;
-    if (args.length > 0 && !this.fill(args)) return false;
+    if (args.length > 0 && !(this.compiled ?? this.fill).call(this, args)) return false;
     const g = this.gridWords;
     const b = this.blockWords;
     const err = raw!(handle, g[0], g[1], b[0], b[1], this.pointers, shared, h) as number;
@@ -189,5 +192,56 @@ export class DirectLaunch {
     w[0] = d[1] < 0x200000 ? d[0] + d[1] * 4294967296 : BigInt(d[0]) | (BigInt(d[1]) << 32n);
     w[1] = d[2];
     return true;
+  }
+}
+
+/** The DataView store of each scalar kind, and whether it takes the little-endian flag. */
+const STORE: Record<number, [string, boolean]> = {
+  [Kind.i8]: ['setInt8', false],
+  [Kind.u8]: ['setUint8', false],
+  [Kind.i16]: ['setInt16', true],
+  [Kind.u16]: ['setUint16', true],
+  [Kind.i32]: ['setInt32', true],
+  [Kind.u32]: ['setUint32', true],
+  [Kind.f32]: ['setFloat32', true],
+  [Kind.f64]: ['setFloat64', true],
+  [Kind.i64]: ['setBigInt64', true],
+  [Kind.u64]: ['setBigUint64', true],
+};
+
+/**
+ * DirectLaunch.fill for one list of argument types as straight-line code: each argument's test and
+ * store in line, at its offset (about 8 ns an argument less than the loop, as for prepared launches).
+ * The source holds only offsets, method names from STORE and type names that are keys of SCALAR,
+ * never a user's string. Null where code cannot be made from a string.
+ */
+function compiledFill(kinds: Kind[], types: string[], dv: DataView): ((args: readonly unknown[]) => boolean) | null {
+  const n = kinds.length;
+  const lines = ['return function fill(args) {', '  let a, p;'];
+  kinds.forEach((k, i) => {
+    const at = 8 * n + 8 * i;
+    lines.push(`  a = args[${i}];`);
+    if (k === Kind.buffer)
+      lines.push(
+        `  if (!(a instanceof DeviceBuffer) || (p = a.openAddress()) === null) return false;`,
+        `  dv.setBigUint64(${at}, p, true);`,
+      );
+    else if (k === Kind.address)
+      lines.push(`  if (typeof a !== 'bigint' || BigInt.asUintN(64, a) !== a) return false;`, `  dv.setBigUint64(${at}, a, true);`);
+    else {
+      const [method, le] = STORE[k];
+      lines.push(
+        `  if (!(a instanceof KernelArg) || a.type !== ${JSON.stringify(types[i])}) return false;`,
+        `  dv.${method}(${at}, a.value${le ? ', true' : ''});`,
+      );
+    }
+  });
+  lines.push('  return true;', '};');
+  try {
+    return new Function('dv', 'DeviceBuffer', 'KernelArg', lines.join('\n'))(dv, DeviceBuffer, cudart.KernelArg) as (
+      args: readonly unknown[],
+    ) => boolean;
+  } catch {
+    return null;
   }
 }
