@@ -25,7 +25,7 @@ const finalizer = new FinalizationRegistry<() => void>(release);
  * macrotask, or once this many are waiting. Until then it is held here; a finalizer could not have
  * run before the current task ends anyway.
  */
-let unregistered: Resource[] = [];
+let unregistered: (Resource | null)[] = [];
 const UNREGISTERED_MAX = 256;
 let flushScheduled = false;
 
@@ -96,6 +96,8 @@ export abstract class Resource {
   private closed = false;
   /** Whether the finalizer knows it (see `unregistered`). */
   private registered = false;
+  /** Its place in `unregistered` while it waits there (a closed one is let go of at once, to die young). */
+  private waiting: number;
   /** The holds on it (see holdOpen), once one was taken; while any is, close() leaves the freeing to the last. */
   private holds: Holds | null = null;
 
@@ -109,7 +111,7 @@ export abstract class Resource {
     const list = unregistered;
     unregistered = [];
     for (const r of list) {
-      if (r.closed) continue;
+      if (r === null || r.closed) continue;
       const what = r.constructor.name;
       const free = r.free;
       r.registered = true;
@@ -134,6 +136,7 @@ export abstract class Resource {
     /** The objects this resource needs alive (its device, its parent allocation, …), held as long as it lives. */
     protected readonly keep: unknown[] = [],
   ) {
+    this.waiting = unregistered.length;
     if (unregistered.push(this) >= UNREGISTERED_MAX) Resource.flush();
     else if (!flushScheduled) {
       flushScheduled = true;
@@ -151,6 +154,7 @@ export abstract class Resource {
     if (this.closed) return;
     this.closed = true;
     if (this.registered) finalizer.unregister(this);
+    else if (unregistered[this.waiting] === this) unregistered[this.waiting] = null;
     if (this.holds?.held) this.holds.defer(() => release(this.free));
     else release(this.free);
   }

@@ -176,12 +176,24 @@ export function hookedFree(
 ): () => void {
   return () => {
     if (installed.length === 0) return free();
-    const event: MemoryEvent = { allocator, device, size, memSize, ptr };
-    try {
-      notify('freePre', event);
-    } finally {
-      free(); // a hook that throws must not keep the memory from being given back
-    }
-    notify('freePost', event);
+    freeWithHooks(allocator, device, size, memSize, ptr, free);
   };
+}
+
+/** @internal Runs `free` between the installed hooks' freePre and freePost (what hookedFree's function does when hooks are installed). */
+export function freeWithHooks(
+  allocator: string,
+  device: number | 'host',
+  size: number,
+  memSize: number,
+  ptr: bigint,
+  free: () => void,
+): void {
+  const event: MemoryEvent = { allocator, device, size, memSize, ptr };
+  try {
+    notify('freePre', event);
+  } finally {
+    free(); // a hook that throws must not keep the memory from being given back
+  }
+  notify('freePost', event);
 }

@@ -6,7 +6,7 @@ import { Resource, openArg } from '../base/lifetime';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
-import { hookedCudaAllocation, hookedFree, memoryHooksInstalled } from './MemoryHook';
+import { freeWithHooks, hookedCudaAllocation, memoryHooksInstalled } from './MemoryHook';
 import { checkStatus, direct } from '../base/direct';
 import { U64, slot } from '../../ffi/scratch';
 import type { OptionKeys } from '../base/options';
@@ -161,8 +161,12 @@ export function allocateFromPool(
   const p = memoryHooksInstalled()
     ? hookedCudaAllocation(hookName, ordinal, size, () => mallocFrom(pool.handle, size, stream.handle, call))
     : mallocFrom(pool.handle, size, stream.handle, call);
-  const free = () => void freeAsync()(p, stream.isClosed ? null : stream.handle);
-  return DeviceBuffer.fromAllocation(p, size, pool.device, kind, hookedFree(hookName, ordinal, size, size, p, free), [pool, stream]);
+  // One function, as hookedFree's: it tells the hooks installed when it runs (a function for them made only then).
+  const free = (): void => {
+    if (!memoryHooksInstalled()) freeAsync()(p, stream.isClosed ? null : stream.handle);
+    else freeWithHooks(hookName, ordinal, size, size, p, () => void freeAsync()(p, stream.isClosed ? null : stream.handle));
+  };
+  return DeviceBuffer.fromAllocation(p, size, pool.device, kind, free, [pool, stream]);
 }
 
 /** cudaMallocFromPoolAsync: the address, or throws the CudaError named `call`. */
