@@ -18,16 +18,16 @@ import { readDim, usesExtendedOptions, type Dim, type LaunchConfig } from './lau
 
 /** How each argument is stored: a typed scalar's C type, an open DeviceBuffer's address, or a bigint address. */
 const enum Kind {
+  f32,
+  f64,
+  i32,
+  u32,
+  i64,
+  u64,
   i8,
   u8,
   i16,
   u16,
-  i32,
-  u32,
-  f32,
-  f64,
-  i64,
-  u64,
   buffer,
   address,
 }
@@ -139,39 +139,9 @@ export class DirectLaunch {
         continue;
       }
       if (!(a instanceof cudart.KernelArg) || a.type !== this.types[i]) return false;
-      const v = a.value;
-      switch (k) {
-        case Kind.i32:
-          dv.setInt32(at, v as number, true);
-          break;
-        case Kind.u32:
-          dv.setUint32(at, v as number, true);
-          break;
-        case Kind.f32:
-          dv.setFloat32(at, v as number, true);
-          break;
-        case Kind.f64:
-          dv.setFloat64(at, v as number, true);
-          break;
-        case Kind.i64:
-          dv.setBigInt64(at, v as bigint, true);
-          break;
-        case Kind.u64:
-          dv.setBigUint64(at, v as bigint, true);
-          break;
-        case Kind.i8:
-          dv.setInt8(at, v as number);
-          break;
-        case Kind.u8:
-          dv.setUint8(at, v as number);
-          break;
-        case Kind.i16:
-          dv.setInt16(at, v as number, true);
-          break;
-        case Kind.u16:
-          dv.setUint16(at, v as number, true);
-          break;
-      }
+      // Only where code cannot be made from a string (compiledFill does this in line).
+      const [method, le] = STORE[k];
+      (dv as unknown as Record<string, (at: number, v: unknown, le: boolean) => void>)[method](at, a.value, le);
     }
     return true;
   }

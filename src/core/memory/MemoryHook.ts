@@ -165,19 +165,9 @@ export function memoryHooksInstalled(): boolean {
   return installed.length !== 0;
 }
 
-/** @internal A free function that tells the hooks installed when it runs. */
-export function hookedFree(
-  allocator: string,
-  device: number | 'host',
-  size: number,
-  memSize: number,
-  ptr: bigint,
-  free: () => void,
-): () => void {
-  return () => {
-    if (installed.length === 0) return free();
-    freeWithHooks(allocator, device, size, memSize, ptr, free);
-  };
+/** @internal A free function that tells the hooks installed when it runs (freeWithHooks' parameters). */
+export function hookedFree(...free: Parameters<typeof freeWithHooks>): () => void {
+  return () => (installed.length === 0 ? free[5]() : freeWithHooks(...free));
 }
 
 /** @internal Runs `free` between the installed hooks' freePre and freePost (what hookedFree's function does when hooks are installed). */
