@@ -34,19 +34,10 @@ export function lazyNamespace(load) {
     const m = load();
     Object.setPrototypeOf(standIn, Object.getPrototypeOf(m));
     const ds = Object.getOwnPropertyDescriptors(m);
-    // An export that the module itself loads on first use (core's, tools/lazy-core.cjs) stays so: its
-    // first read here reads the module's and keeps the value.
+    // A getter (an export that the module loads on first use, core's: tools/lazy-core.cjs; or a live
+    // one) reads the module's own property, so that it runs with the module as \`this\`.
     for (const [key, d] of Object.entries(ds))
-      if (d.get)
-        ds[key] = {
-          enumerable: d.enumerable,
-          configurable: true,
-          get() {
-            const value = m[key];
-            Object.defineProperty(standIn, key, { enumerable: d.enumerable, configurable: true, writable: true, value });
-            return value;
-          },
-        };
+      if (d.get) ds[key] = { enumerable: d.enumerable, configurable: true, get: () => m[key], set: d.set && ((v) => (m[key] = v)) };
     Object.defineProperties(standIn, ds);
     return m;
   };
@@ -109,14 +100,14 @@ export function lazyClasses(source, names, settle) {
 }
 
 /**
- * An object or array that the build loads on first use (core's \`nvtx\`, \`NCCL_DTYPES\`, …): a proxy
- * over a target of the same kind (so that Array.isArray and JSON.stringify see an array) that
- * forwards to the value, which \`load\` reads from the build, pointing the wrapper's binding at it.
+ * An array that the build loads on first use (core's \`NCCL_DTYPES\`, \`BANDWIDTH_SIZES\`, …): a proxy
+ * over an array (so that Array.isArray and JSON.stringify see one) that forwards to the array, which
+ * \`load\` reads from the build, pointing the wrapper's binding at it.
  */
-export function lazyValue(load, isArray) {
+export function lazyArray(load) {
   let value;
   const real = () => (value ??= load());
-  return new Proxy(isArray ? [] : {}, {
+  return new Proxy([], {
     get: (_, key) => Reflect.get(real(), key),
     set: (_, key, v) => Reflect.set(real(), key, v),
     has: (_, key) => Reflect.has(real(), key),
@@ -126,8 +117,8 @@ export function lazyValue(load, isArray) {
     getOwnPropertyDescriptor: (t, key) => {
       const d = Reflect.getOwnPropertyDescriptor(real(), key);
       if (!d) return d;
-      // An array's length is its target's only non-configurable property: reported as the target has it.
-      return isArray && key === 'length' ? { ...Reflect.getOwnPropertyDescriptor(t, key), value: d.value } : { ...d, configurable: true };
+      // The length is the target's only non-configurable property: reported as the target has it.
+      return key === 'length' ? { ...Reflect.getOwnPropertyDescriptor(t, key), value: d.value } : { ...d, configurable: true };
     },
     getPrototypeOf: () => Reflect.getPrototypeOf(real()),
   });
@@ -153,12 +144,12 @@ function standIns(mod, lazy) {
   return lazy.map((name) => {
     const value = mod[name];
     if (typeof value === 'function') return { name, kind: 'class' };
-    // A module's namespace (the root's `cuda`, `core`, …), or another object or array (core's `nvtx`, `NCCL_DTYPES`).
-    if (value && typeof value === 'object')
-      return { name, kind: value.__esModule === true ? 'namespace' : 'object', isArray: Array.isArray(value) };
+    // An array (core's `NCCL_DTYPES`), or an object: a module's namespace (the root's `cuda`, `core`, …) or another (core's `nvtx`).
+    if (Array.isArray(value)) return { name, kind: 'array' };
+    if (value && typeof value === 'object') return { name, kind: 'namespace' };
     // A number or string never changes (src exports no `let`: tools/flatten-exports.cjs): written into the wrapper.
     if (['number', 'string', 'boolean'].includes(typeof value)) return { name, kind: 'constant', value };
-    throw new Error(`esm-wrappers: the lazy export ${name} is neither a class, an object nor a constant`);
+    throw new Error(`esm-wrappers: the lazy export ${name} is neither a class, an array, an object nor a constant`);
   });
 }
 
@@ -166,19 +157,19 @@ function standIns(mod, lazy) {
 function wrapperModule(cjsRel, values, lazy) {
   const classes = lazy.filter((s) => s.kind === 'class').map((s) => s.name);
   const namespaces = lazy.filter((s) => s.kind === 'namespace').map((s) => s.name);
-  const objects = lazy.filter((s) => s.kind === 'object');
+  const arrays = lazy.filter((s) => s.kind === 'array').map((s) => s.name);
   const constants = lazy.filter((s) => s.kind === 'constant');
   const helpers = [
     ...(classes.length ? ['lazyClasses'] : []),
     ...(namespaces.length ? ['lazyNamespace'] : []),
-    ...(objects.length ? ['lazyValue'] : []),
+    ...(arrays.length ? ['lazyArray'] : []),
   ];
   const lines = [HEADER.trimEnd(), "import { createRequire } from 'node:module';"];
   if (helpers.length) lines.push(`import { ${helpers.join(', ')} } from './lazy.mjs';`);
   lines.push(`const cjs = createRequire(import.meta.url)(${JSON.stringify(cjsRel)});`, 'export default cjs;');
   if (values.length) lines.push(`export const { ${values.join(', ')} } = cjs;`);
   for (const n of namespaces) lines.push(`export let ${n} = lazyNamespace(() => (${n} = cjs.${n}));`);
-  for (const o of objects) lines.push(`export let ${o.name} = lazyValue(() => (${o.name} = cjs.${o.name}), ${o.isArray});`);
+  for (const n of arrays) lines.push(`export let ${n} = lazyArray(() => (${n} = cjs.${n}));`);
   for (const c of constants) lines.push(`export const ${c.name} = ${JSON.stringify(c.value)};`);
   if (classes.length) {
     const settle = classes.map((n) => `  ${n} = cjs.${n};`).join('\n');
