@@ -1,5 +1,8 @@
 // The facade against raw koffi calls of the same functions, on whatever libcudart loads (without a
-// driver every call returns cudaErrorInsufficientDriver at once, so this measures marshalling).
+// driver every call returns cudaErrorInsufficientDriver at once, so this measures marshalling). Those
+// rows pass made-up handles, which only the no-driver library tolerates: where a driver answers they
+// are left out, with a line saying so (`npm run bench` measures the calls there).
+// `bench/core-cpu.ts` measures core's rows on a fake libcudart.
 // Runs against the build from the repo root: `npm run bench:cpu`; `node dist-bench/bench/cpu.js --startup`
 // measures only the start-up, on any machine.
 import koffi from 'koffi';
@@ -68,9 +71,25 @@ const cases: [string, () => unknown, () => unknown, number][] = [
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-// With `--startup`, only the start-up part: on a machine with a driver the calls below would reach
-// it with made-up handles.
-if (!process.argv.includes('--startup') && !process.argv.includes('--nvtx')) {
+/** What says a CUDA driver is here (its version, or libcuda loading), or null: the made-up handles below would crash it. */
+function driverHere(): string | null {
+  const [err, version] = cudart.cudaDriverGetVersion();
+  if (err === 0 && version !== null && version > 0) return `cudaDriverGetVersion gives ${version}`;
+  try {
+    koffi.load(process.platform === 'win32' ? 'nvcuda.dll' : 'libcuda.so.1');
+    return 'libcuda loads';
+  } catch {
+    return null;
+  }
+}
+
+// With `--startup`, only the start-up part.
+const driver = process.argv.includes('--startup') || process.argv.includes('--nvtx') ? null : driverHere();
+if (driver !== null)
+  console.log(
+    `# A CUDA driver is here (${driver}): the facade-against-koffi rows pass made-up handles that only the no-driver library tolerates, so they are left out; use \`npm run bench\` on this machine.`,
+  );
+if (!process.argv.includes('--startup') && !process.argv.includes('--nvtx') && driver === null) {
   // Interleaved: each round times every case raw then through the facade, so a slow stretch of the
   // machine hits both; the ratio is the median of the per-round ratios.
   const ROUNDS = 10;
@@ -130,10 +149,10 @@ if (!process.argv.includes('--startup')) {
 // file as CommonJS (`require`) and by one as an ES module (`await import`): from just before the load
 // until the first call has returned, the wall time, the process's CPU time (all threads; a loaded
 // machine stretches the first, hardly the second) and what the RSS grew by. The first call is the
-// runtime's cudaGetDeviceCount where the entry has it (the root's `cudart` too), core's Device.count(),
+// runtime's cudaGetDeviceCount where the entry has it (the root's `cudart` too), core's Device.get(0),
 // else the library's libraryInfo(), which opens it: an absent library's LibraryLoadError is its answer.
 // The processes take turns, entry by entry, CommonJS then ES module, so that a slow spell of the machine
-// falls on both; median of 7 of each, and the median of the per-turn ratios of CPU time.
+// falls on both; median of 7 of each (`--reps n`), and the median of the per-turn ratios of CPU time.
 const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
 const fs = require('node:fs') as typeof import('node:fs');
 const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { name: string; exports: Record<string, unknown> };
@@ -147,7 +166,7 @@ const probe = (load: string) =>
     load,
     'let answer;',
     'try {',
-    '  answer = m.cudaGetDeviceCount ? m.cudaGetDeviceCount()[0] : m.cudart ? m.cudart.cudaGetDeviceCount()[0] : m.Device ? m.Device.count() : m.libraryInfo().version;',
+    "  answer = m.cudaGetDeviceCount ? m.cudaGetDeviceCount()[0] : m.cudart ? m.cudart.cudaGetDeviceCount()[0] : m.Device ? 'Device ' + m.Device.get(0).ordinal : m.libraryInfo().version;",
     '} catch (e) {',
     '  answer = e.constructor.name;',
     '}',
@@ -159,7 +178,7 @@ fs.writeFileSync(scripts.cjs, probe('const m = require(process.argv[2]);'));
 fs.writeFileSync(scripts.esm, probe('const m = await import(process.argv[2]);'));
 type Sample = [ms: number, cpu: number, rss: number, answer: unknown];
 const run = (script: string, entry: string) => JSON.parse(execFileSync(process.execPath, [script, entry]).toString()) as Sample;
-const REPS = 7;
+const REPS = Number(process.argv.includes('--reps') ? process.argv[process.argv.indexOf('--reps') + 1] : 7);
 const samples = entries.map(() => ({ cjs: [] as Sample[], esm: [] as Sample[] }));
 for (let rep = 0; rep < REPS; rep++)
   entries.forEach((entry, i) => {
@@ -179,3 +198,13 @@ entries.forEach((entry, i) => {
     `| ${entry} | ${cjs[0][3]} | ${col(cjs, 0)} | ${col(cjs, 1)} | ${col(cjs, 2)} | ${col(esm, 0)} | ${col(esm, 1)} | ${col(esm, 2)} | ${ratio.toFixed(2)}× |`,
   );
 });
+// Issue #37: `require('cuda-bindings/core')` + Device.get(0) against the root's require + its first call,
+// the processes of each turn compared (median of the per-turn differences).
+const rootAt = entries.indexOf(pkg.name);
+const coreAt = entries.indexOf(`${pkg.name}/core`);
+if (rootAt >= 0 && coreAt >= 0) {
+  const diff = (k: 0 | 1 | 2) => median(samples[coreAt].cjs.map((c, i) => c[k] - samples[rootAt].cjs[i][k])).toFixed(1);
+  console.log(
+    `\nrequire('${pkg.name}/core') + Device.get(0) over require('${pkg.name}') + cudaGetDeviceCount: ${diff(0)} ms, ${diff(1)} CPU ms, ${diff(2)} MiB RSS (median of ${REPS} per-turn differences)`,
+  );
+}

@@ -33,7 +33,12 @@ export function lazyNamespace(load) {
   const settle = () => {
     const m = load();
     Object.setPrototypeOf(standIn, Object.getPrototypeOf(m));
-    Object.defineProperties(standIn, Object.getOwnPropertyDescriptors(m));
+    const ds = Object.getOwnPropertyDescriptors(m);
+    // A getter (an export that the module loads on first use, core's: tools/lazy-core.cjs; or a live
+    // one) reads the module's own property, so that it runs with the module as \`this\`.
+    for (const [key, d] of Object.entries(ds))
+      if (d.get) ds[key] = { enumerable: d.enumerable, configurable: true, get: () => m[key], set: d.set && ((v) => (m[key] = v)) };
+    Object.defineProperties(standIn, ds);
     return m;
   };
   Object.setPrototypeOf(
@@ -93,6 +98,31 @@ export function lazyClasses(source, names, settle) {
     return proxy;
   });
 }
+
+/**
+ * An array that the build loads on first use (core's \`NCCL_DTYPES\`, \`BANDWIDTH_SIZES\`, …): a proxy
+ * over an array (so that Array.isArray and JSON.stringify see one) that forwards to the array, which
+ * \`load\` reads from the build, pointing the wrapper's binding at it.
+ */
+export function lazyArray(load) {
+  let value;
+  const real = () => (value ??= load());
+  return new Proxy([], {
+    get: (_, key) => Reflect.get(real(), key),
+    set: (_, key, v) => Reflect.set(real(), key, v),
+    has: (_, key) => Reflect.has(real(), key),
+    deleteProperty: (_, key) => Reflect.deleteProperty(real(), key),
+    defineProperty: (_, key, d) => Reflect.defineProperty(real(), key, d),
+    ownKeys: () => Reflect.ownKeys(real()),
+    getOwnPropertyDescriptor: (t, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(real(), key);
+      if (!d) return d;
+      // The length is the target's only non-configurable property: reported as the target has it.
+      return key === 'length' ? { ...Reflect.getOwnPropertyDescriptor(t, key), value: d.value } : { ...d, configurable: true };
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+  });
+}
 `;
 
 /**
@@ -114,12 +144,12 @@ function standIns(mod, lazy) {
   return lazy.map((name) => {
     const value = mod[name];
     if (typeof value === 'function') return { name, kind: 'class' };
-    if (value && typeof value === 'object') {
-      // The stand-in copies the namespace's properties as they are: a getter in it would stay one.
-      if (exportNames(value).lazy.length) throw new Error(`esm-wrappers: the namespace ${name} has exports that load on first use`);
-      return { name, kind: 'namespace' };
-    }
-    throw new Error(`esm-wrappers: the lazy export ${name} is neither a class nor a namespace`);
+    // An array (core's `NCCL_DTYPES`), or an object: a module's namespace (the root's `cuda`, `core`, …) or another (core's `nvtx`).
+    if (Array.isArray(value)) return { name, kind: 'array' };
+    if (value && typeof value === 'object') return { name, kind: 'namespace' };
+    // A number or string never changes (src exports no `let`: tools/flatten-exports.cjs): written into the wrapper.
+    if (['number', 'string', 'boolean'].includes(typeof value)) return { name, kind: 'constant', value };
+    throw new Error(`esm-wrappers: the lazy export ${name} is neither a class, an array, an object nor a constant`);
   });
 }
 
@@ -127,12 +157,20 @@ function standIns(mod, lazy) {
 function wrapperModule(cjsRel, values, lazy) {
   const classes = lazy.filter((s) => s.kind === 'class').map((s) => s.name);
   const namespaces = lazy.filter((s) => s.kind === 'namespace').map((s) => s.name);
-  const helpers = [...(classes.length ? ['lazyClasses'] : []), ...(namespaces.length ? ['lazyNamespace'] : [])];
+  const arrays = lazy.filter((s) => s.kind === 'array').map((s) => s.name);
+  const constants = lazy.filter((s) => s.kind === 'constant');
+  const helpers = [
+    ...(classes.length ? ['lazyClasses'] : []),
+    ...(namespaces.length ? ['lazyNamespace'] : []),
+    ...(arrays.length ? ['lazyArray'] : []),
+  ];
   const lines = [HEADER.trimEnd(), "import { createRequire } from 'node:module';"];
   if (helpers.length) lines.push(`import { ${helpers.join(', ')} } from './lazy.mjs';`);
   lines.push(`const cjs = createRequire(import.meta.url)(${JSON.stringify(cjsRel)});`, 'export default cjs;');
   if (values.length) lines.push(`export const { ${values.join(', ')} } = cjs;`);
   for (const n of namespaces) lines.push(`export let ${n} = lazyNamespace(() => (${n} = cjs.${n}));`);
+  for (const n of arrays) lines.push(`export let ${n} = lazyArray(() => (${n} = cjs.${n}));`);
+  for (const c of constants) lines.push(`export const ${c.name} = ${JSON.stringify(c.value)};`);
   if (classes.length) {
     const settle = classes.map((n) => `  ${n} = cjs.${n};`).join('\n');
     lines.push(`const classes = lazyClasses(cjs, ${JSON.stringify(classes)}, () => {\n${settle}\n});`);

@@ -4,7 +4,10 @@
 // median over the rounds with its spread (min–max), each round's sample being the fastest of five
 // timed loops (the implementations taking turns loop by loop), and its ratio to C: the median of
 // the per-round ratios, each against C's figure of the same round. The raw samples go to a JSON file.
-//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--cpus 8] [--out bench/results/stable.json]
+// The two shortest calls (OPS' `short`) keep every loop's figure, `--short-loops` a round, and a
+// second table gives each implementation's two modes and two ratios to C: its fast mode's over C's
+// fast mode's, and the median of its loop-by-loop ratios (each loop against C's loop of the same turn).
+//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--out bench/results/stable.json]
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
 //   node dist-bench/bench/stable/run.js --table run.json            (a run's table again, from its JSON)
 //   node dist-bench/bench/stable/run.js --floor a.json [b.json …]    (facade and core over the koffi floor, per run)
@@ -13,13 +16,55 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { IMPLS, OPS, buildKernels, gpuName, median, options, pinTo, resultsFile, type Impl } from './plan';
+import { IMPLS, OPS, buildKernels, gpuName, median, options, pinTo, resultsFile, twoModes, type Impl } from './plan';
 
 interface Results {
   meta: Record<string, unknown>;
   ops: typeof OPS;
   /** samples[impl][op]: ns per call, one per round (null where the implementation lacks the operation). */
   samples: Record<string, Record<string, (number | null)[]>>;
+  /** loops[impl][op][round]: every loop's ns per call, in turn order, for the short operations (absent before issue #37). */
+  loops?: Record<string, Record<string, number[][]>>;
+}
+
+/** An implementation's loops of a short operation, and each one's ratio to C's loop of the same turn. */
+function shortLoops(r: Results, impl: string, op: string): { all: number[]; paired: number[] } {
+  const mine = r.loops?.[impl]?.[op] ?? [];
+  const c = r.loops?.c?.[op] ?? [];
+  return {
+    all: mine.flat(),
+    paired: mine.flatMap((round, i) => round.flatMap((x, k) => (c[i]?.[k] ? [x / c[i][k]] : []))),
+  };
+}
+
+/** A short operation's ratios to C for an implementation: fast mode over C's fast mode, and the median loop-by-loop ratio. */
+function shortRatios(r: Results, impl: string, op: string): { fast: number; paired: number } | null {
+  const { all, paired } = shortLoops(r, impl, op);
+  const c = shortLoops(r, 'c', op).all;
+  if (!all.length || !c.length || !paired.length) return null;
+  return { fast: twoModes(all).fast / twoModes(c).fast, paired: median(paired) };
+}
+
+/** The short operations' modes: per implementation, each mode's median ns and share of loops, and the two ratios to C. */
+function modesTable(r: Results): string {
+  const lines = [
+    '| operation | implementation | fast mode, ns [loops] | slow mode, ns [loops] | fast ÷ C fast | loop-by-loop ÷ C (median) |',
+    '|---|---|---:|---:|---:|---:|',
+  ];
+  for (const { op, short } of r.ops) {
+    if (!short) continue;
+    for (const impl of IMPLS) {
+      const { all } = shortLoops(r, impl, op);
+      if (!all.length) continue;
+      const m = twoModes(all);
+      const f = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+      const ratios = impl === 'c' ? null : shortRatios(r, impl, op);
+      lines.push(
+        `| ${op} | ${impl} | ${f(m.fast)} [${m.fastCount}] | ${m.two ? `${f(m.slow)} [${m.slowCount}]` : '(one mode)'} | ${ratios ? `${ratios.fast.toFixed(2)}×` : ''} | ${ratios ? `${ratios.paired.toFixed(2)}×` : ''} |`,
+      );
+    }
+  }
+  return lines.join('\n');
 }
 
 /**
@@ -86,6 +131,17 @@ function compare(a: Results, b: Results): string {
       const d = Math.abs(x / y - 1);
       worst = Math.max(worst, d);
       lines.push(`| ${op} | ${impl} | ${x.toFixed(2)}× | ${y.toFixed(2)}× | ${(100 * d).toFixed(1)}%${d > 0.15 ? ' **over 15%**' : ''} |`);
+      // The short operations' ratios from their modes too (runs from before issue #37 have none).
+      const sa = shortRatios(a, impl, op);
+      const sb = shortRatios(b, impl, op);
+      if (!sa || !sb) continue;
+      for (const k of ['fast', 'paired'] as const) {
+        const dk = Math.abs(sa[k] / sb[k] - 1);
+        const label = k === 'fast' ? 'fast mode ÷ C fast mode' : 'loop-by-loop ÷ C';
+        lines.push(
+          `| ${op} (${label}) | ${impl} | ${sa[k].toFixed(2)}× | ${sb[k].toFixed(2)}× | ${(100 * dk).toFixed(1)}%${dk > 0.15 ? ' **over 15%**' : ''} |`,
+        );
+      }
     }
   }
   lines.push('', `Largest difference between the two runs: ${(100 * worst).toFixed(1)}%.`);
@@ -146,7 +202,9 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const opt = options(args);
   if (args[0] === '--table') {
-    console.log(table(JSON.parse(fs.readFileSync(args[1], 'utf8')) as Results));
+    const r = JSON.parse(fs.readFileSync(args[1], 'utf8')) as Results;
+    console.log(table(r));
+    if (r.loops) console.log(`\n${modesTable(r)}`);
     return;
   }
   if (args[0] === '--floor') {
@@ -160,6 +218,7 @@ async function main(): Promise<void> {
   }
   const rounds = Number(opt('--rounds', '10'));
   const loops = Number(opt('--loops', '5'));
+  const shortLoopCount = Number(opt('--short-loops', '20'));
   // One CPU for every process (they take turns, so only one runs at a time). With two (8,9) a
   // process's samples fell into two modes, 1.3-2x apart, as it ran on one CPU or the other, and the
   // two H100 runs of 2026-11-23 disagreed by up to 46% on the shortest calls.
@@ -187,22 +246,28 @@ async function main(): Promise<void> {
   if (!servers.some((s) => s.impl === 'c')) throw new Error(`the C server did not start: ${notes.join('; ')}`);
   const samples: Results['samples'] = {};
   for (const s of servers) samples[s.impl] = Object.fromEntries(OPS.map((o) => [o.op, []]));
+  const loopsOf: NonNullable<Results['loops']> = {};
+  for (const s of servers) loopsOf[s.impl] = Object.fromEntries(OPS.filter((o) => o.short).map((o) => [o.op, []]));
   // Round 0 warms every process up (JIT, lazy binding, caches) and is not kept.
   for (let round = 0; round <= rounds; round++) {
     const t0 = Date.now();
     // Each round starts with the next implementation, so none always follows the same one.
     const order = servers.map((_, i) => servers[(i + round) % servers.length]);
-    for (const { op, kind, n, nFor } of OPS) {
+    for (const { op, kind, n, nFor, short } of OPS) {
       // A sample is the fastest of `loops` timed loops: what the machine adds (another process, an
       // interrupt, a frequency dip) only ever slows a loop down. The implementations take turns loop
       // by loop (C, facade, …, C, facade, …), so a slow spell of the machine falls on all of them
       // alike, not on whichever ran its loops back to back while it lasted.
+      // A short operation: more loops of fewer calls (the same calls in all), every one kept.
+      const count = short ? shortLoopCount : loops;
+      const calls = (impl: Impl) => Math.max(1, Math.round(((nFor?.[impl] ?? n) * loops) / count));
       const v = new Map<Server, (number | null)[]>(order.map((s) => [s, []]));
-      for (let k = 0; k < loops; k++) for (const s of order) v.get(s)!.push(await s.ask(op, kind, nFor?.[s.impl] ?? n));
+      for (let k = 0; k < count; k++) for (const s of order) v.get(s)!.push(await s.ask(op, kind, calls(s.impl)));
       if (round > 0)
         for (const s of order) {
           const t = v.get(s)!;
           samples[s.impl][op].push(t[0] === null ? null : Math.min(...(t as number[])));
+          if (short && t[0] !== null) loopsOf[s.impl][op].push(t as number[]);
         }
     }
     process.stderr.write(`round ${round}/${rounds}${round === 0 ? ' (warm-up, not kept)' : ''}: ${Date.now() - t0} ms\n`);
@@ -214,9 +279,20 @@ async function main(): Promise<void> {
   }
   const gpu = gpuName();
   const results: Results = {
-    meta: { date: new Date().toISOString(), gpu, node: process.version, rounds, loops, cpus, host: os.hostname(), notes },
+    meta: {
+      date: new Date().toISOString(),
+      gpu,
+      node: process.version,
+      rounds,
+      loops,
+      shortLoops: shortLoopCount,
+      cpus,
+      host: os.hostname(),
+      notes,
+    },
     ops: OPS,
     samples,
+    loops: loopsOf,
   };
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify(results, null, 1) + '\n');
@@ -225,6 +301,8 @@ async function main(): Promise<void> {
   );
   for (const n of notes) console.log(`# ${n}`);
   console.log(table(results));
+  console.log(`\nThe two shortest calls, every loop (${shortLoopCount} a round): each implementation's modes, and its ratios to C\n`);
+  console.log(modesTable(results));
 }
 
 main().catch((e) => {

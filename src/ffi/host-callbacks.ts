@@ -106,6 +106,11 @@ function runDeferred(): void {
   while (deferred.length && pending === 0) deferred.shift()!();
 }
 
+/** Whether a JS host function is pending (a free that may wait for the device must wait for it: see above). */
+export function hostFunctionsPending(): boolean {
+  return pending !== 0;
+}
+
 /** Runs `free` now, or once no JS host function is pending (see above). */
 export function whenNoHostFunctionsPending(free: () => void): void {
   if (pending === 0) free();

@@ -1,11 +1,18 @@
 // Errors of the core layer: a failed call throws instead of returning a status.
 import * as cudart from '../../runtime';
-import * as cuda from '../../driver';
-import * as nvrtc from '../../nvrtc';
+import type * as cuda from '../../driver';
+import type * as nvrtc from '../../nvrtc';
 import type { OkOutputs } from '../../ffi/result';
 import { CudaBindingsError, statusMessage, statusText, type CudaLibrary } from '../../ffi/errors';
 
 export { CudaBindingsError, type CudaBindingsErrorDetails, type CudaLibrary } from '../../ffi/errors';
+
+// The driver and NVRTC facades are read only to name a failed status: loaded then, not with core
+// (together they were most of `require('cuda-bindings/core')`'s start-up, issue #37).
+let driverApi: typeof cuda | undefined;
+let nvrtcApi: typeof nvrtc | undefined;
+const driver = (): typeof cuda => (driverApi ??= require('../../driver') as typeof cuda);
+const nvrtcFacade = (): typeof nvrtc => (nvrtcApi ??= require('../../nvrtc') as typeof nvrtc);
 
 /**
  * A CUDA call failed. The message reads `CODE_NAME: explanation (in fn)`, e.g.
@@ -87,6 +94,7 @@ export function runtimeError(code: number, fn: string): CudaError {
 
 /** A CudaError for a driver status (CUresult), named by the driver's enum. */
 export function driverError(code: number, fn: string): CudaError {
+  const cuda = driver();
   const name = cuda.CUresult[code] ?? `CUresult ${code}`;
   return new CudaError(
     code,
@@ -99,6 +107,7 @@ export function driverError(code: number, fn: string): CudaError {
 
 /** A CudaError for an NVRTC status (nvrtcResult), named by NVRTC's enum. */
 export function nvrtcError(code: number, fn: string): CudaError {
+  const nvrtc = nvrtcFacade();
   const name = nvrtc.nvrtcResult[code] ?? `nvrtcResult ${code}`;
   return new CudaError(
     code,

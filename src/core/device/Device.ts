@@ -4,18 +4,29 @@
 import * as cudart from '../../runtime';
 import { deviceSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
-import * as cuda from '../../driver';
+import type * as cuda from '../../driver';
 import { check, driverError } from '../base/errors';
-import { NvmlDevice, type GpuHealth } from '../nvml/NvmlDevice';
+import type { NvmlDevice, GpuHealth } from '../nvml/NvmlDevice';
 import { checkOptions } from '../base/options';
 import { describe } from '../../ffi/checks';
 import { deviceAttributes, type DeviceAttributes } from './DeviceAttributes';
+import { checkStatus, direct } from '../base/direct';
+import { I32, slot } from '../../ffi/scratch';
+
+// The driver facade and the NVML room load on first use: `Device.get(0)` needs neither, and they
+// were most of `require('cuda-bindings/core')`'s start-up (issue #37).
+let driverApi: typeof cuda | undefined;
+const driver = (): typeof cuda => (driverApi ??= require('../../driver') as typeof cuda);
+let nvmlRoom: typeof import('../nvml/NvmlDevice') | undefined;
+const nvml = (): typeof import('../nvml/NvmlDevice') => (nvmlRoom ??= require('../nvml/NvmlDevice') as typeof import('../nvml/NvmlDevice'));
 
 /** A device attribute's name: the enum's (`'cudaDevAttrMultiProcessorCount'`) or without its prefix (`'MultiProcessorCount'`). */
 export type DeviceAttributeName = keyof typeof cudart.cudaDeviceAttr | Unprefixed<keyof typeof cudart.cudaDeviceAttr>;
 type Unprefixed<K> = K extends `cudaDevAttr${infer R}` ? R : never;
 
-const devices = new Map<number, Device>();
+/** The Device of each device number, made on first use. */
+const devices: Device[] = [];
+const getDevice = direct('cudaGetDevice');
 
 /**
  * A CUDA device (a GPU as this process numbers it, after CUDA_VISIBLE_DEVICES): its properties and
@@ -64,11 +75,11 @@ export class Device {
    */
   static get(n = 0): Device {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`Device.get: parameter 'n' must be a device number, got ${n}`);
-    let d = devices.get(n);
-    if (!d) {
+    let d = devices[n];
+    if (d === undefined) {
       const count = Device.count();
       if (n >= count) throw new RangeError(`Device.get: no device ${n}; this machine has ${count}`);
-      devices.set(n, (d = new Device(n)));
+      devices[n] = d = new Device(n);
     }
     return d;
   }
@@ -95,7 +106,9 @@ export class Device {
 
   /** The device the calling (JS) thread uses now (cudaGetDevice): 0 until something makes another current. */
   static current(): Device {
-    return Device.get(check(cudart.cudaGetDevice(), 'cudaGetDevice'));
+    checkStatus(getDevice()(slot[0]), 'cudaGetDevice');
+    const n = I32[0];
+    return devices[n] ?? Device.get(n);
   }
 
   /** The properties (cudaGetDeviceProperties), read on first use and cached: a struct with `name`, `totalGlobalMem` (bytes), `multiProcessorCount`, … */
@@ -144,7 +157,7 @@ export class Device {
    * and CUDA_VISIBLE_DEVICES differ from NVML's. Initialises NVML on first use.
    */
   get nvml(): NvmlDevice {
-    return (this.nvmlDevice ??= NvmlDevice.forCuda(this.uuid, () => this.pciBusId));
+    return (this.nvmlDevice ??= nvml().NvmlDevice.forCuda(this.uuid, () => this.pciBusId));
   }
 
   /**
@@ -190,8 +203,8 @@ export class Device {
   get primaryContext(): cuda.CUcontext {
     this.makeCurrent();
     check(cudart.cudaFree(null), 'cudaFree(NULL) (context creation)');
-    const [err, ctx] = cuda.cuCtxGetCurrent();
-    if (err !== cuda.CUresult.CUDA_SUCCESS || ctx === null) throw driverError(err, 'cuCtxGetCurrent');
+    const [err, ctx] = driver().cuCtxGetCurrent();
+    if (err !== 0 || ctx === null) throw driverError(err, 'cuCtxGetCurrent');
     return ctx;
   }
 
@@ -199,8 +212,7 @@ export class Device {
   makeCurrent(): this {
     // cudaSetDevice only when the device changes: every factory calls this, and on an H100 a
     // cudaSetDevice before each cudaMalloc+cudaFree pair made the pair 69 µs instead of 3 µs.
-    const [err, current] = cudart.cudaGetDevice();
-    if (err !== 0 || current !== this.ordinal) check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
+    if (getDevice()(slot[0]) !== 0 || I32[0] !== this.ordinal) check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
     return this;
   }
 

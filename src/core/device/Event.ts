@@ -3,10 +3,13 @@ import * as cudart from '../../runtime';
 import { eventSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check, runtimeError } from '../base/errors';
-import { Resource, openArg, openOptionalArg } from '../base/lifetime';
+import { Resource, openArg } from '../base/lifetime';
 import type { Device } from './Device';
-import { Stream } from './Stream';
+import { openStreamHandle, type Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
+import { checkStatus, direct } from '../base/direct';
+
+const eventRecord = direct('cudaEventRecord');
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 
 /** What {@link Event.fromHandle} takes: the owner and device of the event, and whether it records timestamps. */
@@ -137,8 +140,7 @@ export class Event extends Resource {
    */
   record(stream?: Stream): this {
     this.live('record');
-    openOptionalArg(stream, 'Stream', 'Event.record', 'stream');
-    check(cudart.cudaEventRecord(this.handle, (stream ?? Stream.inScope('Event.record'))?.handle ?? null), 'cudaEventRecord');
+    checkStatus(eventRecord()(this.handle, openStreamHandle(stream, 'Event.record', 'stream')), 'cudaEventRecord');
     this.recordedHere = true;
     return this;
   }

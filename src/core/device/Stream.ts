@@ -3,7 +3,7 @@ import * as cudart from '../../runtime';
 import { streamSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
-import { Resource } from '../base/lifetime';
+import { Resource, openArg } from '../base/lifetime';
 import { Device } from './Device';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
@@ -246,4 +246,17 @@ export class Stream extends Resource {
       });
     });
   }
+}
+
+/**
+ * The handle of an optional Stream parameter (null when absent) for a hot path: an open Stream of
+ * this module at once, anything else through openArg, which throws as openOptionalArg does (or
+ * accepts a Stream of another copy of this package).
+ */
+export function openStreamHandle(stream: unknown, where: string, param: string): cudart.cudaStream_t | null {
+  // No stream: the current stream of a stream.use() scope, else the legacy default stream.
+  if (stream === undefined) return Stream.inScope(where)?.handle ?? null;
+  if (stream instanceof Stream && !stream.isClosed) return stream.handle;
+  openArg(stream, 'Stream', where, param);
+  return (stream as Stream).handle;
 }

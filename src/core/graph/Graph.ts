@@ -5,12 +5,13 @@ import * as cudart from '../../runtime';
 import { check, runtimeError } from '../base/errors';
 import { Resource, holdAll, openArg, openOptionalArg } from '../base/lifetime';
 import { checkOptions, type OptionKeys } from '../base/options';
+import { direct } from '../base/direct';
 import { extend } from '../base/extend';
 import { describe } from '../../ffi/checks';
 import { launchHostFns, retainHostFns, releaseHostFns } from '../../ffi/host-callbacks';
 import { Device } from '../device/Device';
 import { Event } from '../device/Event';
-import { Stream } from '../device/Stream';
+import { Stream, openStreamHandle } from '../device/Stream';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import {
   ChildGraphNode,
@@ -35,6 +36,8 @@ declare module './GraphNode' {
     readonly childGraph: Graph;
   }
 }
+
+const graphLaunch = direct('cudaGraphLaunch');
 
 /** How an executable graph is made (cudaGraphInstantiateFlags): `graph.instantiate(options)`, `builder.instantiate(options)`. */
 export interface InstantiateOptions {
@@ -298,11 +301,10 @@ export class GraphExec extends Resource {
   /** Queues the whole graph on `stream` (absent: the current stream of a {@link Stream.use}, else the legacy default stream). */
   launch(stream?: Stream): void {
     this.live('launch');
-    openOptionalArg(stream, 'Stream', 'GraphExec.launch', 'stream');
-    const s = (stream ?? Stream.inScope('GraphExec.launch'))?.handle ?? null;
+    const s = openStreamHandle(stream, 'GraphExec.launch', 'stream');
     // Its JS host functions are pending until they ran: a blocking wait meanwhile would deadlock.
     if (this.hostFns.length) launchHostFns(this.hostFns, s);
-    const [err] = cudart.cudaGraphLaunch(this.handle, s);
+    const err = graphLaunch()(this.handle, s) as cudart.cudaError_t;
     if (err !== cudart.cudaError_t.cudaSuccess) {
       if (this.hostFns.length) launchHostFns(this.hostFns, s, true);
       check([err], 'cudaGraphLaunch');

@@ -14,6 +14,7 @@ import { checkOptions } from '../base/options';
 import { LAUNCH_CONFIG_KEYS, setDim, usesExtendedOptions, withCurrentStream, type LaunchConfig } from './launch-config';
 import { KernelOccupancy, LaunchLimits, onDevice } from './occupancy';
 import { ExtendedLauncher } from './extended-launch';
+import { DirectLaunch } from './direct-launch';
 
 /** What cudaFuncGetAttributes says about a kernel on a device. */
 export interface KernelAttributes {
@@ -104,6 +105,10 @@ export class Kernel {
   private readonly block = new cudart.dim3();
   /** `Kernel.launch(<name>)`, formatted once: the config check of every launch names it. */
   private readonly launchName: string;
+  /** `cudaLaunchKernel(<name>)`, the call a refused launch names. */
+  private readonly failedLaunch: string;
+  /** The fast path of a launch like the last one (direct-launch.ts). */
+  private readonly direct = new DirectLaunch();
   private extended?: ExtendedLauncher;
   private params?: readonly KernelParamInfo[];
   private occupancyView?: KernelOccupancy;
@@ -120,6 +125,7 @@ export class Kernel {
     readonly module: Module,
   ) {
     this.launchName = `Kernel.launch(${name})`;
+    this.failedLaunch = `cudaLaunchKernel(${name})`;
   }
 
   /**
@@ -156,6 +162,8 @@ export class Kernel {
    * module, CudaError when the launch is refused (too many threads, too much shared memory, …).
    */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
+    // A launch like the last one (same config object, arguments of the same types) goes straight to C.
+    if (!this.module.isClosed && this.direct.launch(this.handle, config, args, this.failedLaunch)) return;
     this.live('launch');
     config = withCurrentStream(config, this.launchName);
     // In/Out/InOut host arrays go through temporary device buffers (HostArgument.ts).
@@ -179,8 +187,8 @@ export class Kernel {
       sharedMem,
       config.stream?.handle ?? null,
     );
-    // The call's name is formatted only on failure: this is the launch's hot path.
-    if (err[0] !== cudart.cudaError_t.cudaSuccess) throw runtimeError(err[0], `cudaLaunchKernel(${this.name})`);
+    if (err[0] !== cudart.cudaError_t.cudaSuccess) throw runtimeError(err[0], this.failedLaunch);
+    this.direct.learn(config, args);
   }
 
   /**

@@ -5,12 +5,13 @@ import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/wai
 import { check } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import { Device } from '../device/Device';
-import { Stream } from '../device/Stream';
+import { Stream, openStreamHandle } from '../device/Stream';
+import { checkStatus, direct } from '../base/direct';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { warnIfBlocking } from './blocking-copies';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, type OptionKeys } from '../base/options';
-import { describe, lookupName } from '../../ffi/checks';
+import { describe, lookupName, nonEmpty } from '../../ffi/checks';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from '../device/foreign';
 
 /** What {@link DeviceBuffer.fromPointer} takes: the memory's owner, its device, and the stream it is ordered on. */
@@ -30,6 +31,9 @@ export interface CopyOptions {
 
 /** The keys of CopyOptions, for checkOptions. */
 export const COPY_OPTIONS: OptionKeys<CopyOptions> = { stream: true };
+
+const memcpySync = direct('cudaMemcpy');
+const memcpyAsync = direct('cudaMemcpyAsync');
 
 const D2D = cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice;
 const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
@@ -278,8 +282,14 @@ export class DeviceBuffer extends Resource {
    * even on a stream (the driver stages it on the calling thread); {@link DeviceBuffer.upload} does
    * not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once when that happens.
    */
-  copyFrom(src: HostData | DeviceBuffer | DeviceBytes, options: CopyOptions = {}): this {
+  copyFrom(src: HostData | DeviceBuffer | DeviceBytes, options?: CopyOptions): this {
     this.alive('copyFrom');
+    // Host memory, the usual source: checked in line, and the copy called directly.
+    if (ArrayBuffer.isView(src)) {
+      this.hostCopy(this.address, src, src.byteLength, H2D, options, 'DeviceBuffer.copyFrom');
+      return this;
+    }
+    if (options === undefined) options = {};
     checkOptions('DeviceBuffer.copyFrom', options, COPY_OPTIONS);
     const device = deviceSide(src, 'DeviceBuffer.copyFrom', 'src', false);
     if (!device) hostOrDevice(src, 'copyFrom', 'src');
@@ -299,8 +309,14 @@ export class DeviceBuffer extends Resource {
    * `await buf.download(…, { stream })` does not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once
    * when that happens.
    */
-  copyTo<T extends HostData | DeviceBuffer | DeviceBytes>(dst: T, options: CopyOptions = {}): T {
+  copyTo<T extends HostData | DeviceBuffer | DeviceBytes>(dst: T, options?: CopyOptions): T {
     this.alive('copyTo');
+    // Host memory, the usual destination: checked in line, and the copy called directly.
+    if (ArrayBuffer.isView(dst)) {
+      this.hostCopy(dst, this.address, dst.byteLength, D2H, options, 'DeviceBuffer.copyTo');
+      return dst;
+    }
+    if (options === undefined) options = {};
     checkOptions('DeviceBuffer.copyTo', options, COPY_OPTIONS);
     const device = deviceSide(dst, 'DeviceBuffer.copyTo', 'dst', true);
     if (!device) hostOrDevice(dst, 'copyTo', 'dst');
@@ -309,6 +325,38 @@ export class DeviceBuffer extends Resource {
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`);
     this.copy(device ? device.ptr : (dst as HostData), this.address, n, device ? D2D : D2H, options, 'copyTo');
     return dst;
+  }
+
+  /**
+   * A copy between this buffer and host memory (a TypedArray, Buffer or DataView: `n` is its byte
+   * length), with the checks of copyFrom's and copyTo's general path in its order: the options, the
+   * stream, the size.
+   */
+  private hostCopy(
+    dst: cudart.Pointer,
+    src: cudart.Pointer,
+    n: number,
+    kind: cudart.cudaMemcpyKind,
+    o: CopyOptions | undefined,
+    fn: 'DeviceBuffer.copyFrom' | 'DeviceBuffer.copyTo',
+  ): void {
+    if (o !== undefined) checkOptions(fn, o, COPY_OPTIONS);
+    // An explicit stream only: without one the copy is synchronous (on the current stream of a stream.use(), if any).
+    const given = o?.stream;
+    const stream = given === undefined ? null : openStreamHandle(given, fn, 'options.stream');
+    if (n > this.size)
+      throw new RangeError(
+        fn === 'DeviceBuffer.copyFrom'
+          ? `DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`
+          : `DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`,
+      );
+    if (stream === null && Stream.inScope(fn) !== undefined) return this.copy(dst, src, n, kind, {}, fn.slice('DeviceBuffer.'.length));
+    if (stream !== null) warnIfBlocking((kind === H2D ? src : dst) as HostData, fn);
+    const d = typeof dst === 'bigint' ? dst : nonEmpty(dst!);
+    const s = typeof src === 'bigint' ? src : nonEmpty(src!);
+    // The call's name is formatted only on failure.
+    const err = stream !== null ? memcpyAsync()(d, s, n, kind, stream) : memcpySync()(d, s, n, kind);
+    if (err !== 0) checkStatus(err, `${fn} (${stream !== null ? 'cudaMemcpyAsync' : 'cudaMemcpy'})`);
   }
 
   private copy(dst: cudart.Pointer, src: cudart.Pointer, n: number, kind: cudart.cudaMemcpyKind, o: CopyOptions, what: string): void {

@@ -160,23 +160,30 @@ export function hookedCudaAllocation(allocator: string, device: number | 'host',
   return hookedAllocation(allocator, device, size, size, () => freshAllocation(allocator, device, size, alloc));
 }
 
-/** @internal A free function that tells the hooks installed when it runs. */
-export function hookedFree(
+/** @internal Whether any hook is installed (an allocation's hot path calls CUDA itself when none is). */
+export function memoryHooksInstalled(): boolean {
+  return installed.length !== 0;
+}
+
+/** @internal A free function that tells the hooks installed when it runs (freeWithHooks' parameters). */
+export function hookedFree(...free: Parameters<typeof freeWithHooks>): () => void {
+  return () => (installed.length === 0 ? free[5]() : freeWithHooks(...free));
+}
+
+/** @internal Runs `free` between the installed hooks' freePre and freePost (what hookedFree's function does when hooks are installed). */
+export function freeWithHooks(
   allocator: string,
   device: number | 'host',
   size: number,
   memSize: number,
   ptr: bigint,
   free: () => void,
-): () => void {
-  return () => {
-    if (installed.length === 0) return free();
-    const event: MemoryEvent = { allocator, device, size, memSize, ptr };
-    try {
-      notify('freePre', event);
-    } finally {
-      free(); // a hook that throws must not keep the memory from being given back
-    }
-    notify('freePost', event);
-  };
+): void {
+  const event: MemoryEvent = { allocator, device, size, memSize, ptr };
+  try {
+    notify('freePre', event);
+  } finally {
+    free(); // a hook that throws must not keep the memory from being given back
+  }
+  notify('freePost', event);
 }

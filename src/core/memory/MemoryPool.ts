@@ -6,7 +6,9 @@ import { Resource, openArg } from '../base/lifetime';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
-import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import { freeWithHooks, hookedCudaAllocation, memoryHooksInstalled } from './MemoryHook';
+import { checkStatus, direct } from '../base/direct';
+import { U64, slot } from '../../ffi/scratch';
 import type { OptionKeys } from '../base/options';
 import { describe, lookupName } from '../../ffi/checks';
 
@@ -51,6 +53,8 @@ export interface MemoryPoolStats {
 }
 
 const A = cudart.cudaMemPoolAttr;
+const mallocFromPoolAsync = direct('cudaMallocFromPoolAsync');
+const freeAsync = direct('cudaFreeAsync');
 
 /**
  * A stream-ordered memory pool (cudaMallocAsync): an allocation and its free are queued on a stream,
@@ -129,7 +133,7 @@ export class MemoryPool extends Resource {
     stream ??= Stream.inScope('MemoryPool.allocate') ?? Stream.defaultOf(this.device, cudart.cudaStreamLegacy);
     this.live('allocate');
     checkSize(size, 'MemoryPool.allocate');
-    openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');
+    if (!(stream instanceof Stream) || stream.isClosed) openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');
     return allocateFromPool(this, size, stream, 'pool', 'MemoryPool', 'cudaMallocFromPoolAsync');
   }
 
@@ -236,11 +240,22 @@ export function allocateFromPool(
   call: string,
 ): DeviceBuffer {
   const ordinal = pool.device.ordinal;
-  const p = hookedCudaAllocation(hookName, ordinal, size, () =>
-    check(cudart.cudaMallocFromPoolAsync(size, pool.handle, stream.handle), call),
-  );
-  const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
-  return DeviceBuffer.fromAllocation(p, size, pool.device, kind, hookedFree(hookName, ordinal, size, size, p, free), [pool, stream]);
+  // CUDA called directly (size and stream are checked, the pool open): no closure, no result array.
+  const p = memoryHooksInstalled()
+    ? hookedCudaAllocation(hookName, ordinal, size, () => mallocFrom(pool.handle, size, stream.handle, call))
+    : mallocFrom(pool.handle, size, stream.handle, call);
+  // One function, as hookedFree's: it tells the hooks installed when it runs (a function for them made only then).
+  const free = (): void => {
+    if (!memoryHooksInstalled()) freeAsync()(p, stream.isClosed ? null : stream.handle);
+    else freeWithHooks(hookName, ordinal, size, size, p, () => void freeAsync()(p, stream.isClosed ? null : stream.handle));
+  };
+  return DeviceBuffer.fromAllocation(p, size, pool.device, kind, free, [pool, stream]);
+}
+
+/** cudaMallocFromPoolAsync: the address, or throws the CudaError named `call`. */
+function mallocFrom(pool: cudart.cudaMemPool_t, size: number, stream: cudart.cudaStream_t, call: string): bigint {
+  checkStatus(mallocFromPoolAsync()(slot[0], size, pool, stream), call);
+  return U64[0];
 }
 
 /** The location type and id a new pool asks cudaMemPoolCreate for, from its options (checked here). */

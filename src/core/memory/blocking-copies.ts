@@ -1,14 +1,16 @@
 // The development warning for copies that block the event loop: a copy between the device and
 // pageable host memory queued on a stream (copyFrom/copyTo with { stream }) waits on the JS thread
 // (for the stream's earlier work, or while the driver stages the bytes). Off unless the environment
-// sets CUDA_BINDINGS_WARN_BLOCKING_COPIES=1; then each method warns once per process.
+// sets CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 when the package loads; then each method warns once per process.
 import * as cudart from '../../runtime';
 
 const warned = new Set<string>();
+// Read once: process.env is slow to read, and this is on the path of every copy on a stream.
+const enabled = process.env.CUDA_BINDINGS_WARN_BLOCKING_COPIES === '1';
 
 /** Warns (process.emitWarning, once per `what`) when the variable is set and `host` is pageable memory. */
 export function warnIfBlocking(host: ArrayBufferView | ArrayBuffer, what: string): void {
-  if (process.env.CUDA_BINDINGS_WARN_BLOCKING_COPIES !== '1' || warned.has(what) || host.byteLength === 0) return;
+  if (!enabled || warned.has(what) || host.byteLength === 0) return;
   const [err, attributes] = cudart.cudaPointerGetAttributes(host);
   if (err !== cudart.cudaError_t.cudaSuccess || attributes.type !== cudart.cudaMemoryType.cudaMemoryTypeUnregistered) return;
   warned.add(what);

@@ -191,9 +191,36 @@ test('every module of the build exports plain values: no getter but the root nam
   const structs = found.filter((f) => f.startsWith(path.join('runtime', 'index.js') + ':'));
   expect(structs.length).toBeGreaterThan(150);
   expect(structs).toContain(path.join('runtime', 'index.js') + ':cudaDeviceProp');
-  expect(found.filter((f) => !f.startsWith('index.js:') && !structs.includes(f))).toEqual([]);
+  // Core's exports but Device, the errors and the typed scalars load on first use too (tools/lazy-core.cjs; the next test but one).
+  const core = found.filter((f) => f.startsWith(path.join('core', 'index.js') + ':'));
+  expect(core).toContain(path.join('core', 'index.js') + ':Stream');
+  expect(core).not.toContain(path.join('core', 'index.js') + ':Device');
+  expect(found.filter((f) => !f.startsWith('index.js:') && !structs.includes(f) && !core.includes(f))).toEqual([]);
   // The namespaces of the root that load on first use: every library's but the eager ones, and core.
-  expect(found.length - structs.length).toBe(LIBRARIES.filter((l) => !l.eager).length + 1);
+  expect(found.length - structs.length - core.length).toBe(LIBRARIES.filter((l) => !l.eager).length + 1);
+});
+
+test("require('cuda-bindings/core') + Device.get loads no room of core and no other library; a first read of another export or a room's Device member loads them", () => {
+  const cjs = `const path = require('path'); const dist = path.resolve('dist');
+    const loaded = () => Object.keys(require.cache).filter((k) => k.startsWith(dist)).map((k) => path.relative(dist, k)).sort();
+    const core = require('cuda-bindings/core');
+    try { core.Device.get(0); } catch (e) { if (e.code !== 35) throw e; }
+    const first = loaded().filter((k) => k.startsWith('core') || /^(driver|nvml|nvrtc|nccl|nvvm|nvjitlink|nvfatbin)/.test(k));
+    const standIn = String(Object.getOwnPropertyDescriptor(core.Device.prototype, 'allocate').value).includes('loadRooms');
+    const Stream = core.Stream; const rooms = loaded().includes(path.join('core', 'memory', 'extensions.js'));
+    for (const k of Object.keys(core)) core[k];
+    const getters = Object.values(Object.getOwnPropertyDescriptors(core)).filter((d) => d.get).length;
+    const stillStandIn = String(Object.getOwnPropertyDescriptor(core.Device.prototype, 'allocate').value).includes('loadRooms');
+    console.log(JSON.stringify([first, standIn, typeof Stream, rooms, getters, stillStandIn]));`;
+  const [first, standIn, stream, rooms, getters, stillStandIn] = JSON.parse(
+    execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString(),
+  );
+  expect(first).toEqual(
+    ['base/direct.js', 'base/errors.js', 'base/lifetime.js', 'base/options.js', 'device/Device.js', 'index.js'].map((f) =>
+      path.join('core', f),
+    ),
+  );
+  expect([standIn, stream, rooms, getters, stillStandIn]).toEqual([true, 'function', true, 0, false]);
 });
 
 test("require('cuda-bindings') and a first call leave the runtime's struct classes unloaded; the first one read loads them all as plain values", () => {

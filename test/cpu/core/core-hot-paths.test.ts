@@ -1,0 +1,145 @@
+// Core's hot paths call CUDA directly (issue #37): a launch like the kernel's last one, host copies,
+// Event.record, GraphExec.launch, and a resource told to the finalizer only if it outlives its task.
+// Each still passes the right values and refuses what the general path refuses, in the same words.
+import * as fs from 'node:fs';
+import { buildFakeCudart, runWithFake } from '../helpers/fake-cudart';
+
+let fake: { lib: string; dir: string };
+beforeAll(() => {
+  fake = buildFakeCudart('kernels');
+});
+afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
+
+/** Reads the fake's record of the last launch's n arguments as [u32, f64 bits, …]: the first 8 bytes of each. */
+const READ_ARGS = `
+  const argBytes = (n) => { const b = Buffer.alloc(16 * 32); fake.last(b); return Array.from({ length: n }, (_, i) => b.readBigUInt64LE(16 * i).toString()); };`;
+
+// Where code cannot be made from a string, the fast path fills the arguments with a loop instead.
+test.each([[[]], [['--disallow-code-generation-from-strings']]])(
+  'a launch like the last one passes each new value, and one of other types or sizes still launches right (node %j)',
+  (nodeArgs) => {
+    const r = runWithFake(
+      fake.lib,
+      `${READ_ARGS}
+    const { i32, u32, f64, i64 } = core;
+    const d = core.Device.get(0);
+    const a = d.allocate(64), b = d.allocate(64);
+    const k = kernel(cudart.cudaKernel_t(0x104), 'rec4');
+    const cfg = { grid: 2, block: 32 };
+    const seen = [];
+    k.launch(cfg, a, i32(-1), f64(2.5), i64(-3n)); seen.push(argBytes(4));
+    k.launch(cfg, b, i32(7), f64(0.25), i64(9n)); seen.push(argBytes(4));
+    k.launch(cfg, a, u32(5), f64(1), i64(1n)); seen.push(argBytes(4));
+    cfg.grid = [3, 2]; cfg.block = 64;
+    k.launch(cfg, b, u32(6), f64(1), i64(1n)); seen.push(argBytes(4));
+    const c = new Uint32Array(7); fake.config(c);
+    console.log(JSON.stringify({ seen, addrs: [a.ptr.toString(), b.ptr.toString()], config: Array.from(c), launches: fake.launches() }));`,
+      nodeArgs,
+    ) as { seen: string[][]; addrs: string[]; config: number[]; launches: number };
+    const bits = (x: number) =>
+      Buffer.from(new Float64Array([x]).buffer)
+        .readBigUInt64LE()
+        .toString();
+    const [a, b] = r.addrs;
+    expect(r.seen[0]).toEqual([a, '4294967295', bits(2.5), (2n ** 64n - 3n).toString()]);
+    expect(r.seen[1]).toEqual([b, '7', bits(0.25), '9']);
+    expect(r.seen[2]).toEqual([a, '5', bits(1), '1']);
+    expect(r.seen[3][0]).toBe(b);
+    expect(r.config).toEqual([3, 2, 1, 64, 1, 1, 0]);
+    expect(r.launches).toBe(4);
+  },
+);
+
+test('what a repeated launch refuses, it refuses in the words of a first launch', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const { i32 } = core;
+    const d = core.Device.get(0);
+    const message = (f) => { try { f(); return 'launched'; } catch (e) { return e.constructor.name + ': ' + e.message; } };
+    // Each case: a first launch of a fresh kernel, and the same launch after one that succeeded.
+    const both = (setup) => {
+      const fresh = kernel(cudart.cudaKernel_t(0x102), 'rec2');
+      const warm = kernel(cudart.cudaKernel_t(0x102), 'rec2');
+      const s = d.createStream();
+      const buf = d.allocate(16);
+      const cfg = { grid: 1, block: 1, stream: s };
+      warm.launch(cfg, buf, i32(1));
+      const args = setup(cfg, s, buf);
+      return [message(() => fresh.launch(cfg, ...args)), message(() => warm.launch(cfg, ...args))];
+    };
+    console.log(JSON.stringify({
+      closedBuffer: both((cfg, s, buf) => { buf.close(); return [buf, i32(1)]; }),
+      closedStream: both((cfg, s, buf) => { s.close(); return [buf, i32(1)]; }),
+      notAStream: both((cfg, s, buf) => { cfg.stream = {}; return [buf, i32(1)]; }),
+      badShared: both((cfg, s, buf) => { cfg.sharedMem = -1; return [buf, i32(1)]; }),
+      badGrid: both((cfg, s, buf) => { cfg.grid = 0; return [buf, i32(1)]; }),
+      plainNumber: both((cfg, s, buf) => [buf, 1]),
+    }));`,
+  ) as Record<string, [string, string]>;
+  for (const [name, [first, repeated]] of Object.entries(r)) {
+    expect([name, repeated]).toEqual([name, first]);
+    expect([name, first]).not.toEqual([name, 'launched']);
+  }
+  expect(r.closedBuffer[0]).toMatch(/DeviceBuffer that was closed/);
+  expect(r.closedStream[0]).toMatch(/'config.stream' is a Stream that was closed/);
+});
+
+test('host copies, Event.record and GraphExec.launch check what they are given as before', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const d = core.Device.get(0);
+    const message = (f) => { try { f(); return 'ok'; } catch (e) { return e.constructor.name + ': ' + e.message; } };
+    const buf = d.allocate(16), s = d.createStream(), closed = d.createStream(); closed.close();
+    buf.copyFrom(new Float32Array([1, 2, 3, 4]), { stream: s });
+    const back = buf.copyTo(new Float32Array(4));
+    const viaBuffer = buf.copyTo(Buffer.alloc(8));
+    const ev = d.createEvent();
+    const exec = (await s.capture(() => kernel(cudart.cudaKernel_t(3), 'empty').launch({ grid: 1, block: 1, stream: s }))).instantiate();
+    console.log(JSON.stringify({
+      back: Array.from(back), viaBuffer: Array.from(viaBuffer),
+      tooBig: message(() => buf.copyFrom(new Float32Array(5))),
+      tooBigOut: message(() => buf.copyTo(new Float32Array(5))),
+      misspelt: message(() => buf.copyFrom(new Float32Array(1), { strem: s })),
+      nullOptions: message(() => buf.copyTo(new Float32Array(1), null)),
+      closedStream: message(() => buf.copyFrom(new Float32Array(1), { stream: closed })),
+      notAStream: message(() => buf.copyTo(new Float32Array(1), { stream: 5 })),
+      empty: message(() => buf.copyFrom(new Uint8Array(0))),
+      recordOn: [message(() => ev.record(s)), message(() => ev.record()), message(() => ev.record(closed)), message(() => ev.record(ev))],
+      launchOn: [message(() => exec.launch(s)), message(() => exec.launch()), message(() => exec.launch(closed))],
+    }));`,
+  ) as Record<string, unknown>;
+  expect(r.back).toEqual([1, 2, 3, 4]);
+  expect(r.viaBuffer).toEqual([0, 0, 128, 63, 0, 0, 0, 64]);
+  expect(r.tooBig).toBe("RangeError: DeviceBuffer.copyFrom: the source has 20 bytes, more than the buffer's 16");
+  expect(r.tooBigOut).toBe("RangeError: DeviceBuffer.copyTo: the destination has 20 bytes, more than the buffer's 16");
+  expect(r.misspelt).toMatch(/^TypeError: DeviceBuffer.copyFrom: unknown option 'strem' \(did you mean 'stream'\?\)/);
+  expect(r.nullOptions).toBe("TypeError: DeviceBuffer.copyTo: parameter 'options' must be an object of options, got null");
+  expect(r.closedStream).toBe("Error: DeviceBuffer.copyFrom: parameter 'options.stream' is a Stream that was closed");
+  expect(r.notAStream).toBe("TypeError: DeviceBuffer.copyTo: parameter 'options.stream' must be a Stream, got 5");
+  expect(r.empty).toBe('ok');
+  expect(r.recordOn).toEqual([
+    'ok',
+    'ok',
+    "Error: Event.record: parameter 'stream' is a Stream that was closed",
+    "TypeError: Event.record: parameter 'stream' must be a Stream, got a Event",
+  ]);
+  expect(r.launchOn).toEqual(['ok', 'ok', "Error: GraphExec.launch: parameter 'stream' is a Stream that was closed"]);
+});
+
+test('a resource nobody closes is still freed by the collector, and a closed one only once', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const d = core.Device.get(0);
+    // More than one flush's worth of both (the finalizer learns of open resources 256 at a time, or after the task).
+    for (let i = 0; i < 300; i++) { d.allocate(16); d.allocate(16).close(); }
+    const afterLoop = fake.live();
+    for (let i = 0; i < 50 && fake.live() > 0; i++) { global.gc(); await new Promise((r) => setTimeout(r, 10)); }
+    console.log(JSON.stringify({ afterLoop, atEnd: fake.live() }));`,
+    ['--expose-gc'],
+  ) as { afterLoop: number; atEnd: number };
+  expect(r.afterLoop).toBe(300);
+  expect(r.atEnd).toBe(0);
+});
