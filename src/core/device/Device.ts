@@ -9,7 +9,7 @@ import { check, driverError } from '../base/errors';
 import type { NvmlDevice, GpuHealth } from '../nvml/NvmlDevice';
 import { checkOptions } from '../base/options';
 import { describe } from '../../ffi/checks';
-import { deviceAttributes, type DeviceAttributes } from './DeviceAttributes';
+import type { DeviceAttributes } from './DeviceAttributes';
 import { checkStatus, direct } from '../base/direct';
 import { I32, slot } from '../../ffi/scratch';
 
@@ -138,7 +138,8 @@ export class Device {
    * (number), … — see {@link DeviceAttributes}. Read on first use and kept.
    */
   get attributes(): DeviceAttributes {
-    return (this.attributeValues ??= deviceAttributes(this.ordinal));
+    // Loaded on first use: it reads through the driver facade, which Device.get(0) does not need.
+    return (this.attributeValues ??= (require('./DeviceAttributes') as typeof import('./DeviceAttributes')).deviceAttributes(this.ordinal));
   }
 
   /** The device's UUID as `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as nvidia-smi prints it; stable across device renumbering. */

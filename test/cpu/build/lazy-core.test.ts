@@ -84,3 +84,18 @@ test('refuses an index line it does not know', () => {
   );
   expect(() => lazyCore(INDEX, ['./device/extensions'], [])).toThrow(/loads \.\/memory\/extensions for its effect, and it is not a room/);
 });
+
+test("Device's module and Device.get(0) load neither the driver facade, NVML nor the attribute table: core's start-up is the root's", () => {
+  const script = [
+    "const { Device } = require('./src/core/device/Device');",
+    'try { Device.get(0); } catch {}',
+    "const loaded = Object.keys(require.cache).map((k) => require('node:path').relative(process.cwd(), k));",
+    'console.log(JSON.stringify(loaded.filter((k) => /^src\\/(driver|nvml)\\/|DeviceAttributes|NvmlDevice/.test(k))));',
+  ].join('\n');
+  const r = require('node:child_process').spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    cwd: require('node:path').join(__dirname, '..', '..', '..'),
+    encoding: 'utf8',
+  });
+  expect(r.stderr).toBe('');
+  expect(JSON.parse(r.stdout)).toEqual([]);
+});
