@@ -8,7 +8,7 @@ import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
 import { Stream } from '../device/Stream';
 import { Graph, instantiateGraph, type GraphExec, type InstantiateOptions } from './Graph';
-import { CAPTURE_MODES } from './GraphBuilder';
+import { CAPTURE_MODES, type CaptureOptions } from './GraphBuilder';
 
 /** Where a builder is: made, capturing, or done (ended, or joined into another). */
 type BuildState = 'new' | 'building' | 'ended' | 'joined';
@@ -95,7 +95,7 @@ export class StreamGraphBuilder extends Resource {
    * `'global'` (default), `'threadLocal'` or `'relaxed'`, as {@link CaptureOptions}. A builder
    * cannot resume after building ended (make another). Returns the builder.
    */
-  beginBuilding(mode: keyof typeof CAPTURE_MODES = 'global'): this {
+  beginBuilding(mode: NonNullable<CaptureOptions['mode']> = 'global'): this {
     if (this.state === 'ended')
       throw new Error('StreamGraphBuilder.beginBuilding: building has ended, and a builder cannot resume; make another');
     this.expect('beginBuilding', 'new');
