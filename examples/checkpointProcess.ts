@@ -8,8 +8,9 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { core } from 'cuda-bindings';
+import { firstDevice } from './lib/core';
 
-const { CheckpointProcess, Device } = core;
+const { CheckpointProcess } = core;
 
 const CHILD = `
   const { core } = require('cuda-bindings');
@@ -25,14 +26,8 @@ const CHILD = `
   });`;
 
 async function main(): Promise<number> {
-  let dev: core.Device;
-  try {
-    if (Device.count() === 0) throw new Error('no CUDA device');
-    dev = Device.get(0);
-  } catch (e) {
-    console.error(`checkpointProcess: no usable CUDA device: ${(e as Error).message.split('\n')[0]}`);
-    return 1;
-  }
+  const dev = firstDevice('checkpointProcess');
+  if (dev === null) return 1;
   console.log(`> Using CUDA Device [0]: ${dev.name}`);
   // The child resolves 'cuda-bindings' as this script does (tsx, and the clone's paths or node_modules).
   const child = spawn(process.execPath, ['--import', 'tsx', '-e', CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });

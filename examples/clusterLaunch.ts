@@ -7,8 +7,9 @@
 // Result = WAIVED (status 0) on a device older than 9.0.
 import * as path from 'node:path';
 import { core } from 'cuda-bindings';
+import { firstDevice } from './lib/core';
 
-const { Device, Program, i32, u64 } = core;
+const { Program, i32, u64 } = core;
 
 const SOURCE = `
 #include <cooperative_groups.h>
@@ -70,14 +71,8 @@ extern "C" __global__ void consumer(unsigned long long *stamps, const volatile i
 `;
 
 async function main(): Promise<number> {
-  let dev: core.Device;
-  try {
-    if (Device.count() === 0) throw new Error('no CUDA device');
-    dev = Device.get(0);
-  } catch (e) {
-    console.error(`clusterLaunch: no usable CUDA device: ${(e as Error).message.split('\n')[0]}`);
-    return 1;
-  }
+  const dev = firstDevice('clusterLaunch');
+  if (dev === null) return 1;
   const [major, minor] = dev.computeCapability;
   console.log(`> Using CUDA Device [0]: ${dev.name} (compute capability ${major}.${minor})`);
   if (major < 9) {

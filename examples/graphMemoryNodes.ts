@@ -6,8 +6,9 @@
 //   npx tsx examples/graphMemoryNodes.ts
 // Exits with status 1, and one line on stderr saying why, when the driver or a device is missing.
 import { core } from 'cuda-bindings';
+import { firstDevice } from './lib/core';
 
-const { Device, GraphBuilder, Program, f32, i32 } = core;
+const { GraphBuilder, Program, f32, i32 } = core;
 const N = 1 << 20;
 const LAUNCHES = 1000;
 
@@ -20,14 +21,8 @@ extern "C" __global__ void axpb(float *y, const float *x, float a, float b, int 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 async function main(): Promise<number> {
-  let dev: core.Device;
-  try {
-    if (Device.count() === 0) throw new Error('no CUDA device');
-    dev = Device.get(0);
-  } catch (e) {
-    console.error(`graphMemoryNodes: no usable CUDA device: ${(e as Error).message.split('\n')[0]}`);
-    return 1;
-  }
+  const dev = firstDevice('graphMemoryNodes');
+  if (dev === null) return 1;
   console.log(`> Using CUDA Device [0]: ${dev.name} (compute capability ${dev.computeCapability.join('.')})`);
   const mod = Program.compile(SOURCE).load();
   const stream = dev.createStream({ nonBlocking: true });

@@ -5,8 +5,9 @@
 // Exits with status 1, and one line on stderr saying why, when a device, NVRTC or nvJitLink is missing.
 import { performance } from 'node:perf_hooks';
 import { core } from 'cuda-bindings';
+import { firstDevice } from './lib/core';
 
-const { Device, Program, Linker, f32, i32 } = core;
+const { Program, Linker, f32, i32 } = core;
 const N = 1_000_003;
 
 // Translation unit 1: only a device function, with external linkage.
@@ -24,14 +25,8 @@ extern "C" __global__ void applyAffine(const float *x, float *y, float a, float 
 `;
 
 function main(): number {
-  let dev: core.Device;
-  try {
-    if (Device.count() === 0) throw new Error('no CUDA device');
-    dev = Device.get(0);
-  } catch (e) {
-    console.error(`ltoLink: no usable CUDA device: ${(e as Error).message.split('\n')[0]}`);
-    return 1;
-  }
+  const dev = firstDevice('ltoLink');
+  if (dev === null) return 1;
   console.log(`> Using CUDA Device [0]: ${dev.name} (compute capability ${dev.computeCapability.join('.')})`);
 
   const t0 = performance.now();

@@ -6,8 +6,9 @@
 // Exits with status 1, and one line on stderr saying why, when a device is missing; prints
 // Result = WAIVED (status 0) on a device without concurrent managed access.
 import { core } from 'cuda-bindings';
+import { firstDevice } from './lib/core';
 
-const { Device, Program, i32 } = core;
+const { Program, i32 } = core;
 
 const SOURCE = `
 extern "C" __global__ void square(const int *in, int *out, int n) {
@@ -18,14 +19,8 @@ extern "C" __global__ void square(const int *in, int *out, int n) {
 const where = (l: core.MemoryLocation | null): string => (l === null ? 'nowhere yet' : l === 'host' ? 'the host' : `device ${l.ordinal}`);
 
 async function main(): Promise<number> {
-  let dev: core.Device;
-  try {
-    if (Device.count() === 0) throw new Error('no CUDA device');
-    dev = Device.get(0);
-  } catch (e) {
-    console.error(`managedMemory: no usable CUDA device: ${(e as Error).message.split('\n')[0]}`);
-    return 1;
-  }
+  const dev = firstDevice('managedMemory');
+  if (dev === null) return 1;
   console.log(`> Using CUDA Device [0]: ${dev.name}`);
   if (!dev.attribute('ConcurrentManagedAccess')) {
     console.log('> this device cannot prefetch managed memory (no concurrent managed access)');

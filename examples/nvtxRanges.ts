@@ -6,8 +6,9 @@
 //   npx tsx examples/nvtxRanges.ts
 // Exits with status 1, and one line on stderr saying why, when a device or NVRTC is missing.
 import { core } from 'cuda-bindings';
+import { firstDevice } from './lib/core';
 
-const { Device, Program, NvtxDomain, nvtx, f32, i32 } = core;
+const { Program, NvtxDomain, nvtx, f32, i32 } = core;
 
 const SOURCE = `
 extern "C" __global__ void scale(float *x, float by, int n) {
@@ -16,14 +17,8 @@ extern "C" __global__ void scale(float *x, float by, int n) {
 }`;
 
 async function main(): Promise<number> {
-  let dev: core.Device;
-  try {
-    if (Device.count() === 0) throw new Error('no CUDA device');
-    dev = Device.get(0);
-  } catch (e) {
-    console.error(`nvtxRanges: no usable CUDA device: ${(e as Error).message.split('\n')[0]}`);
-    return 1;
-  }
+  const dev = firstDevice('nvtxRanges');
+  if (dev === null) return 1;
   console.log(`> Using CUDA Device [0]: ${dev.name}`);
   console.log(`> NVTX tool: ${nvtx.tool ?? 'none attached (run under nsys to see the ranges)'}`);
   using domain = NvtxDomain.create('app');

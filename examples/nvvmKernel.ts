@@ -3,8 +3,9 @@
 //   npx tsx examples/nvvmKernel.ts
 // Exits with status 1, and one line on stderr saying why, when a device or libNVVM is missing.
 import { core, nvvm } from 'cuda-bindings';
+import { firstDevice } from './lib/core';
 
-const { Device, Program, f32, i32 } = core;
+const { Program, f32, i32 } = core;
 const N = 65_537;
 
 /** NVVM IR version this libNVVM reads, for the module's !nvvmir.version. */
@@ -54,14 +55,8 @@ done:
 }
 
 function main(): number {
-  let dev: core.Device;
-  try {
-    if (Device.count() === 0) throw new Error('no CUDA device');
-    dev = Device.get(0);
-  } catch (e) {
-    console.error(`nvvmKernel: no usable CUDA device: ${(e as Error).message.split('\n')[0]}`);
-    return 1;
-  }
+  const dev = firstDevice('nvvmKernel');
+  if (dev === null) return 1;
   console.log(`> Using CUDA Device [0]: ${dev.name} (compute capability ${dev.computeCapability.join('.')})`);
 
   let program;

@@ -8,8 +8,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { core } from 'cuda-bindings';
+import { firstDevice } from './lib/core';
 
-const { Device, Program } = core;
+const { Program } = core;
 
 const HEADER = Array.from(
   { length: 2000 },
@@ -17,14 +18,8 @@ const HEADER = Array.from(
 ).join('\n');
 
 function main(): number {
-  let dev: core.Device;
-  try {
-    if (Device.count() === 0) throw new Error('no CUDA device');
-    dev = Device.get(0);
-  } catch (e) {
-    console.error(`precompiledHeaders: no usable CUDA device: ${(e as Error).message.split('\n')[0]}`);
-    return 1;
-  }
+  const dev = firstDevice('precompiledHeaders');
+  if (dev === null) return 1;
   console.log(`> Using CUDA Device [0]: ${dev.name}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pch-example-'));
   let ok = true;
