@@ -248,8 +248,14 @@ export class Stream extends Resource {
   }
 }
 
+/** @internal Whether a stream.use() scope is in effect here (its stream may have been closed since): one test when none ever was. */
+export function inStreamScope(): boolean {
+  return scope !== null && scope.getStore() !== undefined;
+}
+
 /**
- * The handle of an optional Stream parameter (null when absent) for a hot path: an open Stream of
+ * The handle of an optional Stream parameter for a hot path (absent: the current stream of a
+ * stream.use(), else null for the legacy default stream): an open Stream of
  * this module at once, anything else through openArg, which throws as openOptionalArg does (or
  * accepts a Stream of another copy of this package).
  */

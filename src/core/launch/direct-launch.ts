@@ -13,7 +13,7 @@ import * as cudart from '../../runtime';
 import koffi from 'koffi';
 import { runtimeError } from '../base/errors';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
-import { Stream } from '../device/Stream';
+import { Stream, inStreamScope } from '../device/Stream';
 import { readDim, usesExtendedOptions, type Dim, type LaunchConfig } from './launch-config';
 
 /** How each argument is stored: a typed scalar's C type, an open DeviceBuffer's address, or a bigint address. */
@@ -106,7 +106,9 @@ export class DirectLaunch {
   launch(handle: bigint, config: LaunchConfig, args: readonly unknown[], what: string): boolean {
     if (config !== this.config || args.length !== this.types.length || usesExtendedOptions(config)) return false;
     const st = config.stream;
-    const h = st === undefined ? null : st instanceof Stream && !st.isClosed ? st.handle : undefined;
+    // No stream in the config: the legacy default stream, unless a stream.use() scope is in effect
+    // (then the general path launches on its stream, or says it was closed).
+    const h = st === undefined ? (inStreamScope() ? undefined : null) : st instanceof Stream && !st.isClosed ? st.handle : undefined;
     const sm = config.sharedMem;
     const shared = sm === undefined ? 0 : typeof sm === 'number' && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : -1;
     if (h === undefined || shared < 0) return false;

@@ -194,6 +194,25 @@ test('stream.use(fn): launches, prepared launches, copies, fills, event records 
   });
 });
 
+test('a launch config object reused inside stream.use() goes to the current stream, though the launch fast path learned it outside', () => {
+  const r = onFake(`
+    const s = d.createStream();
+    const cfg = { grid: 1, block: 1 };
+    fake.clear();
+    k.launch(cfg); // the general path, which the fast path learns from
+    k.launch(cfg); // the fast path
+    s.use(() => k.launch(cfg));
+    k.launch(cfg);
+    out({ log: fake.log(), s: '0x' + BigInt(s.handle).toString(16) });`);
+  expect((r.log as string).split('\n')).toEqual([
+    'launch 0x42 on 0x0',
+    'launch 0x42 on 0x0',
+    `launch 0x42 on ${r.s as string}`,
+    'launch 0x42 on 0x0',
+    '',
+  ]);
+});
+
 test('events: isSyncBusyWaited and blockingSync; elapsedSince names the event that was never recorded', () => {
   const r = onFake(`
     const spin = d.createEvent(), block = d.createEvent({ blockingSync: true }), third = d.createEvent();
