@@ -16,8 +16,12 @@ function smiFields(): string[] {
   return [...help.matchAll(/^"([^"]+)"/gm)].map((m) => m[1]).filter((n) => /^[A-Za-z][\w.]*$/.test(n));
 }
 
-/** Fields the query table marks as not read (`path: null`: NVML's public header has no call for them), with no other rule. */
-const unreadable = (f: QueryField) => f.path === null && f.instead === undefined;
+/**
+ * Fields the query table marks as not read (`path: null`: NVML's public header has no call for them).
+ * One with a rule for another case (fabric.health.partition_assigned: 'N/A' where the GPU has no
+ * fabric) is still unread where that case does not hold (an NVSwitch system's H200: nvidia-smi 'N/A').
+ */
+const unreadable = (f: QueryField) => f.path === null;
 
 /** The CSV of `--query-gpu`, as header and rows of cells. */
 function csv(text: string): { header: string[]; rows: string[][] } {

@@ -95,8 +95,10 @@ export class CheckpointProcess {
 
   /**
    * Puts the checkpointed process's device memory back (cuCheckpointProcessRestore): on the GPUs it
-   * had, or, with `gpuMapping`, each old GPU's memory on the new one it maps to (every GPU the process
-   * used must be mapped, by Device or UUID). The process stays locked until unlock().
+   * had, or, with `gpuMapping`, each old GPU's memory on the new one it maps to, by Device or UUID.
+   * A mapping names every GPU the process could see, not only those it used (driver r580 refuses one
+   * that leaves a GPU out, and the process stays checkpointed): map each GPU that stays to itself.
+   * The process stays locked until unlock().
    */
   restore(gpuMapping?: GpuMapping): this {
     const fn = 'CheckpointProcess.restore';
@@ -116,7 +118,12 @@ export class CheckpointProcess {
       });
       args = { gpuPairs, gpuPairsCount: gpuPairs.length };
     }
-    return this.step('restore', 'cuCheckpointProcessRestore', () => cuda.cuCheckpointProcessRestore(this.pid, args));
+    const [err] = this.call('restore', 'cuCheckpointProcessRestore', () => cuda.cuCheckpointProcessRestore(this.pid, args));
+    if (err === cuda.CUresult.CUDA_SUCCESS) return this;
+    const e = this.refused('restore', 'cuCheckpointProcessRestore', err);
+    if (err === cuda.CUresult.CUDA_ERROR_INVALID_VALUE && args !== null)
+      e.message += `; a gpuMapping must name every GPU the process could see, not only those it used (this one names ${args.gpuPairsCount}): map each GPU that stays to itself and call restore() again`;
+    throw e;
   }
 
   /** Lets the locked process make CUDA calls again (cuCheckpointProcessUnlock). */

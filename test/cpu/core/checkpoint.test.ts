@@ -70,7 +70,7 @@ test('lock, checkpoint, restore onto mapped GPUs and unlock move the process thr
   });
 });
 
-test('a step from the wrong state, a lock that times out and an unknown process say what was needed', () => {
+test('a step from the wrong state, a lock that times out, an unknown process and a refused mapping say what was needed', () => {
   const r = onFake(`
     out([
       err(() => new P(4242).checkpoint()),
@@ -78,6 +78,7 @@ test('a step from the wrong state, a lock that times out and an unknown process 
       err(() => new P(4243).lock(10)),
       err(() => new P(999).lock()),
       err(() => new P(999).state),
+      err(() => new P(999).restore([['GPU-00112233-4455-6677-8899-aabbccddeeff', 'GPU-00112233-4455-6677-8899-aabbccddeeff']])),
     ]);`);
   expect(r).toEqual([
     'CudaError: CUDA_ERROR_ILLEGAL_STATE: fake driver error (in CheckpointProcess.checkpoint (cuCheckpointProcessCheckpoint, pid 4242)): checkpoint() needs the process locked; it is running (the order is lock, checkpoint, restore, unlock)',
@@ -85,6 +86,8 @@ test('a step from the wrong state, a lock that times out and an unknown process 
     'CudaError: CUDA_ERROR_NOT_READY: fake driver error (in CheckpointProcess.lock (cuCheckpointProcessLock, pid 4243)): the process did not finish its CUDA work within 10 ms; give lock() a longer timeout, or 0 to wait',
     'CudaError: CUDA_ERROR_INVALID_VALUE: fake driver error (in CheckpointProcess.lock (cuCheckpointProcessLock, pid 999)): no CUDA process 999 (or one of another user), or an argument the driver refused',
     'CudaError: CUDA_ERROR_INVALID_VALUE: fake driver error (in CheckpointProcess.state (cuCheckpointProcessGetState, pid 999)): no CUDA process 999 (or one of another user), or an argument the driver refused',
+    // A mapping the driver refuses: the usual reason on a machine of several GPUs is one left out.
+    'CudaError: CUDA_ERROR_INVALID_VALUE: fake driver error (in CheckpointProcess.restore (cuCheckpointProcessRestore, pid 999)): no CUDA process 999 (or one of another user), or an argument the driver refused; a gpuMapping must name every GPU the process could see, not only those it used (this one names 1): map each GPU that stays to itself and call restore() again',
   ]);
 });
 
