@@ -48,6 +48,23 @@ function agrees(f: QueryField, smi: string, ours: string): boolean {
   return false;
 }
 
+/**
+ * Waits (up to 15 s) until every GPU's power draw holds within 3% over three reads 300 ms apart: right
+ * after the previous test file's GPU work an H200's draw moved by 10 W between two reads a second apart.
+ */
+async function powerSettled(): Promise<void> {
+  const read = () =>
+    execFileSync('nvidia-smi', ['--query-gpu=power.draw', '--format=csv,noheader,nounits']).toString().trim().split('\n').map(Number);
+  const reads: number[][] = [];
+  for (const end = Date.now() + 15_000; Date.now() < end;) {
+    reads.push(read());
+    const last = reads.slice(-3);
+    if (last.length === 3 && last[0].every((_, g) => Math.max(...last.map((r) => r[g])) <= 1.03 * Math.min(...last.map((r) => r[g]))))
+      return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
 async function run(argv: string[]): Promise<string> {
   const out: string[] = [];
   const errs: string[] = [];
@@ -67,6 +84,7 @@ describeGpu('nvidia-smi --query-gpu, field by field', () => {
   let mine: ReturnType<typeof csv>;
 
   beforeAll(async () => {
+    await powerSettled();
     known = smiFields();
     ours = known.filter((n) => queryField(n) !== undefined && n !== 'timestamp');
     unknown = known.filter((n) => queryField(n) === undefined);
