@@ -4,7 +4,7 @@
 // are left out, with a line saying so (`npm run bench` measures the calls there).
 // `bench/core-cpu.ts` measures core's rows on a fake libcudart.
 // Runs against the build from the repo root: `npm run bench:cpu`; `node dist-bench/bench/cpu.js --startup`
-// measures only the start-up, on any machine.
+// measures only the start-up, on any machine (`--entries cuda-bindings,cuda-bindings/core` for those two only).
 import koffi from 'koffi';
 import * as path from 'node:path';
 
@@ -156,9 +156,13 @@ if (!process.argv.includes('--startup')) {
 const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
 const fs = require('node:fs') as typeof import('node:fs');
 const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { name: string; exports: Record<string, unknown> };
+// `--entries a,b` keeps only those (e.g. `cuda-bindings,cuda-bindings/core`: where a driver makes each
+// process's first call slow, the whole table takes minutes).
+const only = process.argv.includes('--entries') ? process.argv[process.argv.indexOf('--entries') + 1].split(',') : null;
 const entries = Object.keys(pkg.exports)
   .filter((k) => k !== './package.json')
-  .map((k) => (k === '.' ? pkg.name : `${pkg.name}/${k.slice(2)}`));
+  .map((k) => (k === '.' ? pkg.name : `${pkg.name}/${k.slice(2)}`))
+  .filter((e) => only === null || only.includes(e));
 // The scripts sit beside this one, inside the package, so that they import it by name as a user does.
 const probe = (load: string) =>
   [
