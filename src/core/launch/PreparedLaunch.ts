@@ -29,7 +29,8 @@ import { completion } from '../base/completion';
  * object (`{ x, y, z }`); each is range-checked as a scalar of the component type is (a bigint
  * also goes for 64-bit integer components).
  */
-export type VectorValue = readonly (number | bigint)[] | { x: number | bigint; y?: number | bigint; z?: number | bigint; w?: number | bigint };
+export type VectorValue =
+  readonly (number | bigint)[] | { x: number | bigint; y?: number | bigint; z?: number | bigint; w?: number | bigint };
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
@@ -489,7 +490,9 @@ class Prepared {
     const p = `argument ${i} (${this.names[i]}) component ${COMPONENTS[k]}`;
     if ((typeof x === 'number' || typeof x === 'bigint') && RANGE[t])
       throw new RangeError(`${this.what}: ${p} must be an integer within ${RANGE[t]}, got ${describe(x)}`);
-    throw new TypeError(`${this.what}: ${p} must be ${t === 'i64' || t === 'u64' ? 'a number or a bigint' : 'a number'}, got ${describe(x)}`);
+    throw new TypeError(
+      `${this.what}: ${p} must be ${t === 'i64' || t === 'u64' ? 'a number or a bigint' : 'a number'}, got ${describe(x)}`,
+    );
   }
 
   /** A struct argument: a struct of exactly its size, or that many bytes (an ArrayBuffer or a view of one), copied. */
@@ -512,9 +515,7 @@ class Prepared {
     const size = this.sizes[i];
     if (c === Code.vector) {
       const xyz = COMPONENTS.slice(0, this.vectors[i]!.count).join(', ');
-      throw new TypeError(
-        `${this.what}: ${p} must be [${xyz}], { ${xyz} } or a struct of ${size} bytes, got ${describeValue(v)}`,
-      );
+      throw new TypeError(`${this.what}: ${p} must be [${xyz}], { ${xyz} } or a struct of ${size} bytes, got ${describeValue(v)}`);
     }
     if (c === Code.struct)
       throw new TypeError(

@@ -179,7 +179,9 @@ export function checkParamTypes(types: readonly unknown[], fn: string): ParamTyp
         `${fn}: types[${i}] must be one of ${[...PARAM_TYPES].join(', ')}, a CUDA vector type ('float3', 'int2', …) or a struct's layout ({ size, align } or a struct class), got ${typeof t === 'string' ? `'${t}'` : describe(t)}`,
       );
     if (!(Number.isInteger(l.size) && l.size >= 1 && l.size <= MAX_STRUCT_SIZE))
-      throw new RangeError(`${fn}: types[${i}] is a struct whose size must be a byte count within [1, ${MAX_STRUCT_SIZE}], got ${describe(l.size)}`);
+      throw new RangeError(
+        `${fn}: types[${i}] is a struct whose size must be a byte count within [1, ${MAX_STRUCT_SIZE}], got ${describe(l.size)}`,
+      );
     if (!(Number.isInteger(l.align) && l.align >= 1 && l.align <= 4096 && (l.align & (l.align - 1)) === 0 && l.size % l.align === 0))
       throw new RangeError(
         `${fn}: types[${i}] is a struct whose align must be a power of two that divides its size (${l.size}), got ${describe(l.align)}`,
