@@ -277,7 +277,7 @@ describe('vectors and structs in a signature and an array of types (no C call)',
 
   test('a bad vector or struct argument is refused before any C call, naming the argument, the component and what was wrong', () => {
     const f = k.prepare(['float3', 'int2', 'uchar3', 'longlong2', 'double2', { size: 24, align: 8 }]);
-    const good = [[1, 2, 3], [1, 2], [1, 2, 3], [1, 2], [1, 2], new Uint8Array(24)];
+    const good: unknown[] = [[1, 2, 3], [1, 2], [1, 2, 3], [1, 2], [1, 2], new Uint8Array(24)];
     const t = (i: number, v: unknown) => {
       const args = good.slice();
       args[i] = v;
