@@ -189,13 +189,20 @@ class Prepared {
   readonly raw: KoffiFunction | null;
   private readonly dv: DataView;
   private readonly bytes: Uint8Array;
+  /** How many parameters the kernel takes. */
+  private readonly count: number;
+  // Per slot: the parameters, 0 to count - 1, then each vector parameter's components (a slot each,
+  // written by write() as the scalars they are): its byte offset, its type as errors name it ('f32',
+  // 'float3', 'struct(16 bytes, align 8)'), its type code.
   private readonly offsets: number[];
-  // Each parameter's type as errors name it ('f32', 'float3', 'struct(16 bytes, align 8)'), its
-  // size, and its vector layout (null for any other type).
   private readonly names: string[];
+  private readonly nums: Int32Array;
+  // Per parameter: its size, its vector layout and the slot of its first component (null and -1 for
+  // any other type). Per component slot (from `count` on): its parameter * 4 + its index.
   private readonly sizes: number[];
   private readonly vectors: (VectorLayout | null)[];
-  private readonly nums: Int32Array;
+  private readonly firstComponent: number[];
+  private readonly componentOf: number[] = [];
   private readonly grid = new cudart.dim3();
   private readonly block = new cudart.dim3();
   private readonly what: string;
@@ -210,10 +217,11 @@ class Prepared {
   ) {
     this.what = `PreparedLaunch(${kernel.name})`;
     const layouts = types.map(paramLayout);
+    this.count = types.length;
     this.names = types.map(paramName);
     this.sizes = layouts.map((l) => l.size);
     this.vectors = types.map((t) => (typeof t === 'string' && isOwnName(VECTOR_TYPES, t) ? VECTOR_TYPES[t] : null));
-    this.nums = Int32Array.from(types, codeOf);
+    const codes = types.map(codeOf);
     const placeholders = types.map((t, i) =>
       typeof t !== 'string' || t === 'tensormap' || this.vectors[i] !== null
         ? structSlot(layouts[i])
@@ -230,6 +238,18 @@ class Prepared {
       at += size;
       return o;
     });
+    this.firstComponent = this.vectors.map((vec, i) => {
+      if (vec === null) return -1;
+      const first = this.offsets.length;
+      for (let k = 0; k < vec.count; k++) {
+        this.offsets.push(this.offsets[i] + k * vec.componentSize);
+        this.names.push(vec.component);
+        codes.push(CODE[vec.component]);
+        this.componentOf.push(i * 4 + k);
+      }
+      return first;
+    });
+    this.nums = Int32Array.from(codes);
     const b = this.args?.buffer ?? new Uint8Array(8);
     this.bytes = b;
     this.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -276,9 +296,9 @@ class Prepared {
       extended = hasExtendedKeys(config);
       if (!extended) this.checked = config;
     }
-    if (n !== this.names.length)
+    if (n !== this.count)
       throw new TypeError(
-        `${this.what}: takes ${this.names.length} argument${this.names.length === 1 ? '' : 's'} (${this.names.join(', ')}), got ${n}`,
+        `${this.what}: takes ${this.count} argument${this.count === 1 ? '' : 's'} (${this.names.slice(0, this.count).join(', ')}), got ${n}`,
       );
     return extended;
   }
@@ -369,27 +389,71 @@ class Prepared {
     w[1] = d[2];
   }
 
-  /** Writes argument i into the argument memory, or throws naming it and what was wrong. */
+  /**
+   * Writes slot i (argument i, or a vector's component) into the argument memory, or throws naming
+   * the argument and what was wrong.
+   */
   write(i: number, v: unknown): void {
-    if (typeof v === 'number' || typeof v === 'bigint') {
-      if (this.store(this.nums[i], this.offsets[i], v)) return;
+    const dv = this.dv;
+    const at = this.offsets[i];
+    const c = this.nums[i];
+    if (typeof v === 'number') {
+      switch (c) {
+        case Code.f32:
+          return dv.setFloat32(at, v, true);
+        case Code.f64:
+          return dv.setFloat64(at, v, true);
+        case Code.i32:
+          if ((v | 0) === v) return dv.setInt32(at, v, true);
+          break;
+        case Code.u32:
+          if (v >>> 0 === v) return dv.setUint32(at, v, true);
+          break;
+        case Code.i8:
+          if ((v << 24) >> 24 === v) return dv.setInt8(at, v);
+          break;
+        case Code.u8:
+          if ((v & 0xff) === v) return dv.setUint8(at, v);
+          break;
+        case Code.i16:
+          if ((v << 16) >> 16 === v) return dv.setInt16(at, v, true);
+          break;
+        case Code.u16:
+          if ((v & 0xffff) === v) return dv.setUint16(at, v, true);
+          break;
+        case Code.f16:
+          return dv.setUint16(at, halfBits(v), true);
+        case Code.i64:
+        case Code.u64:
+        case Code.ptr:
+          if (Number.isSafeInteger(v) && (c === Code.i64 || v >= 0)) {
+            // Two 32-bit halves: no BigInt made per call.
+            const hi = Math.floor(v / TWO32);
+            dv.setUint32(at, v - hi * TWO32, true);
+            return dv.setInt32(at + 4, hi, true);
+          }
+          break;
+      }
+      return this.refuse(i, v);
+    }
+    if (typeof v === 'bigint') {
+      if (c === Code.i64 && v >= I64_MIN && v < I64_LIMIT) return dv.setBigInt64(at, v, true);
+      if ((c === Code.u64 || c === Code.ptr) && v >= 0n && v < U64_LIMIT) return dv.setBigUint64(at, v, true);
       return this.refuse(i, v);
     }
     if (v === null || typeof v !== 'object') return this.refuse(i, v);
-    const c = this.nums[i];
     if (c === Code.vector) return this.writeVector(i, v);
     if (c === Code.struct) return this.writeStruct(i, v);
     // A core object as every launch converts it (a closed, unmapped or In/Out one is refused here,
     // in the same words); then whether what it gives fits the declared type.
     const a = coreArgument(v, i, this.what) ?? v;
     const t = this.names[i];
-    const at = this.offsets[i];
     if (typeof a === 'bigint') {
       // A DeviceBuffer's or mapped HostBuffer's device address.
-      if (t === 'ptr') return this.dv.setBigUint64(at, a, true);
+      if (t === 'ptr') return dv.setBigUint64(at, a, true);
     } else if (a instanceof cudart.KernelArg) {
       // A typed scalar (i32(n), …) of the declared type, or a texture, surface or conditional handle (a u64).
-      if (a.type === t) return t === 'f16' ? this.dv.setUint16(at, a.value as number, true) : this.write(i, a.value);
+      if (a.type === t) return t === 'f16' ? dv.setUint16(at, a.value as number, true) : this.write(i, a.value);
     } else if (t === 'tensormap' && (a as { _u8?: unknown })._u8 instanceof Uint8Array && (a as { _u8: Uint8Array })._u8.length === 128) {
       this.bytes.set((a as { _u8: Uint8Array })._u8, at);
       return;
@@ -397,81 +461,20 @@ class Prepared {
     return this.refuse(i, v);
   }
 
-  /**
-   * Stores a number or bigint as the scalar type of code `c` at byte `at`; returns false, storing
-   * nothing, where it does not fit (a fraction or out of range for an integer, a bigint for a float).
-   */
-  private store(c: Code, at: number, v: number | bigint): boolean {
-    const dv = this.dv;
-    if (typeof v === 'bigint') {
-      if (c === Code.i64 && v >= I64_MIN && v < I64_LIMIT) dv.setBigInt64(at, v, true);
-      else if ((c === Code.u64 || c === Code.ptr) && v >= 0n && v < U64_LIMIT) dv.setBigUint64(at, v, true);
-      else return false;
-      return true;
-    }
-    switch (c) {
-      case Code.f32:
-        dv.setFloat32(at, v, true);
-        return true;
-      case Code.f64:
-        dv.setFloat64(at, v, true);
-        return true;
-      case Code.i32:
-        if ((v | 0) !== v) return false;
-        dv.setInt32(at, v, true);
-        return true;
-      case Code.u32:
-        if (v >>> 0 !== v) return false;
-        dv.setUint32(at, v, true);
-        return true;
-      case Code.i8:
-        if ((v << 24) >> 24 !== v) return false;
-        dv.setInt8(at, v);
-        return true;
-      case Code.u8:
-        if ((v & 0xff) !== v) return false;
-        dv.setUint8(at, v);
-        return true;
-      case Code.i16:
-        if ((v << 16) >> 16 !== v) return false;
-        dv.setInt16(at, v, true);
-        return true;
-      case Code.u16:
-        if ((v & 0xffff) !== v) return false;
-        dv.setUint16(at, v, true);
-        return true;
-      case Code.f16:
-        dv.setUint16(at, halfBits(v), true);
-        return true;
-      case Code.i64:
-      case Code.u64:
-      case Code.ptr: {
-        if (!Number.isSafeInteger(v) || (c !== Code.i64 && v < 0)) return false;
-        // Two 32-bit halves: no BigInt made per call.
-        const hi = Math.floor(v / TWO32);
-        dv.setUint32(at, v - hi * TWO32, true);
-        dv.setInt32(at + 4, hi, true);
-        return true;
-      }
-    }
-    return false;
-  }
-
   /** A vector argument: its components from an array or an object { x, y, … }, or a struct of its size copied. */
   private writeVector(i: number, v: object): void {
     const vec = this.vectors[i]!;
-    const at = this.offsets[i];
-    const c = CODE[vec.component];
+    const first = this.firstComponent[i];
     const n = vec.count;
     if (Array.isArray(v)) {
       if (v.length !== n) return this.refuse(i, v);
-      for (let k = 0; k < n; k++) this.component(i, k, c, at + k * vec.componentSize, v[k]);
+      for (let k = 0; k < n; k++) this.component(first + k, v[k]);
       return;
     }
     const u8 = (v as { _u8?: unknown })._u8;
     if (u8 instanceof Uint8Array) {
       if (u8.length !== vec.size) return this.refuse(i, v);
-      return this.bytes.set(u8, at);
+      return this.bytes.set(u8, this.offsets[i]);
     }
     // Bytes are a struct's; a vector's components are values, never bytes.
     if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return this.refuse(i, v);
@@ -480,19 +483,13 @@ class Prepared {
         throw new TypeError(
           `${this.what}: argument ${i} (${this.names[i]}) has no component ${COMPONENTS[k]}, only ${COMPONENTS.slice(0, n).join(', ')}; got an object with ${COMPONENTS[k]}`,
         );
-    for (let k = 0; k < n; k++) this.component(i, k, c, at + k * vec.componentSize, (v as Record<string, unknown>)[COMPONENTS[k]]);
+    for (let k = 0; k < n; k++) this.component(first + k, (v as Record<string, unknown>)[COMPONENTS[k]]);
   }
 
-  /** Component k of vector argument i (code `c`) stored at byte `at`, or an error naming both. */
-  private component(i: number, k: number, c: Code, at: number, x: unknown): void {
-    if ((typeof x === 'number' || typeof x === 'bigint') && this.store(c, at, x)) return;
-    const t = this.vectors[i]!.component;
-    const p = `argument ${i} (${this.names[i]}) component ${COMPONENTS[k]}`;
-    if ((typeof x === 'number' || typeof x === 'bigint') && RANGE[t])
-      throw new RangeError(`${this.what}: ${p} must be an integer within ${RANGE[t]}, got ${describe(x)}`);
-    throw new TypeError(
-      `${this.what}: ${p} must be ${t === 'i64' || t === 'u64' ? 'a number or a bigint' : 'a number'}, got ${describe(x)}`,
-    );
+  /** A component's value (a number, or a bigint for a 64-bit integer) written to its slot j as write() writes a scalar. */
+  private component(j: number, x: unknown): void {
+    if (typeof x === 'number' || typeof x === 'bigint') this.write(j, x);
+    else this.refuse(j, x);
   }
 
   /** A struct argument: a struct of exactly its size, or that many bytes (an ArrayBuffer or a view of one), copied. */
@@ -510,7 +507,16 @@ class Prepared {
 
   private refuse(i: number, v: unknown): never {
     const t = this.names[i];
-    const p = `argument ${i} (${t})`;
+    let p = `argument ${i} (${t})`;
+    if (i >= this.count) {
+      // A vector's component: named by its argument, its letter and its scalar type's range.
+      const part = this.componentOf[i - this.count];
+      p = `argument ${part >> 2} (${this.names[part >> 2]}) component ${COMPONENTS[part & 3]}`;
+      if (!RANGE[t as ScalarCodeName] || (typeof v !== 'number' && typeof v !== 'bigint'))
+        throw new TypeError(
+          `${this.what}: ${p} must be ${t === 'i64' || t === 'u64' ? 'a number or a bigint' : 'a number'}, got ${describe(v)}`,
+        );
+    }
     const c = this.nums[i];
     const size = this.sizes[i];
     if (c === Code.vector) {
