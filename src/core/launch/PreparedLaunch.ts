@@ -29,8 +29,19 @@ import { completion } from '../base/completion';
  * object (`{ x, y, z }`); each is range-checked as a scalar of the component type is (a bigint
  * also goes for 64-bit integer components).
  */
-export type VectorValue =
-  readonly (number | bigint)[] | { x: number | bigint; y?: number | bigint; z?: number | bigint; w?: number | bigint };
+export type VectorValue = readonly (number | bigint)[] | VectorComponents;
+
+/** A vector's components by name: as many as its type has (`x`, `y`, `z` for a `float3`), no more. */
+export interface VectorComponents {
+  /** The first component. */
+  x: number | bigint;
+  /** The second. */
+  y?: number | bigint;
+  /** The third. */
+  z?: number | bigint;
+  /** The fourth. */
+  w?: number | bigint;
+}
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint

@@ -15,7 +15,13 @@ export interface StructLayoutLike {
  * A struct passed by value, given by its layout: `{ size, align }`, or a struct class of the
  * bindings (`cudart.dim3`, `cudart.float3`, …: its static `layout` has both).
  */
-export type StructType = StructLayoutLike | { readonly layout: StructLayoutLike };
+export type StructType = StructLayoutLike | StructClassLike;
+
+/** A struct class of the bindings, as a parameter type: what it is read for is its layout. */
+export interface StructClassLike {
+  /** The struct's C layout (the generated classes' static `layout`). */
+  readonly layout: StructLayoutLike;
+}
 
 /**
  * The C type of one prepared parameter: a scalar as the wrappers name it (`'i32'`, `'f32'`, `'ptr'`,

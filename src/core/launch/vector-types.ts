@@ -2,18 +2,15 @@
 // component type, count, size and alignment on a 64-bit Linux host (where `long` is 8 bytes).
 // test/cpu/core/core-prepared-structs.test.ts checks every entry against g++ and the CUDA header.
 
-/** The C types whose vectors CUDA declares: `char` is `signed char`, `long` 8 bytes. */
-type Family = 'char' | 'uchar' | 'short' | 'ushort' | 'int' | 'uint' | 'long' | 'ulong' | 'longlong' | 'ulonglong' | 'float' | 'double';
-
-/** The families with 8-byte components, whose 4-vectors also come aligned to 16 and 32 (CUDA 13). */
-type WideFamily = 'long' | 'ulong' | 'longlong' | 'ulonglong' | 'double';
-
 /**
  * A CUDA vector type passed by value, named as in C: `'float3'`, `'int2'`, `'uchar4'`, `'double2'`,
- * `'double4_16a'`, … (`char1`–`double4`, CUDA 13's `_16a`/`_32a` 4-vectors of 8-byte components,
- * and `dim3`).
+ * `'double4_16a'`, … (`char1`–`double4`, where `char` is `signed char` and `long` 8 bytes; CUDA 13's
+ * `_16a`/`_32a` 4-vectors of 8-byte components; and `dim3`).
  */
-export type VectorType = `${Family}${1 | 2 | 3 | 4}` | `${WideFamily}4_${16 | 32}a` | 'dim3';
+export type VectorType =
+  | `${'char' | 'uchar' | 'short' | 'ushort' | 'int' | 'uint' | 'long' | 'ulong' | 'longlong' | 'ulonglong' | 'float' | 'double'}${1 | 2 | 3 | 4}`
+  | `${'long' | 'ulong' | 'longlong' | 'ulonglong' | 'double'}4_${16 | 32}a`
+  | 'dim3';
 
 /** The scalar type of a vector's components, as the wrappers name it. */
 export type ComponentType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64';
@@ -34,7 +31,7 @@ export interface VectorLayout {
 
 // Each family's component and the alignment of its 1-, 2-, 3- and 4-vector (a 3-vector is aligned as
 // its component; the header's __align__ gives the others).
-const FAMILIES: readonly [Family, ComponentType, number, readonly number[]][] = [
+const FAMILIES: readonly [string, ComponentType, number, readonly number[]][] = [
   ['char', 'i8', 1, [1, 2, 1, 4]],
   ['uchar', 'u8', 1, [1, 2, 1, 4]],
   ['short', 'i16', 2, [2, 4, 2, 8]],
