@@ -38,6 +38,10 @@ const buf = d.allocate(1 << 20);
 const empty8 = new Kernel(cudart.cudaKernel_t(3), 'empty8', { isClosed: false } as never);
 const cfg = { grid: 1, block: 1 };
 const prepared = empty8.prepare('const float *a, float *b, int c, unsigned d, float e, float f, long long g, double h');
+// The same count of parameters with two vectors by value, given as arrays (made once: the launch's cost, not theirs).
+const preparedVectors = empty8.prepare('const float *a, float *b, int c, unsigned d, float3 e, float4 f, long long g, double h');
+const v3 = [3, 3, 3];
+const v4 = [4, 4, 4, 4];
 const packed = new cudart.KernelArgs([buf.ptr, buf.ptr, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)]);
 const g3 = new cudart.dim3({ x: 1, y: 1, z: 1 });
 const raw = koffi
@@ -56,6 +60,7 @@ const rows: [string, () => unknown, number][] = [
   ['facade cudaLaunchKernel, KernelArgs pre-packed', () => cudart.cudaLaunchKernel(3n, g3, g3, packed, 0, null), 1_000_000],
   ['Kernel.launch, 8 typed arguments', () => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)), 500_000],
   ['prepared, 8 plain-number arguments', () => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 1_000_000],
+  ['prepared, 8 arguments: a float3 and a float4 as arrays', () => preparedVectors(cfg, buf, buf, 1, 2, v3, v4, 5, 6), 1_000_000],
 ];
 console.log(`# node ${process.version}; koffi ${koffi.version}; fake libcudart (launch returns at once)`);
 console.log('| launch path | ns per launch |');
@@ -110,6 +115,9 @@ console.log(
   );
   console.log(
     `| prepared, 8 plain-number arguments | ${await collections(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 1_000_000)} (${await collections(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 3_000_000)} in 3,000,000 more) |`,
+  );
+  console.log(
+    `| prepared, 8 arguments: a float3 and a float4 as arrays | ${await collections(() => preparedVectors(cfg, buf, buf, 1, 2, v3, v4, 5, 6), 1_000_000)} |`,
   );
   console.log(
     `| Kernel.launch, 8 typed arguments | ${await collections(() => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)), 1_000_000)} |`,

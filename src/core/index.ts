@@ -165,8 +165,9 @@ export {
 } from './nccl/Communicator';
 export { rendezvous, rendezvousFromEnv, parseMaster, type RendezvousOptions } from './nccl/rendezvous';
 export { HostArgument, In, Out, InOut, type HostArgumentDirection } from './launch/HostArgument';
-export { type PreparedLaunch, type PreparedArgument } from './launch/PreparedLaunch';
-export { parseSignature, type ParamType } from './launch/signature';
+export { type PreparedLaunch, type PreparedArgument, type VectorValue, type VectorComponents } from './launch/PreparedLaunch';
+export { parseSignature, type ParamType, type StructType, type StructLayoutLike, type StructClassLike } from './launch/signature';
+export { type VectorType } from './launch/vector-types';
 export {
   GraphBuilder,
   ConditionalHandle,

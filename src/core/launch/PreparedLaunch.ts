@@ -1,7 +1,8 @@
 // Prepared launches (PyCUDA's prepare / prepared_call / prepared_timed_call / prepared_async_call):
 // the parameter types are declared once, so a call takes plain numbers and writes them straight
 // into argument memory packed at prepare time. No allocation per call: this is the layer's fastest
-// launch path.
+// launch path. Vectors and structs by value are copied into the same memory (write()'s slow branch:
+// the number cases are compiled in line and never look at them).
 import * as cudart from '../../runtime';
 import { runtimeError, check } from '../base/errors';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
@@ -10,7 +11,8 @@ import type { TextureObject } from '../texture/TextureObject';
 import type { SurfaceObject } from '../texture/SurfaceObject';
 import type { TensorMapDescriptor } from '../texture/TensorMapDescriptor';
 import { Stream } from '../device/Stream';
-import { checkParamTypes, parseSignature, type ParamType } from './signature';
+import { checkParamTypes, paramLayout, paramName, parseSignature, type ParamType, type StructLayoutLike } from './signature';
+import { COMPONENTS, VECTOR_TYPES, type VectorLayout } from './vector-types';
 import { libcudart as library } from '../../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../../ffi/binding';
 import type { Kernel } from './Kernel';
@@ -18,16 +20,37 @@ import { checkOptions } from '../base/options';
 import { LAUNCH_CONFIG_KEYS, hasExtendedKeys, readDim, setDim, withCurrentStream, type Dim, type LaunchConfig } from './launch-config';
 import { ExtendedLauncher } from './extended-launch';
 import { coreArgument, type KernelArgumentObject } from './kernel-argument';
-import { describe } from '../../ffi/checks';
+import { describe, isOwnName } from '../../ffi/checks';
 import { halfBits } from '../../ffi/kernel-args';
 import { completion } from '../base/completion';
+
+/**
+ * A vector type's value: its components as an array (`[x, y, z]`, as many as the type has) or as an
+ * object (`{ x, y, z }`); each is range-checked as a scalar of the component type is (a bigint
+ * also goes for 64-bit integer components).
+ */
+export type VectorValue = readonly (number | bigint)[] | VectorComponents;
+
+/** A vector's components by name: as many as its type has (`x`, `y`, `z` for a `float3`), no more. */
+export interface VectorComponents {
+  /** The first component. */
+  x: number | bigint;
+  /** The second. */
+  y?: number | bigint;
+  /** The third. */
+  z?: number | bigint;
+  /** The fourth. */
+  w?: number | bigint;
+}
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
  * for 64-bit types and pointers, a DeviceBuffer or mapped HostBuffer for a pointer, a TextureObject,
  * SurfaceObject or ConditionalHandle for a `u64`, a TensorMapDescriptor (or any 128-byte struct) for
- * a `tensormap`, and a typed scalar (`i32(n)`, …) of the declared type. Core objects are converted
- * as Kernel.launch converts them (kernel-argument.ts).
+ * a `tensormap`, a typed scalar (`i32(n)`, …) of the declared type; for a vector type (`'float3'`)
+ * a {@link VectorValue} or a struct of its size (`new cudart.float3({ … })`); for a struct type a
+ * struct of exactly its size, or its bytes (an ArrayBuffer, or a view of one: Uint8Array, …).
+ * Core objects are converted as Kernel.launch converts them (kernel-argument.ts).
  */
 export type PreparedArgument =
   | number
@@ -38,12 +61,17 @@ export type PreparedArgument =
   | SurfaceObject
   | KernelArgumentObject
   | TensorMapDescriptor
+  | VectorValue
+  | ArrayBuffer
+  | ArrayBufferView
   | cudart.KernelArgInput;
 
 /**
  * A kernel with its parameter types fixed: call it with a launch config and plain values. A config
  * object's keys are checked the first time it is passed (a launch loop passes the same one); its
- * values are read and checked on every launch.
+ * values are read and checked on every launch. Vectors (`float3`, …) and structs are passed by
+ * value, each at its C alignment as the kernel's parameter list has it; a launch of numbers,
+ * pointers and buffers only allocates nothing.
  */
 export interface PreparedLaunch {
   /** Queues the kernel on `config.stream` (absent: the current stream of a {@link Stream.use}, else the legacy default stream). */
@@ -58,22 +86,6 @@ export interface PreparedLaunch {
   async(config: LaunchConfig, ...args: PreparedArgument[]): Promise<void>;
 }
 
-const SIZE: Record<ParamType, number> = {
-  i8: 1,
-  u8: 1,
-  i16: 2,
-  u16: 2,
-  i32: 4,
-  u32: 4,
-  i64: 8,
-  u64: 8,
-  f16: 2,
-  f32: 4,
-  f64: 8,
-  ptr: 8,
-  tensormap: 128,
-};
-const ALIGN: Record<ParamType, number> = { ...SIZE, tensormap: 64 };
 const TWO32 = 4294967296;
 const I64_MIN = -(2n ** 63n);
 const I64_LIMIT = 2n ** 63n;
@@ -94,8 +106,11 @@ const enum Code {
   ptr,
   tensormap,
   f16,
+  // A CUDA vector type (its components checked as scalars) and any other struct (its bytes copied).
+  vector,
+  struct,
 }
-const CODE: Record<ParamType, Code> = {
+const CODE: Readonly<Record<ScalarCodeName, Code>> = {
   f32: Code.f32,
   f64: Code.f64,
   i32: Code.i32,
@@ -111,13 +126,67 @@ const CODE: Record<ParamType, Code> = {
   tensormap: Code.tensormap,
 };
 
+/** The types that have a code of their own. */
+type ScalarCodeName = cudart.ScalarType | 'tensormap';
+
+/** A checked parameter type's code. */
+function codeOf(t: ParamType): Code {
+  if (typeof t !== 'string') return Code.struct;
+  return isOwnName(VECTOR_TYPES, t) ? Code.vector : CODE[t];
+}
+
+/** The ranges of the integer types, as a RangeError states them. */
+const RANGE: Readonly<Partial<Record<ScalarCodeName, string>>> = {
+  i8: '[-128, 127]',
+  u8: '[0, 255]',
+  i16: '[-32768, 32767]',
+  u16: '[0, 65535]',
+  i32: '[-2147483648, 2147483647]',
+  u32: '[0, 4294967295]',
+  i64: '[-2^63, 2^63 - 1] (a number up to 2^53 - 1, or a bigint)',
+  u64: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)',
+  ptr: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)',
+};
+
+/** What each named type takes, as a TypeError states it. */
+const WANT: Readonly<Record<ScalarCodeName, string>> = {
+  i8: 'a number',
+  u8: 'a number',
+  i16: 'a number',
+  u16: 'a number',
+  f16: 'a number',
+  i32: 'a number',
+  u32: 'a number',
+  i64: 'a number or a bigint',
+  u64: 'a number, a bigint, a TextureObject, SurfaceObject or ConditionalHandle, or u64(n)',
+  f32: 'a number',
+  f64: 'a number',
+  ptr: 'a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number)',
+  tensormap: 'a TensorMapDescriptor (128 bytes)',
+};
+
 /** What the last grid or block seen was when it was not a plain number (never equal to a config's value). */
 const NOT_SEEN = Symbol('not seen');
 
-/** Stands for a tensor map while the argument memory is laid out (KernelArgs reads the layout). */
-class TensorMapSlot {
-  static readonly layout = { size: 128, align: 64 };
-  readonly _u8 = new Uint8Array(128);
+/** Stands for a struct (a tensor map, a vector) of `layout` while the argument memory is laid out (KernelArgs reads the layout from its class). */
+function structSlot(layout: StructLayoutLike): cudart.StructValue {
+  const Slot = class {
+    static readonly layout = { size: layout.size, align: layout.align };
+    readonly _u8 = new Uint8Array(layout.size);
+    getBytes(): Uint8Array {
+      return this._u8;
+    }
+  };
+  return new Slot();
+}
+
+/** What a value is, in an error: as describe() says, with an array's length and a struct's size. */
+function describeValue(v: unknown): string {
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  const u8 = v !== null && typeof v === 'object' ? (v as { _u8?: unknown })._u8 : undefined;
+  if (u8 instanceof Uint8Array) return `a struct of ${u8.length} bytes (${(v as object).constructor?.name ?? 'Object'})`;
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return `${describe(v)} of ${v.byteLength} bytes`;
+  return describe(v);
 }
 
 class Prepared {
@@ -131,9 +200,20 @@ class Prepared {
   readonly raw: KoffiFunction | null;
   private readonly dv: DataView;
   private readonly bytes: Uint8Array;
+  /** How many parameters the kernel takes. */
+  private readonly count: number;
+  // Per slot: the parameters, 0 to count - 1, then each vector parameter's components (a slot each,
+  // written by write() as the scalars they are): its byte offset, its type as errors name it ('f32',
+  // 'float3', 'struct(16 bytes, align 8)'), its type code.
   private readonly offsets: number[];
-  private readonly codes: ParamType[];
+  private readonly names: string[];
   private readonly nums: Int32Array;
+  // Per parameter: its size, its vector layout and the slot of its first component (null and -1 for
+  // any other type). Per component slot (from `count` on): its parameter * 4 + its index.
+  private readonly sizes: number[];
+  private readonly vectors: (VectorLayout | null)[];
+  private readonly firstComponent: number[];
+  private readonly componentOf: number[] = [];
   private readonly grid = new cudart.dim3();
   private readonly block = new cudart.dim3();
   private readonly what: string;
@@ -147,21 +227,40 @@ class Prepared {
     readonly types: readonly ParamType[],
   ) {
     this.what = `PreparedLaunch(${kernel.name})`;
-    this.codes = types.slice();
-    this.nums = Int32Array.from(types, (t) => CODE[t]);
-    const placeholders = types.map((t) =>
-      t === 'tensormap' ? new TensorMapSlot() : new cudart.KernelArg(t, t === 'i64' || t === 'u64' || t === 'ptr' ? 0n : 0),
+    const layouts = types.map(paramLayout);
+    this.count = types.length;
+    this.names = types.map(paramName);
+    this.sizes = layouts.map((l) => l.size);
+    this.vectors = types.map((t) => (typeof t === 'string' && isOwnName(VECTOR_TYPES, t) ? VECTOR_TYPES[t] : null));
+    const codes = types.map(codeOf);
+    const placeholders = types.map((t, i) =>
+      typeof t !== 'string' || t === 'tensormap' || this.vectors[i] !== null
+        ? structSlot(layouts[i])
+        : new cudart.KernelArg(t as cudart.ScalarType, t === 'i64' || t === 'u64' || t === 'ptr' ? 0n : 0),
     );
     this.args = types.length ? new cudart.KernelArgs(placeholders, 'Kernel.prepare', 'types') : null;
     this.pointers = this.args?.pointers ?? null;
     this.raw = library.splitSmallStructs ? library.bind('cudaLaunchKernel') : null;
     let at = 0;
-    this.offsets = types.map((t) => {
-      at = Math.ceil(at / ALIGN[t]) * ALIGN[t];
+    // As KernelArgs lays them out: each at its alignment, in C order.
+    this.offsets = layouts.map(({ size, align }) => {
+      at = Math.ceil(at / align) * align;
       const o = at;
-      at += SIZE[t];
+      at += size;
       return o;
     });
+    this.firstComponent = this.vectors.map((vec, i) => {
+      if (vec === null) return -1;
+      const first = this.offsets.length;
+      for (let k = 0; k < vec.count; k++) {
+        this.offsets.push(this.offsets[i] + k * vec.componentSize);
+        this.names.push(vec.component);
+        codes.push(CODE[vec.component]);
+        this.componentOf.push(i * 4 + k);
+      }
+      return first;
+    });
+    this.nums = Int32Array.from(codes);
     const b = this.args?.buffer ?? new Uint8Array(8);
     this.bytes = b;
     this.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -170,6 +269,11 @@ class Prepared {
   /** The byte offset of parameter i in the argument memory. */
   offset(i: number): number {
     return this.offsets[i];
+  }
+
+  /** Parameter i's type code (what the specialised launcher stores in line). */
+  code(i: number): Code {
+    return this.nums[i];
   }
 
   /** A DataView over the argument memory (the specialised launcher stores through it). */
@@ -203,9 +307,9 @@ class Prepared {
       extended = hasExtendedKeys(config);
       if (!extended) this.checked = config;
     }
-    if (n !== this.codes.length)
+    if (n !== this.count)
       throw new TypeError(
-        `${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`,
+        `${this.what}: takes ${this.count} argument${this.count === 1 ? '' : 's'} (${this.names.slice(0, this.count).join(', ')}), got ${n}`,
       );
     return extended;
   }
@@ -296,6 +400,10 @@ class Prepared {
     w[1] = d[2];
   }
 
+  /**
+   * Writes slot i (argument i, or a vector's component) into the argument memory, or throws naming
+   * the argument and what was wrong.
+   */
   write(i: number, v: unknown): void {
     const dv = this.dv;
     const at = this.offsets[i];
@@ -345,10 +453,12 @@ class Prepared {
       return this.refuse(i, v);
     }
     if (v === null || typeof v !== 'object') return this.refuse(i, v);
+    if (c === Code.vector) return this.writeVector(i, v);
+    if (c === Code.struct) return this.writeStruct(i, v);
     // A core object as every launch converts it (a closed, unmapped or In/Out one is refused here,
     // in the same words); then whether what it gives fits the declared type.
     const a = coreArgument(v, i, this.what) ?? v;
-    const t = this.codes[i];
+    const t = this.names[i];
     if (typeof a === 'bigint') {
       // A DeviceBuffer's or mapped HostBuffer's device address.
       if (t === 'ptr') return dv.setBigUint64(at, a, true);
@@ -362,39 +472,76 @@ class Prepared {
     return this.refuse(i, v);
   }
 
-  private refuse(i: number, v: unknown): never {
-    const t = this.codes[i];
-    const p = `argument ${i} (${t})`;
-    if (typeof v === 'number' || typeof v === 'bigint') {
-      const range: Partial<Record<ParamType, string>> = {
-        i8: '[-128, 127]',
-        u8: '[0, 255]',
-        i16: '[-32768, 32767]',
-        u16: '[0, 65535]',
-        i32: '[-2147483648, 2147483647]',
-        u32: '[0, 4294967295]',
-        i64: '[-2^63, 2^63 - 1] (a number up to 2^53 - 1, or a bigint)',
-        u64: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)',
-        ptr: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)',
-      };
-      if (range[t]) throw new RangeError(`${this.what}: ${p} must be an integer within ${range[t]}, got ${describe(v)}`);
+  /** A vector argument: its components from an array or an object { x, y, … }, or a struct of its size copied. */
+  private writeVector(i: number, v: object): void {
+    const vec = this.vectors[i]!;
+    const first = this.firstComponent[i];
+    const n = vec.count;
+    if (Array.isArray(v)) {
+      if (v.length !== n) return this.refuse(i, v);
+      for (let k = 0; k < n; k++) this.component(first + k, v[k]);
+      return;
     }
-    const want: Record<ParamType, string> = {
-      i8: 'a number',
-      u8: 'a number',
-      i16: 'a number',
-      u16: 'a number',
-      f16: 'a number',
-      i32: 'a number',
-      u32: 'a number',
-      i64: 'a number or a bigint',
-      u64: 'a number, a bigint, a TextureObject, SurfaceObject or ConditionalHandle, or u64(n)',
-      f32: 'a number',
-      f64: 'a number',
-      ptr: 'a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number)',
-      tensormap: 'a TensorMapDescriptor (128 bytes)',
-    };
-    throw new TypeError(`${this.what}: ${p} must be ${want[t]}, got ${describe(v)}`);
+    const u8 = (v as { _u8?: unknown })._u8;
+    if (u8 instanceof Uint8Array) {
+      if (u8.length !== vec.size) return this.refuse(i, v);
+      return this.bytes.set(u8, this.offsets[i]);
+    }
+    // Bytes are a struct's; a vector's components are values, never bytes.
+    if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return this.refuse(i, v);
+    for (let k = n; k < 4; k++)
+      if (COMPONENTS[k] in v)
+        throw new TypeError(
+          `${this.what}: argument ${i} (${this.names[i]}) has no component ${COMPONENTS[k]}, only ${COMPONENTS.slice(0, n).join(', ')}; got an object with ${COMPONENTS[k]}`,
+        );
+    for (let k = 0; k < n; k++) this.component(first + k, (v as Record<string, unknown>)[COMPONENTS[k]]);
+  }
+
+  /** A component's value (a number, or a bigint for a 64-bit integer) written to its slot j as write() writes a scalar. */
+  private component(j: number, x: unknown): void {
+    if (typeof x === 'number' || typeof x === 'bigint') this.write(j, x);
+    else this.refuse(j, x);
+  }
+
+  /** A struct argument: a struct of exactly its size, or that many bytes (an ArrayBuffer or a view of one), copied. */
+  private writeStruct(i: number, v: object): void {
+    const size = this.sizes[i];
+    const at = this.offsets[i];
+    const a = coreArgument(v, i, this.what) ?? v;
+    const u8 = (a as { _u8?: unknown })._u8;
+    if (u8 instanceof Uint8Array && u8.length === size) return this.bytes.set(u8, at);
+    if (a instanceof Uint8Array && a.byteLength === size) return this.bytes.set(a, at);
+    if (ArrayBuffer.isView(a) && a.byteLength === size) return this.bytes.set(new Uint8Array(a.buffer, a.byteOffset, size), at);
+    if (a instanceof ArrayBuffer && a.byteLength === size) return this.bytes.set(new Uint8Array(a), at);
+    return this.refuse(i, v);
+  }
+
+  private refuse(i: number, v: unknown): never {
+    const t = this.names[i];
+    let p = `argument ${i} (${t})`;
+    if (i >= this.count) {
+      // A vector's component: named by its argument, its letter and its scalar type's range.
+      const part = this.componentOf[i - this.count];
+      p = `argument ${part >> 2} (${this.names[part >> 2]}) component ${COMPONENTS[part & 3]}`;
+      if (!RANGE[t as ScalarCodeName] || (typeof v !== 'number' && typeof v !== 'bigint'))
+        throw new TypeError(
+          `${this.what}: ${p} must be ${t === 'i64' || t === 'u64' ? 'a number or a bigint' : 'a number'}, got ${describe(v)}`,
+        );
+    }
+    const c = this.nums[i];
+    const size = this.sizes[i];
+    if (c === Code.vector) {
+      const xyz = COMPONENTS.slice(0, this.vectors[i]!.count).join(', ');
+      throw new TypeError(`${this.what}: ${p} must be [${xyz}], { ${xyz} } or a struct of ${size} bytes, got ${describeValue(v)}`);
+    }
+    if (c === Code.struct)
+      throw new TypeError(
+        `${this.what}: ${p} must be a struct of ${size} bytes, or ${size} bytes in an ArrayBuffer or a view of one, got ${describeValue(v)}`,
+      );
+    const s = t as ScalarCodeName;
+    if ((typeof v === 'number' || typeof v === 'bigint') && RANGE[s])
+      throw new RangeError(`${this.what}: ${p} must be an integer within ${RANGE[s]}, got ${describe(v)}`);
+    throw new TypeError(`${this.what}: ${p} must be ${WANT[s]}, got ${describe(v)}`);
   }
 
   async timed(config: LaunchConfig, args: ArrayLike<unknown>): Promise<number> {
@@ -468,6 +615,9 @@ const INLINE: Record<Code, Case[]> = {
   [Code.tensormap]: [],
   // A half goes through write(), which converts the number.
   [Code.f16]: [],
+  // Vectors and structs go through write(): an array or object is read component by component.
+  [Code.vector]: [],
+  [Code.struct]: [],
 };
 
 /**
@@ -491,8 +641,8 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
   ];
   for (let i = 0; i < n; i++) {
     const v = `a${i}`;
-    INLINE[CODE[p.types[i]]].forEach(([test, store], k) => lines.push(`  ${k ? 'else ' : ''}if (${test(v)}) { ${store(p.offset(i), v)} }`));
-    lines.push(`  ${INLINE[CODE[p.types[i]]].length ? 'else ' : ''}p.write(${i}, ${v});`);
+    INLINE[p.code(i)].forEach(([test, store], k) => lines.push(`  ${k ? 'else ' : ''}if (${test(v)}) { ${store(p.offset(i), v)} }`));
+    lines.push(`  ${INLINE[p.code(i)].length ? 'else ' : ''}p.write(${i}, ${v});`);
   }
   // What fire() does, with each check's usual case in line and its failure in a method that explains.
   lines.push(
@@ -525,7 +675,8 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
 
 /**
  * @internal Use kernel.prepare(): the kernel with its parameter types, as an array (`['ptr',
- * 'f32', 'i32']`) or its C signature (`'void k(float *x, float a, int n)'` or the parameter list).
+ * 'f32', 'i32', 'float3', { size: 24, align: 8 }]`) or its C signature (`'void k(float *x, float a,
+ * int n, float3 p)'` or the parameter list).
  */
 export function prepareLaunch(kernel: Kernel, signature: string | readonly ParamType[]): PreparedLaunch {
   const types =

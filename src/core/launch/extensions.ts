@@ -24,7 +24,10 @@ declare module './Kernel' {
      * 'ptr', 'f32', 'i32']`) or the kernel's C signature (`'void saxpy(float *x, float *y, float a,
      * int n)'`). The result is called with plain numbers, `f(config, x, y, 2.0, n)`, packed into
      * memory reused by every call; `f.timed(…)` resolves with the kernel's milliseconds and
-     * `f.async(…)` once it is done.
+     * `f.async(…)` once it is done. Vectors and structs go by value: a CUDA vector type by its C
+     * name (`'float3'` in the array, `float3 p` in a signature) takes `[x, y, z]`, `{ x, y, z }` or a
+     * struct of its size; a struct given by its layout (`{ size: 24, align: 8 }`, or a struct class
+     * such as `cudart.dim3`; in the array only) takes a struct of that size or its bytes.
      */
     prepare(types: string | readonly ParamType[]): PreparedLaunch;
   }

@@ -1,12 +1,35 @@
 // A kernel's parameter types from its C signature: what prepare('void k(float *x, int n)') packs.
 import type { ScalarType } from '../../runtime';
-import { isOwnName } from '../../ffi/checks';
+import { describe, isOwnName } from '../../ffi/checks';
+import { VECTOR_TYPES, type VectorType } from './vector-types';
+
+/** A struct's C layout: its size (sizeof) and alignment (alignof) in bytes. */
+export interface StructLayoutLike {
+  /** sizeof the struct. */
+  readonly size: number;
+  /** alignof the struct: a power of two. */
+  readonly align: number;
+}
+
+/**
+ * A struct passed by value, given by its layout: `{ size, align }`, or a struct class of the
+ * bindings (`cudart.dim3`, `cudart.float3`, …: its static `layout` has both).
+ */
+export type StructType = StructLayoutLike | StructClassLike;
+
+/** A struct class of the bindings, as a parameter type: what it is read for is its layout. */
+export interface StructClassLike {
+  /** The struct's C layout (the generated classes' static `layout`). */
+  readonly layout: StructLayoutLike;
+}
 
 /**
  * The C type of one prepared parameter: a scalar as the wrappers name it (`'i32'`, `'f32'`, `'ptr'`,
- * …) or `'tensormap'` for a 128-byte `CUtensorMap` passed by value (`__grid_constant__`).
+ * …), `'tensormap'` for a 128-byte `CUtensorMap` passed by value (`__grid_constant__`), a CUDA
+ * vector type by its C name (`'float3'`, `'int2'`, `'double4_16a'`, …), or any other struct by its
+ * layout (a {@link StructType}).
  */
-export type ParamType = ScalarType | 'tensormap';
+export type ParamType = ScalarType | 'tensormap' | VectorType | StructType;
 
 const PARAM_TYPES: ReadonlySet<string> = new Set([
   'i8',
@@ -25,7 +48,7 @@ const PARAM_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 /** C type names (qualifiers and the parameter's name removed) → their parameter type. */
-const C_TYPES: Readonly<Record<string, ParamType>> = {
+const C_TYPES: Readonly<Record<string, ScalarType | 'tensormap' | VectorType>> = {
   char: 'i8',
   'signed char': 'i8',
   int8_t: 'i8',
@@ -77,6 +100,7 @@ const C_TYPES: Readonly<Record<string, ParamType>> = {
   __nv_bfloat16: 'f16',
   CUtensorMap: 'tensormap',
   CUtensorMap_st: 'tensormap',
+  ...Object.fromEntries(Object.keys(VECTOR_TYPES).map((t) => [t, t as VectorType])),
 };
 
 const QUALIFIERS = /\b(const|volatile|__restrict__|__restrict|restrict|__grid_constant__|struct)\b/g;
@@ -134,18 +158,72 @@ export function parseSignature(signature: string, fn = 'parseSignature'): ParamT
     const type = words.slice(0, -1).join(' ');
     if (isOwnName(C_TYPES, type)) return C_TYPES[type];
     throw new TypeError(
-      `${fn}: parameter ${i} ('${p}') has a type this layer cannot pack from a plain value; use an array of types ('i32', 'f32', 'ptr', …) or Kernel.launch with typed arguments`,
+      `${fn}: parameter ${i} ('${p}') has a type this layer cannot pack from a plain value; use an array of types ('i32', 'f32', 'ptr', …, a struct's layout { size, align }) or Kernel.launch with typed arguments`,
     );
   });
+}
+
+/** The largest kernel parameter list CUDA takes (12.1 on, Volta on): no struct by value is larger. */
+const MAX_STRUCT_SIZE = 32764;
+
+/** The layout of a struct type: `t` itself (`{ size, align }`) or a struct class's `layout`; null for anything else. */
+function structLayout(t: unknown): StructLayoutLike | null {
+  if ((typeof t !== 'object' && typeof t !== 'function') || t === null) return null;
+  const l = 'layout' in t ? (t as { layout: unknown }).layout : t;
+  if (l === null || typeof l !== 'object') return null;
+  const { size, align } = l as { size?: unknown; align?: unknown };
+  return typeof size === 'number' && typeof align === 'number' ? { size, align } : null;
 }
 
 /** Checks an array of parameter types; returns a copy. */
 export function checkParamTypes(types: readonly unknown[], fn: string): ParamType[] {
   return types.map((t, i) => {
-    if (typeof t !== 'string' || !PARAM_TYPES.has(t))
+    if (typeof t === 'string' && (PARAM_TYPES.has(t) || isOwnName(VECTOR_TYPES, t))) return t as ParamType;
+    const l = structLayout(t);
+    if (l === null)
       throw new TypeError(
-        `${fn}: types[${i}] must be one of ${[...PARAM_TYPES].join(', ')}, got ${typeof t === 'string' ? `'${t}'` : String(t)}`,
+        `${fn}: types[${i}] must be one of ${[...PARAM_TYPES].join(', ')}, a CUDA vector type ('float3', 'int2', …) or a struct's layout ({ size, align } or a struct class), got ${typeof t === 'string' ? `'${t}'` : describe(t)}`,
+      );
+    if (!(Number.isInteger(l.size) && l.size >= 1 && l.size <= MAX_STRUCT_SIZE))
+      throw new RangeError(
+        `${fn}: types[${i}] is a struct whose size must be a byte count within [1, ${MAX_STRUCT_SIZE}], got ${describe(l.size)}`,
+      );
+    if (!(Number.isInteger(l.align) && l.align >= 1 && l.align <= 4096 && (l.align & (l.align - 1)) === 0 && l.size % l.align === 0))
+      throw new RangeError(
+        `${fn}: types[${i}] is a struct whose align must be a power of two that divides its size (${l.size}), got ${describe(l.align)}`,
       );
     return t as ParamType;
   });
+}
+
+/** The sizes of the named parameter types (a scalar is aligned to its size; a tensor map to 64). */
+const SIZE: Readonly<Record<ScalarType | 'tensormap', number>> = {
+  i8: 1,
+  u8: 1,
+  i16: 2,
+  u16: 2,
+  i32: 4,
+  u32: 4,
+  i64: 8,
+  u64: 8,
+  f16: 2,
+  f32: 4,
+  f64: 8,
+  ptr: 8,
+  tensormap: 128,
+};
+
+/** @internal A checked parameter type's size and alignment in the argument memory. */
+export function paramLayout(t: ParamType): StructLayoutLike {
+  if (typeof t !== 'string') return structLayout(t)!;
+  if (isOwnName(VECTOR_TYPES, t)) return VECTOR_TYPES[t];
+  const size = SIZE[t];
+  return { size, align: t === 'tensormap' ? 64 : size };
+}
+
+/** @internal A checked parameter type as an error message names it: `'f32'`, `'float3'`, `'struct(16 bytes, align 8)'`. */
+export function paramName(t: ParamType): string {
+  if (typeof t === 'string') return t;
+  const { size, align } = paramLayout(t);
+  return `struct(${size} bytes, align ${align})`;
 }

@@ -35,7 +35,7 @@ describe('parseSignature', () => {
   test('an unknown type or a reference is a TypeError naming the parameter', () => {
     expect(() => parseSignature('void k(float *x, MyStruct s)')).toThrow(
       new TypeError(
-        "parseSignature: parameter 1 ('MyStruct s') has a type this layer cannot pack from a plain value; use an array of types ('i32', 'f32', 'ptr', …) or Kernel.launch with typed arguments",
+        "parseSignature: parameter 1 ('MyStruct s') has a type this layer cannot pack from a plain value; use an array of types ('i32', 'f32', 'ptr', …, a struct's layout { size, align }) or Kernel.launch with typed arguments",
       ),
     );
     expect(() => parseSignature('void k(int &r)')).toThrow(/parameter 0 \('int &r'\) is a C\+\+ reference/);
