@@ -35,39 +35,56 @@ function rowOf(cmd: string, args: string[]): Row {
   return JSON.parse(last) as Row;
 }
 
-/** Starts the service; resolves with the child and its base URL once it listens. */
-function startService(extra: string[] = []): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--expose-gc', ...tsx, path.join('examples', 'gpuService.ts'), '--serve', ...extra], {
+/** A service started as a child process: the child, its base URL, and what it printed so far. */
+export interface StartedService {
+  child: ChildProcess;
+  base: string;
+  output: () => string;
+}
+
+/**
+ * Starts `node --expose-gc <nodeArgs> --import tsx <script> --serve <extra>` (the example by default)
+ * with `env`; resolves once it prints `listening on <url>`.
+ */
+export function startService(
+  extra: string[] = [],
+  how: { script?: string; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<StartedService> {
+  const script = how.script ?? path.join('examples', 'gpuService.ts');
+  const child = spawn(process.execPath, ['--expose-gc', ...(how.nodeArgs ?? []), ...tsx, script, '--serve', ...extra], {
     cwd: root,
+    env: how.env ?? process.env,
   });
   let err = '';
+  let out = '';
   child.stderr!.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
-    let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
       const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-      if (m) resolve({ child, base: m[1] });
+      if (m) resolve({ child, base: m[1], output: () => out });
     });
     child.on('exit', (code) => reject(new Error(`the service exited (${code}) before listening:\n${err}${out}`)));
   });
 }
 
-interface ServiceStats {
+/** What the service's GET /stats and POST /trim answer (examples/gpuService.ts). */
+export interface ServiceStats {
   loopDelayMs: { p50: number; p99: number; max: number };
   rssBytes: number;
   heap: { heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
   deviceUsedBytes: number;
 }
 
-async function call(base: string, what: string, method = 'GET'): Promise<ServiceStats> {
+/** GET (or `method`) `what` of the service at `base`: its stats. */
+export async function call(base: string, what: string, method = 'GET'): Promise<ServiceStats> {
   const res = await fetch(new URL(what, base), { method });
   if (!res.ok) throw new Error(`${method} ${what}: ${res.status} ${await res.text()}`);
   return (await res.json()) as ServiceStats;
 }
 
 /** One load run at `concurrency`: the client's row with the service's event-loop delay of the run. */
-async function load(base: string, concurrency: number, seconds: number, name: string): Promise<Row> {
+export async function load(base: string, concurrency: number, seconds: number, name: string): Promise<Row> {
   await call(base, '/stats?reset=1');
   const child = spawn(process.execPath, [...tsx, path.join('bench', 'service-load.ts'), base, String(concurrency), String(seconds), name], {
     cwd: root,
@@ -86,11 +103,16 @@ async function load(base: string, concurrency: number, seconds: number, name: st
 const PINNED = 'service (inputs in staging memory: upload, saxpy, await download)';
 const PAGEABLE = 'service, inputs in ordinary arrays (staged per upload)';
 
-/** Starts the service with `extra` arguments, runs `fn` against it, and stops it. */
-async function withService(extra: string[], fn: (base: string) => Promise<void>): Promise<void> {
-  const { child, base } = await startService(extra);
+/** Starts the service with `extra` arguments (and `how`, as startService takes it), runs `fn` against it, and stops it. */
+export async function withService(
+  extra: string[],
+  fn: (base: string, service: StartedService) => Promise<void>,
+  how: Parameters<typeof startService>[1] = {},
+): Promise<void> {
+  const service = await startService(extra, how);
+  const { child, base } = service;
   try {
-    await fn(base);
+    await fn(base, service);
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGINT');
@@ -146,7 +168,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
-  console.error(`bench/service: ${(e as Error).message}`);
-  process.exitCode = 1;
-});
+// Run as a program (bench/service-cpu.ts imports the helpers above).
+if (require.main === module)
+  main().catch((e) => {
+    console.error(`bench/service: ${(e as Error).message}`);
+    process.exitCode = 1;
+  });

@@ -21,7 +21,8 @@ import { INPUTS, N, SAMPLES, SAXPY_SOURCE, makeInputs, requestFor, sampleIndex, 
 const STREAMS = 8;
 const MONITOR_MS = 1;
 
-interface Service {
+/** What the service works with: the device, its streams, the kernel, the input pairs, the next stream to use. */
+export interface Service {
   dev: Device;
   streams: Stream[];
   saxpy: Kernel;
@@ -146,35 +147,52 @@ function pinned(pair: [Float32Array, Float32Array]): [Float32Array, Float32Array
   }) as [Float32Array, Float32Array];
 }
 
+/** A service on `dev` launching `saxpy`, its inputs in staging memory (in ordinary arrays when `pageableInputs`). */
+export function createService(dev: Device, saxpy: Kernel, pageableInputs: boolean): Service {
+  dev.memoryPool.releaseThreshold = 1 << 30; // keep up to 1 GiB between requests rather than give it back each time
+  return {
+    dev,
+    streams: Array.from({ length: STREAMS }, () => dev.createStream({ nonBlocking: true })),
+    saxpy,
+    inputs: Array.from({ length: INPUTS }, (_, k) => (pageableInputs ? makeInputs(k) : pinned(makeInputs(k)))),
+    next: 0,
+  };
+}
+
+/** Serves `s` on 127.0.0.1:`port` (0: any free port); `stop` closes the server, trims, and closes the streams. */
+export async function serve(
+  s: Service,
+  port: number,
+): Promise<{ base: URL; server: http.Server; loop: ReturnType<typeof monitorEventLoopDelay>; stop: () => Promise<void> }> {
+  const loop = monitorEventLoopDelay({ resolution: MONITOR_MS });
+  loop.enable();
+  const server = http.createServer(handler(s, loop));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const base = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const stop = async () => {
+    loop.disable();
+    await new Promise((resolve) => server.close(resolve));
+    await trim(s);
+    s.streams.forEach((st) => st.close());
+  };
+  return { base, server, loop, stop };
+}
+
 async function main(): Promise<void> {
-  const serve = process.argv.includes('--serve');
+  const serving = process.argv.includes('--serve');
   const portAt = process.argv.indexOf('--port');
   const port = portAt >= 0 ? Number(process.argv[portAt + 1]) : 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0 to 65535, got ${process.argv[portAt + 1]}`);
   const dev = Device.get(0).makeCurrent();
   const program = await Program.compileAsync(SAXPY_SOURCE);
   const module = await program.loadAsync();
-  const s: Service = {
-    dev,
-    streams: Array.from({ length: STREAMS }, () => dev.createStream({ nonBlocking: true })),
-    saxpy: module.kernel('saxpy'),
-    inputs: Array.from({ length: INPUTS }, (_, k) => (process.argv.includes('--pageable-inputs') ? makeInputs(k) : pinned(makeInputs(k)))),
-    next: 0,
-  };
-  dev.memoryPool.releaseThreshold = 1 << 30; // keep up to 1 GiB between requests rather than give it back each time
-  const loop = monitorEventLoopDelay({ resolution: MONITOR_MS });
-  loop.enable();
-  const server = http.createServer(handler(s, loop));
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const base = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const s = createService(dev, module.kernel('saxpy'), process.argv.includes('--pageable-inputs'));
+  const { base, server, loop, stop } = await serve(s, port);
   console.log(`listening on ${base.origin}`);
-  const stop = () => {
-    loop.disable();
-    server.close(() => void trim(s).then(() => [...s.streams, module].forEach((r) => r.close())));
-  };
-  if (serve) {
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+  const end = () => void stop().then(() => module.close());
+  if (serving) {
+    process.once('SIGINT', end);
+    process.once('SIGTERM', end);
     return;
   }
   const count = 600;
@@ -187,12 +205,14 @@ async function main(): Promise<void> {
   );
   for (const p of problems.slice(0, 10)) console.log(p);
   server.closeAllConnections();
-  stop();
+  end();
   console.log(problems.length === 0 ? 'Result = PASS' : `Result = FAIL (${problems.length} wrong answers)`);
   if (problems.length > 0) process.exitCode = 1;
 }
 
-main().catch((e) => {
-  console.error(`gpuService: ${(e as Error).message.split('\n')[0]}`);
-  process.exitCode = 1;
-});
+// Run as a program (not when bench/service-cpu.ts imports the service to run it on a fake GPU).
+if (require.main === module)
+  main().catch((e) => {
+    console.error(`gpuService: ${(e as Error).message.split('\n')[0]}`);
+    process.exitCode = 1;
+  });

@@ -1,0 +1,167 @@
+// The service of examples/gpuService.ts on a CPU, no GPU needed: where its JavaScript thread's time
+// and memory go under load (issue #34's event-loop delay and RSS). The service runs unchanged on a
+// fake libcudart (test/cpu/fixtures/fake-cudart.c's kernels variant with bench/fixtures/fake-gpu-queue.c:
+// one library thread runs the copies, the saxpy launches and the frees in the order queued, and an
+// event completes once the work before it has run), loaded by bench/service-load.ts as on the GPU.
+// Prints the runs, the service's memory after a warm-up and a trim, right after the runs, and after
+// a trim again, and what `--trace-gc` said during the runs (collections by kind and why, their pauses,
+// V8 heap bytes allocated per request). The copies and the saxpy run on the CPU (one thread), so the
+// throughput is far below a GPU's: compare only the JS thread's figures, within one run.
+//   npx tsx bench/service-cpu.ts [--seconds 10] [--concurrency 64] [--pageable-inputs] [--cpu-prof DIR] [--node-arg --FLAG]…
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CUDART_VERSION } from '../src/runtime/constants.gen';
+import { call, load, withService, type ServiceStats } from './service';
+import { gcSummary, renderRuns, type Row } from './service-stats';
+
+const root = path.join(__dirname, '..');
+/** The kernels variant's functions that fake-gpu-queue.c defines its own way (renamed out of the way). */
+const REPLACED = [
+  'cudaMemcpyAsync',
+  'cudaLaunchKernel',
+  'cudaEventCreate',
+  'cudaEventCreateWithFlags',
+  'cudaEventDestroy',
+  'cudaEventRecord',
+  'cudaEventQuery',
+  'cudaEventSynchronize',
+  'cudaStreamSynchronize',
+  'cudaStreamQuery',
+  'cudaDeviceSynchronize',
+];
+
+/** Builds the fake libcudart into `dir`; returns its path. */
+function buildFake(dir: string): string {
+  const lib = path.join(dir, 'libcudart-fake-service.so');
+  const source = path.join(root, 'test', 'cpu', 'fixtures', 'fake-cudart.c');
+  const flags = ['-fPIC', '-O2', '-DFAKE_KERNELS', `-DFAKE_CUDART_VERSION=${CUDART_VERSION}`];
+  const include = process.env.CUDA_HOME ? path.join(process.env.CUDA_HOME, 'include') : '/usr/local/cuda/include';
+  const typed = path.join(dir, 'typed.o');
+  execFileSync('gcc', ['-c', ...flags, '-DFAKE_WITH_HEADER', `-I${include}`, '-o', typed, source]);
+  const kernels = path.join(dir, 'kernels.o');
+  execFileSync('gcc', ['-c', ...flags, ...REPLACED.map((f) => `-D${f}=kernels_${f}`), '-o', kernels, source]);
+  const queue = path.join(root, 'bench', 'fixtures', 'fake-gpu-queue.c');
+  execFileSync('gcc', ['-shared', '-pthread', ...flags, '-o', lib, kernels, typed, queue]);
+  return lib;
+}
+
+interface Settings {
+  seconds: number;
+  concurrency: number[];
+  pageable: boolean;
+  cpuProf?: string;
+  /** Further flags for the service's node (--node-arg, repeatable). */
+  nodeArgs: string[];
+}
+
+function parse(argv: readonly string[]): Settings {
+  const s: Settings = { seconds: 10, concurrency: [64], pageable: false, nodeArgs: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = argv[i + 1];
+    if (a === '--pageable-inputs') s.pageable = true;
+    else if (a === '--seconds' && Number(v) > 0) s.seconds = Number(argv[++i]);
+    else if (a === '--concurrency' && /^\d+(,\d+)*$/.test(v ?? '')) s.concurrency = argv[++i].split(',').map(Number);
+    else if (a === '--cpu-prof' && v) s.cpuProf = path.resolve(argv[++i]);
+    else if (a === '--node-arg' && v?.startsWith('--')) s.nodeArgs.push(argv[++i]);
+    else
+      throw new Error(
+        `bad argument ${a} (the arguments are --seconds S, --concurrency 16,64, --pageable-inputs, --cpu-prof DIR, --node-arg --FLAG)`,
+      );
+  }
+  return s;
+}
+
+const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+
+/** One line of the service's memory: RSS, V8 heap, external (of which ArrayBuffers), staging pool. */
+function memoryLine(when: string, m: ServiceStats & { stagingUsedBytes?: number; stagingFreeBytes?: number }): string {
+  const h = m.heap;
+  return `| ${when} | ${mib(m.rssBytes)} | ${mib(h.heapTotal)} (${mib(h.heapUsed)}) | ${mib(h.external)} (${mib(h.arrayBuffers)}) | ${mib(m.stagingUsedBytes ?? 0)} / ${mib(m.stagingFreeBytes ?? 0)} |`;
+}
+
+/** The collections of the runs, by kind, as a markdown table. */
+function gcTable(log: string, requests: number): string {
+  const g = gcSummary(log);
+  const lines = ['| collection | count | pause total / max (ms) | over 3 ms | why (count) |', '|---|---:|---|---:|---|'];
+  for (const [kind, k] of Object.entries(g.kinds)) {
+    const why = Object.entries(k.reasons)
+      .map(([r, n]) => `${r} (${n})`)
+      .join(', ');
+    lines.push(`| ${kind} | ${k.count} | ${k.totalMs.toFixed(1)} / ${k.maxMs.toFixed(2)} | ${k.over3ms} | ${why} |`);
+  }
+  lines.push(
+    '',
+    `V8 heap allocated: ${mib(g.allocatedBytes)} MiB over ${requests} requests, ${(g.allocatedBytes / requests / 1024).toFixed(1)} KiB a request`,
+  );
+  return lines.join('\n');
+}
+
+async function parent(): Promise<void> {
+  const settings = parse(process.argv.slice(2));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-service-cpu-'));
+  try {
+    const env = { ...process.env, CUDA_BINDINGS_CUDART: buildFake(dir) };
+    const nodeArgs = [
+      '--trace-gc',
+      ...settings.nodeArgs,
+      ...(settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProf}`] : []),
+    ];
+    const extra = settings.pageable ? ['--pageable-inputs'] : [];
+    await withService(
+      extra,
+      async (base, service) => {
+        await load(base, 16, 2, 'warm-up');
+        const before = await call(base, '/trim', 'POST');
+        const from = service.output().length;
+        const rows: Row[] = [];
+        for (const c of settings.concurrency) rows.push(await load(base, c, settings.seconds, 'service on the fake GPU'));
+        const log = service.output().slice(from);
+        const under = await call(base, '/stats');
+        const after = await call(base, '/trim', 'POST');
+        const later = await new Promise((r) => setTimeout(r, 1000)).then(() => call(base, '/trim', 'POST'));
+        console.log(`${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}; ${settings.seconds} s per run\n`);
+        console.log(renderRuns(rows));
+        console.log('\n| service memory (MiB) | RSS | V8 heap (used) | external (ArrayBuffers) | staging used / free |');
+        console.log('|---|---:|---:|---:|---:|');
+        for (const [when, m] of [
+          ['after warm-up and trim', before],
+          ['right after the runs', under],
+          ['after trim', after],
+          ['1 s and a trim later', later],
+        ] as const)
+          console.log(memoryLine(when, m));
+        console.log(
+          `\n${gcTable(
+            log,
+            rows.reduce((n, r) => n + r.requests, 0),
+          )}`,
+        );
+      },
+      { script: path.join('bench', 'service-cpu.ts'), nodeArgs, env },
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The service itself (--serve), on the fake: the example's service with the fake's saxpy. */
+async function serveOnFake(): Promise<void> {
+  const { Device, Module } = await import('cuda-bindings/core');
+  const { createService, serve } = await import('../examples/gpuService');
+  const dev = Device.get(0).makeCurrent();
+  const module = Module.fromHandle(1);
+  const s = createService(dev, module.kernel('saxpy'), process.argv.includes('--pageable-inputs'));
+  const { base, stop } = await serve(s, 0);
+  console.log(`listening on ${base.origin}`);
+  const end = () => void stop().then(() => process.exit(0));
+  process.once('SIGINT', end);
+  process.once('SIGTERM', end);
+}
+
+(process.argv.includes('--serve') ? serveOnFake() : parent()).catch((e) => {
+  console.error(`bench/service-cpu: ${(e as Error).stack}`);
+  process.exitCode = 1;
+});
