@@ -7,13 +7,14 @@
 // a trim again, and what `--trace-gc` said during the runs (collections by kind and why, their pauses,
 // V8 heap bytes allocated per request). The copies and the saxpy run on the CPU (one thread), so the
 // throughput is far below a GPU's: compare only the JS thread's figures, within one run.
-//   npx tsx bench/service-cpu.ts [--seconds 10] [--concurrency 64] [--pageable-inputs] [--cpu-prof DIR] [--node-arg --FLAG]…
+//   npx tsx bench/service-cpu.ts [--seconds 10] [--concurrency 64] [--pageable-inputs] [--handover-results] [--cpu-prof DIR] [--node-arg --FLAG]…
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CUDART_VERSION } from '../src/runtime/constants.gen';
 import { call, load, withService, type ServiceStats } from './service';
+import { longStretches, type CpuProfile } from './service-profile';
 import { gcSummary, renderRuns, type Row } from './service-stats';
 
 const root = path.join(__dirname, '..');
@@ -30,6 +31,7 @@ const REPLACED = [
   'cudaStreamSynchronize',
   'cudaStreamQuery',
   'cudaDeviceSynchronize',
+  'cudaHostRegister',
 ];
 
 /** Builds the fake libcudart into `dir`; returns its path. */
@@ -50,25 +52,26 @@ function buildFake(dir: string): string {
 interface Settings {
   seconds: number;
   concurrency: number[];
-  pageable: boolean;
+  /** The service's own flags (--pageable-inputs, --handover-results), passed on. */
+  serviceArgs: string[];
   cpuProf?: string;
   /** Further flags for the service's node (--node-arg, repeatable). */
   nodeArgs: string[];
 }
 
 function parse(argv: readonly string[]): Settings {
-  const s: Settings = { seconds: 10, concurrency: [64], pageable: false, nodeArgs: [] };
+  const s: Settings = { seconds: 10, concurrency: [64], serviceArgs: [], nodeArgs: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = argv[i + 1];
-    if (a === '--pageable-inputs') s.pageable = true;
+    if (a === '--pageable-inputs' || a === '--handover-results') s.serviceArgs.push(a);
     else if (a === '--seconds' && Number(v) > 0) s.seconds = Number(argv[++i]);
     else if (a === '--concurrency' && /^\d+(,\d+)*$/.test(v ?? '')) s.concurrency = argv[++i].split(',').map(Number);
     else if (a === '--cpu-prof' && v) s.cpuProf = path.resolve(argv[++i]);
     else if (a === '--node-arg' && v?.startsWith('--')) s.nodeArgs.push(argv[++i]);
     else
       throw new Error(
-        `bad argument ${a} (the arguments are --seconds S, --concurrency 16,64, --pageable-inputs, --cpu-prof DIR, --node-arg --FLAG)`,
+        `bad argument ${a} (the arguments are --seconds S, --concurrency 16,64, --pageable-inputs, --handover-results, --cpu-prof DIR, --node-arg --FLAG)`,
       );
   }
   return s;
@@ -76,10 +79,11 @@ function parse(argv: readonly string[]): Settings {
 
 const mib = (b: number) => (b / 2 ** 20).toFixed(1);
 
-/** One line of the service's memory: RSS, V8 heap, external (of which ArrayBuffers), staging pool. */
+/** One line of the service's memory: RSS, V8 heap, external (of which ArrayBuffers), the rest of RSS, staging pool. */
 function memoryLine(when: string, m: ServiceStats & { stagingUsedBytes?: number; stagingFreeBytes?: number }): string {
   const h = m.heap;
-  return `| ${when} | ${mib(m.rssBytes)} | ${mib(h.heapTotal)} (${mib(h.heapUsed)}) | ${mib(h.external)} (${mib(h.arrayBuffers)}) | ${mib(m.stagingUsedBytes ?? 0)} / ${mib(m.stagingFreeBytes ?? 0)} |`;
+  const rest = m.rssBytes - h.heapTotal - h.external;
+  return `| ${when} | ${mib(m.rssBytes)} | ${mib(h.heapTotal)} (${mib(h.heapUsed)}) | ${mib(h.external)} (${mib(h.arrayBuffers)}) | ${mib(rest)} | ${mib(m.stagingUsedBytes ?? 0)} / ${mib(m.stagingFreeBytes ?? 0)} |`;
 }
 
 /** The collections of the runs, by kind, as a markdown table. */
@@ -99,17 +103,41 @@ function gcTable(log: string, requests: number): string {
   return lines.join('\n');
 }
 
+/** The long stretches of work in the service's profile: the largest in `dir` written since `since` (tsx's loader thread writes a small one too). */
+function profileReport(dir: string, since: number): string {
+  const newest = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => path.join(dir, f))
+    .filter((f) => fs.statSync(f).mtimeMs >= since)
+    .sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0];
+  const l = longStretches(JSON.parse(fs.readFileSync(newest, 'utf8')) as CpuProfile, 3);
+  const share = (ms: number) => `${ms.toFixed(0)} ms (${((100 * ms) / l.totalMs).toFixed(0)}%)`;
+  return [
+    `${path.relative(root, newest)}: ${l.count} stretches of work over 3 ms (max ${l.maxMs.toFixed(1)} ms), ${l.totalMs.toFixed(0)} ms of ${l.busyMs.toFixed(0)} ms busy in all (warm-up, runs and trims)`,
+    '',
+    '| where the time of the long stretches went | ms (share) |',
+    '|---|---:|',
+    ...Object.entries(l.byBucket)
+      .sort((a, b) => b[1] - a[1])
+      .map(([b, ms]) => `| ${b} | ${share(ms)} |`),
+    '',
+    `top functions there: ${l.topFunctions.map(([f, ms]) => `${f} ${ms.toFixed(0)} ms`).join('; ')}`,
+  ].join('\n');
+}
+
 async function parent(): Promise<void> {
   const settings = parse(process.argv.slice(2));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-service-cpu-'));
+  const started = Date.now();
   try {
     const env = { ...process.env, CUDA_BINDINGS_CUDART: buildFake(dir) };
     const nodeArgs = [
       '--trace-gc',
       ...settings.nodeArgs,
-      ...(settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProf}`] : []),
+      ...(settings.cpuProf ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${settings.cpuProf}`] : []),
     ];
-    const extra = settings.pageable ? ['--pageable-inputs'] : [];
+    const extra = settings.serviceArgs;
     await withService(
       extra,
       async (base, service) => {
@@ -124,8 +152,10 @@ async function parent(): Promise<void> {
         const later = await new Promise((r) => setTimeout(r, 1000)).then(() => call(base, '/trim', 'POST'));
         console.log(`${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}; ${settings.seconds} s per run\n`);
         console.log(renderRuns(rows));
-        console.log('\n| service memory (MiB) | RSS | V8 heap (used) | external (ArrayBuffers) | staging used / free |');
-        console.log('|---|---:|---:|---:|---:|');
+        console.log(
+          '\n| service memory (MiB) | RSS | V8 heap (used) | external (ArrayBuffers) | RSS less heap and external | staging used / free |',
+        );
+        console.log('|---|---:|---:|---:|---:|---:|');
         for (const [when, m] of [
           ['after warm-up and trim', before],
           ['right after the runs', under],
@@ -142,6 +172,7 @@ async function parent(): Promise<void> {
       },
       { script: path.join('bench', 'service-cpu.ts'), nodeArgs, env },
     );
+    if (settings.cpuProf) console.log(`\n${profileReport(settings.cpuProf, started)}`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -150,10 +181,10 @@ async function parent(): Promise<void> {
 /** The service itself (--serve), on the fake: the example's service with the fake's saxpy. */
 async function serveOnFake(): Promise<void> {
   const { Device, Module } = await import('cuda-bindings/core');
-  const { createService, serve } = await import('../examples/gpuService');
+  const { createService, serve, serviceOptions } = await import('../examples/gpuService');
   const dev = Device.get(0).makeCurrent();
   const module = Module.fromHandle(1);
-  const s = createService(dev, module.kernel('saxpy'), process.argv.includes('--pageable-inputs'));
+  const s = createService(dev, module.kernel('saxpy'), serviceOptions(process.argv));
   const { base, stop } = await serve(s, 0);
   console.log(`listening on ${base.origin}`);
   const end = () => void stop().then(() => process.exit(0));

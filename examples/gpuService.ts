@@ -2,11 +2,17 @@
 // GET /saxpy?k=K&a=A&n=N takes two buffers of N floats from the device's memory pool on one of 8
 // non-blocking streams, uploads input pair K (two Float32Arrays kept in pinned staging memory, so the
 // copies go straight from there; with --pageable-inputs in ordinary arrays, copied through staging memory),
-// runs saxpy (y = A * x + y), downloads y (awaited by polling from the event loop), answers with 64
-// samples of it as float32 bytes, and frees the buffers. A size the device cannot hold gets a 400.
+// runs saxpy (y = A * x + y), downloads y into one of 64 result arrays the service keeps in staging
+// memory (the copy lands there directly; awaited by polling from the event loop), answers with 64
+// samples of it as float32 bytes, and frees the buffers. At most 64 requests are on the GPU at once:
+// the others wait for a result array. A size the device cannot hold gets a 400. With
+// --handover-results, each download hands over a fresh array (download(Float32Array), then
+// stagingPool.release): simpler, but every hand-over is a new ArrayBuffer of the result's size, which
+// V8 counts as new external memory (past 32 MiB of them it collects its young generation at the next
+// ArrayBuffer allocation: with 64 results of 1 MiB in flight, a collection every 16 to 32 requests).
 //   npx tsx examples/gpuService.ts                      # serves 600 requests to itself, checks them
 //   npx tsx examples/gpuService.ts --serve [--port N]   # serves on 127.0.0.1 until SIGINT
-//   … [--pageable-inputs]                               # inputs in ordinary Float32Arrays
+//   … [--pageable-inputs] [--handover-results]          # inputs in ordinary Float32Arrays; results handed over
 // In --serve mode it prints `listening on http://127.0.0.1:PORT`; GET /stats gives the event-loop
 // delay (ms, less the monitor's 1 ms period; `?reset=1` starts it again), RSS and device memory,
 // and POST /trim trims the memory pool and the staging pool first (bench/service.ts uses both).
@@ -16,18 +22,91 @@ import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { cudart } from 'cuda-bindings';
 import { CudaError, Device, Program, stagingPool, f32, i32, type DeviceBuffer, type Kernel, type Stream } from 'cuda-bindings/core';
-import { INPUTS, N, SAMPLES, SAXPY_SOURCE, makeInputs, requestFor, sampleIndex, send } from './lib/saxpy';
+import { INPUTS, N, SAMPLES, SAXPY_SOURCE, makeInputs, requestFor, sampleIndex, send, type SaxpyRequest } from './lib/saxpy';
 
 const STREAMS = 8;
+/** Result arrays, and so requests on the GPU at once. */
+const RESULTS = 64;
 const MONITOR_MS = 1;
 
-/** What the service works with: the device, its streams, the kernel, the input pairs, the next stream to use. */
+/** How the service keeps its inputs and gets its results (see the opening comment). */
+export interface ServiceOptions {
+  pageableInputs?: boolean;
+  handoverResults?: boolean;
+}
+
+/** What the service works with: the device, its streams, the kernel, the input pairs, the result arrays, the next stream to use. */
 export interface Service {
   dev: Device;
   streams: Stream[];
   saxpy: Kernel;
   inputs: [Float32Array, Float32Array][];
+  /** Free result arrays (none with handoverResults), and the requests waiting for one. */
+  results: Float32Array[];
+  waiting: ((result: Float32Array) => void)[];
+  handoverResults: boolean;
   next: number;
+}
+
+/** A free result array, or a promise of the next one given back. */
+function takeResult(s: Service): Float32Array | Promise<Float32Array> {
+  return s.results.pop() ?? new Promise((resolve) => s.waiting.push(resolve));
+}
+
+/** Gives a result array to the request waiting longest, or back to the free ones. */
+function giveResult(s: Service, result: Float32Array): void {
+  const next = s.waiting.shift();
+  if (next) next(result);
+  else s.results.push(result);
+}
+
+/** y = a * x + y for request `r` on `stream`, its samples out; the result goes to `result`, or is handed over when null. */
+async function saxpySamples(
+  s: Service,
+  stream: Stream,
+  x: DeviceBuffer,
+  y: DeviceBuffer,
+  r: SaxpyRequest,
+  result: Float32Array | null,
+): Promise<Buffer> {
+  const [xs, ys] = s.inputs[r.k];
+  x.upload(xs.subarray(0, r.n), { stream });
+  y.upload(ys.subarray(0, r.n), { stream });
+  s.saxpy.launch({ grid: Math.ceil(r.n / 256), block: 256, stream }, f32(r.a), x, y, i32(r.n));
+  const samples = new Float32Array(SAMPLES);
+  if (result) {
+    await y.download(result.subarray(0, r.n), { stream }); // into staging memory: the copy lands there directly
+    for (let j = 0; j < SAMPLES; j++) samples[j] = sampleIndex(j) < r.n ? result[sampleIndex(j)] : NaN;
+  } else {
+    const handed = await y.download(Float32Array, { stream });
+    for (let j = 0; j < SAMPLES; j++) samples[j] = handed[sampleIndex(j)] ?? NaN;
+    stagingPool.release(handed);
+  }
+  return Buffer.from(samples.buffer);
+}
+
+/** Request `r` on the GPU: two buffers from the pool on the next stream, the work, the answer. */
+async function gpuRequest(s: Service, r: SaxpyRequest, result: Float32Array | null): Promise<[number, string | Buffer]> {
+  const stream = s.streams[s.next++ % STREAMS];
+  const pool = s.dev.memoryPool;
+  let x: DeviceBuffer | undefined;
+  let y: DeviceBuffer | undefined;
+  try {
+    x = pool.allocate(4 * r.n, stream);
+    y = pool.allocate(4 * r.n, stream);
+  } catch (e) {
+    x?.close();
+    if (e instanceof CudaError && e.code === cudart.cudaError_t.cudaErrorMemoryAllocation)
+      return [400, `n = ${r.n} floats do not fit on the device\n`];
+    throw e;
+  }
+  try {
+    if (r.n > N) return [400, `the inputs have ${N} elements; n = ${r.n} is more\n`];
+    return [200, await saxpySamples(s, stream, x, y, r, result)];
+  } finally {
+    x.close(); // freed in the stream's order (cudaFreeAsync): no wait
+    y.close();
+  }
 }
 
 /** A parameter of the query as an integer in [min, max], or null. */
@@ -36,39 +115,18 @@ function intParam(q: URLSearchParams, name: string, min: number, max: number): n
   return q.has(name) && Number.isSafeInteger(v) && v >= min && v <= max ? v : null;
 }
 
-/** One request: the GPU work on the next stream; resolves with the status and the body. */
+/** One request: checked, then the GPU work once a result array is free; resolves with the status and the body. */
 async function saxpyRequest(s: Service, q: URLSearchParams): Promise<[number, string | Buffer]> {
   const k = intParam(q, 'k', 0, INPUTS - 1);
   const a = intParam(q, 'a', 1, 4);
   const n = intParam(q, 'n', 1, Number.MAX_SAFE_INTEGER);
   if (k === null || a === null || n === null) return [400, `k must be 0 to ${INPUTS - 1}, a 1 to 4, n a positive integer\n`];
-  const stream = s.streams[s.next++ % STREAMS];
-  const pool = s.dev.memoryPool;
-  let x: DeviceBuffer | undefined;
-  let y: DeviceBuffer | undefined;
+  if (s.handoverResults) return gpuRequest(s, { k, a, n }, null);
+  const result = await takeResult(s);
   try {
-    x = pool.allocate(4 * n, stream);
-    y = pool.allocate(4 * n, stream);
-  } catch (e) {
-    x?.close();
-    if (e instanceof CudaError && e.code === cudart.cudaError_t.cudaErrorMemoryAllocation)
-      return [400, `n = ${n} floats do not fit on the device\n`];
-    throw e;
-  }
-  try {
-    if (n > N) return [400, `the inputs have ${N} elements; n = ${n} is more\n`];
-    const [xs, ys] = s.inputs[k];
-    x.upload(xs.subarray(0, n), { stream });
-    y.upload(ys.subarray(0, n), { stream });
-    s.saxpy.launch({ grid: Math.ceil(n / 256), block: 256, stream }, f32(a), x, y, i32(n));
-    const result = await y.download(Float32Array, { stream });
-    const samples = new Float32Array(SAMPLES);
-    for (let j = 0; j < SAMPLES; j++) samples[j] = result[sampleIndex(j)] ?? NaN;
-    stagingPool.release(result);
-    return [200, Buffer.from(samples.buffer)];
+    return await gpuRequest(s, { k, a, n }, result);
   } finally {
-    x.close(); // freed in the stream's order (cudaFreeAsync): no wait
-    y.close();
+    giveResult(s, result);
   }
 }
 
@@ -147,16 +205,25 @@ function pinned(pair: [Float32Array, Float32Array]): [Float32Array, Float32Array
   }) as [Float32Array, Float32Array];
 }
 
-/** A service on `dev` launching `saxpy`, its inputs in staging memory (in ordinary arrays when `pageableInputs`). */
-export function createService(dev: Device, saxpy: Kernel, pageableInputs: boolean): Service {
+/** A service on `dev` launching `saxpy`, its inputs and results kept as `options` say (see the opening comment). */
+export function createService(dev: Device, saxpy: Kernel, options: ServiceOptions = {}): Service {
   dev.memoryPool.releaseThreshold = 1 << 30; // keep up to 1 GiB between requests rather than give it back each time
+  const handoverResults = options.handoverResults ?? false;
   return {
     dev,
     streams: Array.from({ length: STREAMS }, () => dev.createStream({ nonBlocking: true })),
     saxpy,
-    inputs: Array.from({ length: INPUTS }, (_, k) => (pageableInputs ? makeInputs(k) : pinned(makeInputs(k)))),
+    inputs: Array.from({ length: INPUTS }, (_, k) => (options.pageableInputs ? makeInputs(k) : pinned(makeInputs(k)))),
+    results: handoverResults ? [] : Array.from({ length: RESULTS }, () => stagingPool.allocate(Float32Array, N)),
+    waiting: [],
+    handoverResults,
     next: 0,
   };
+}
+
+/** The service's options from the command line. */
+export function serviceOptions(argv: readonly string[]): ServiceOptions {
+  return { pageableInputs: argv.includes('--pageable-inputs'), handoverResults: argv.includes('--handover-results') };
 }
 
 /** Serves `s` on 127.0.0.1:`port` (0: any free port); `stop` closes the server, trims, and closes the streams. */
@@ -186,7 +253,7 @@ async function main(): Promise<void> {
   const dev = Device.get(0).makeCurrent();
   const program = await Program.compileAsync(SAXPY_SOURCE);
   const module = await program.loadAsync();
-  const s = createService(dev, module.kernel('saxpy'), process.argv.includes('--pageable-inputs'));
+  const s = createService(dev, module.kernel('saxpy'), serviceOptions(process.argv));
   const { base, server, loop, stop } = await serve(s, port);
   console.log(`listening on ${base.origin}`);
   const end = () => void stop().then(() => module.close());

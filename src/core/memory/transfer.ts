@@ -42,15 +42,23 @@ declare module './DeviceBuffer' {
      * `options.stream` and resolves, once it is done, with a `kind` TypedArray over that memory (no
      * further copy). The wait polls from the event loop and holds no thread. Give the array back
      * with `stagingPool.release(array)` when done (the garbage collector does it otherwise);
-     * every view of it reads as empty after that. Rejects with RangeError when the size is not a
-     * whole number of elements or passes 1 GiB, and AbortError/TimeoutError for `signal`/`timeout`
-     * (the copy is not cancelled).
+     * every view of it reads as empty after that. Each array handed over is a new ArrayBuffer of its
+     * block's size, which V8 counts as new external memory until its next young-generation
+     * collection, and it collects early once 32 MiB of them are young: with many large results in
+     * flight at once (64 of 1 MiB), a collection every few dozen downloads. A hot loop downloads
+     * into arrays it keeps instead (`download(kept, …)` below). Rejects with RangeError when the size
+     * is not a whole number of elements or passes 1 GiB, and AbortError/TimeoutError for
+     * `signal`/`timeout` (the copy is not cancelled).
      */
     download<T extends ArrayBufferView>(kind: TypedArrayClass<T>, options: DownloadOptions): Promise<T>;
     /**
-     * Queues a copy of the start of this buffer into `dst` (as many bytes as it holds) through
-     * pinned staging memory on `options.stream`, and resolves with `dst` once it is there: the
-     * wait polls from the event loop, then the bytes are copied into `dst` on the calling thread.
+     * Queues a copy of the start of this buffer into `dst` (as many bytes as it holds) on
+     * `options.stream`, and resolves with `dst` once it is there; the wait polls from the event
+     * loop. When `dst` is staging memory itself (from `stagingPool.allocate()` or a download, or a
+     * view of one), the device copies straight into it: nothing is copied on the calling thread and
+     * no ArrayBuffer is made, so arrays a service keeps and reuses cost nothing per download (keep
+     * each for one download at a time). Otherwise the copy goes through pinned staging memory and
+     * the bytes are copied into `dst` on the calling thread.
      */
     download<T extends HostData>(dst: T, options: DownloadOptions): Promise<T>;
   }
@@ -224,18 +232,40 @@ async function download<T extends ArrayBufferView | HostData>(
     throw new RangeError(`${fn}: ${n} bytes is more than the ${MAX_STAGED_BYTES} a download stages; use copyToAsync() for more`);
   if (n === 0) return kind ? new kind(new ArrayBuffer(0)) : (target as T);
   const { stream } = options;
+  const staged = ArrayBuffer.isView(target) ? stagingPool.leaseOf(target) : undefined;
+  if (staged) {
+    // Staging memory already: the device copies straight into it (no block lent, nothing copied on
+    // this thread), and its block is held until the copy is done.
+    const at = staged.block.ptr + BigInt((target as ArrayBufferView).byteOffset);
+    queueCopy(at, this.ptr, n, D2H, stream, staged, fn);
+    await copied(stream, staged, false, fn, o);
+    return target as T;
+  }
   const lease = withLease(n, fn, (l) => queueCopy(l.block.ptr, this.ptr, n, D2H, stream, l, fn));
+  await copied(stream, lease, true, fn, o);
+  if (kind) return stagingPool.handOver(lease, kind, n / element);
+  hostBytes(target as HostData, 0, n).set(new Uint8Array(lease.block.memory.buffer, 0, n));
+  stagingPool.giveBack(lease);
+  return target as T;
+}
+
+/**
+ * Resolves once the copies queued on `stream` so far are done (an event polled from the event loop),
+ * then counts `lease`'s copy done; the blocks of earlier copies on the stream come back too. When the
+ * wait fails or is given up on, the copy is left to the poller, which counts it done once the event
+ * says so; a lease `lent` for this copy alone then goes back to the pool with it.
+ */
+async function copied(stream: Stream, lease: Lease, lent: boolean, fn: string, o: WaitOptions): Promise<void> {
   const ev = takeEvent(stream);
   const recorded = cudart.cudaEventRecord(ev, stream.handle);
   if (recorded[0] !== cudart.cudaError_t.cudaSuccess) {
     void cudart.cudaEventDestroy(ev);
-    check(recorded, 'cudaEventRecord (DeviceBuffer.download)');
+    check(recorded, `cudaEventRecord (${fn})`);
   }
   try {
-    check(await eventSynchronize(fn, ev, o), 'cudaEventSynchronize (DeviceBuffer.download)');
+    check(await eventSynchronize(fn, ev, o), `cudaEventSynchronize (${fn})`);
   } catch (e) {
-    // Given up on (or failed): the copy may still write the block, so it returns when the event says so.
-    lease.givenBack = true;
+    if (lent) lease.givenBack = true;
     track(stream, { event: ev, ordinal: stream.device.ordinal, leases: [lease] });
     throw e;
   }
@@ -243,10 +273,6 @@ async function download<T extends ArrayBufferView | HostData>(
   stagingPool.copyDone(lease);
   // Every copy queued on the stream before this one is done too: their blocks can come back now.
   if (pending.has(stream)) drain();
-  if (kind) return stagingPool.handOver(lease, kind, n / element);
-  hostBytes(target as HostData, 0, n).set(new Uint8Array(lease.block.memory.buffer, 0, n));
-  stagingPool.giveBack(lease);
-  return target as T;
 }
 
 extend(DeviceBuffer, { upload, download } as Partial<DeviceBuffer>);
