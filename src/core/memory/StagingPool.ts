@@ -131,7 +131,12 @@ export class StagingPool {
     return n;
   }
 
-  /** Unpins (cudaHostUnregister) and drops every free block; blocks lent out stay. The memory goes when collected. */
+  /**
+   * Unpins (cudaHostUnregister) and drops every free block; blocks lent out stay. A block's memory
+   * goes once collected: when no array or view of it is left reachable, released ones included (V8
+   * keeps a WebAssembly memory's pages while a detached buffer of it is reachable), and after a
+   * second collection at the earliest.
+   */
   freeAllBlocks(): void {
     this.reclaim();
     for (const bin of this.bins.values())
