@@ -3,11 +3,15 @@
 // staging pool, the device copies are queued on the caller's stream, and a download's completion is
 // an event polled from the event loop (runtime/async), so no thread, of JS or of libuv's pool,
 // waits for the GPU. An upload's block goes back to the pool once its copy is done: the events
-// recorded after uploads are polled by one poller, stream by stream, oldest first.
+// recorded after uploads are polled by one poller, stream by stream, oldest first. An upload from
+// an array the program keeps in staging memory records no event of its own: the next one recorded
+// on its stream (a download's, or one at the end of the task) covers it. Downloads on one stream
+// are polled oldest first (their events complete in order).
 import * as cudart from '../../runtime';
 import { eventSynchronize } from '../../runtime/async';
 import { checkWaitOptions, NOT_READY, poll, type WaitOptions } from '../../ffi/waits';
 import { describe } from '../../ffi/checks';
+import { checkStatus, direct } from '../base/direct';
 import { check } from '../base/errors';
 import { extend } from '../base/extend';
 import { assertOpen, openArg } from '../base/lifetime';
@@ -69,6 +73,14 @@ const PIECE = 64 << 20;
 const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
 
+// Called directly on the hot path (arguments checked here already): no facade tuple per call.
+const memcpyAsync = direct('cudaMemcpyAsync');
+const eventRecord = direct('cudaEventRecord');
+const eventQuery = direct('cudaEventQuery');
+const NOT_DONE = cudart.cudaError_t.cudaErrorNotReady;
+/** The option a download takes beside the wait's. */
+const STREAM_OPTION = ['stream'];
+
 /** Events (timing off) for reuse, by device ordinal. */
 const events = new Map<number, cudart.cudaEvent_t[]>();
 
@@ -95,16 +107,62 @@ interface Pending {
 const pending = new Map<Stream, Pending[]>();
 let polling = false;
 
-/** Records an event after `leases`' copies on `stream`; their blocks are done with once it completes. */
-function whenCopied(stream: Stream, leases: Lease[]): void {
-  const ev = takeEvent(stream);
-  const [err] = cudart.cudaEventRecord(ev, stream.handle);
-  if (err !== cudart.cudaError_t.cudaSuccess) {
-    void cudart.cudaEventDestroy(ev);
-    // Nothing says when the copies end: the blocks are not reused.
-    check([err], 'cudaEventRecord (transfer)');
+/**
+ * Copies from arrays a program keeps in staging memory that have no event after them yet, by stream:
+ * the next event recorded on the stream (a download's, or the fence queued for the end of the task
+ * that queued them) says when they are done, so the uploads of a request cost no event of their own.
+ */
+const unfenced = new Map<Stream, Lease[]>();
+let fenceQueued = false;
+
+/** `lease`'s copy was queued on `stream`: done once the next event recorded there completes. */
+function fenceLater(stream: Stream, lease: Lease): void {
+  const leases = unfenced.get(stream);
+  if (leases) leases.push(lease);
+  else unfenced.set(stream, [lease]);
+  if (fenceQueued) return;
+  fenceQueued = true;
+  queueMicrotask(fenceAll);
+}
+
+/** The leases of `stream`'s copies with no event after them, taken by a caller that records one now. */
+function takeUnfenced(stream: Stream): Lease[] | undefined {
+  const leases = unfenced.get(stream);
+  if (leases) unfenced.delete(stream);
+  return leases;
+}
+
+/** Records an event after the copies still without one (the task that queued them is over). */
+function fenceAll(): void {
+  fenceQueued = false;
+  for (const stream of unfenced.keys()) {
+    // A stream closed since: nothing can be recorded there, so its copies' blocks are not reused.
+    if (stream.isClosed) continue;
+    try {
+      whenCopied(stream, []);
+    } catch {
+      // cudaEventRecord failed: nothing says when the copies end, so their blocks are not reused.
+    }
   }
-  track(stream, { event: ev, ordinal: stream.device.ordinal, leases });
+  unfenced.clear();
+}
+
+/** Records an event after `leases`' copies (and any earlier ones without an event) on `stream`; their blocks are done with once it completes. */
+function whenCopied(stream: Stream, leases: Lease[]): void {
+  const event = recordAfter(stream, 'DeviceBuffer.upload');
+  const earlier = takeUnfenced(stream);
+  track(stream, { event, ordinal: stream.device.ordinal, leases: earlier ? earlier.concat(leases) : leases });
+}
+
+/** An event recorded on `stream` after the work queued so far; throws the CudaError named by `fn` (the copies' blocks are then not reused: nothing says when they end). */
+function recordAfter(stream: Stream, fn: string): cudart.cudaEvent_t {
+  const ev = takeEvent(stream);
+  const err = eventRecord()(ev, stream.handle) as number;
+  if (err !== 0) {
+    void cudart.cudaEventDestroy(ev);
+    checkStatus(err, `cudaEventRecord (${fn})`);
+  }
+  return ev;
 }
 
 function track(stream: Stream, p: Pending): void {
@@ -126,24 +184,26 @@ function settle(): number {
 
 /**
  * Gives back the blocks of every copy seen complete, oldest first per stream (a stream's copies end
- * in the order queued). The poller calls it, and so do a lease that finds no free block and a
- * download that completes, so that blocks come back as soon as they can be reused, not on the
- * poller's next turn.
+ * in the order queued). The poller calls it, and so does a lease that finds no free block, so that
+ * blocks come back as soon as they can be reused, not on the poller's next turn.
  */
 function drain(): void {
-  for (const [stream, queue] of pending) {
-    while (queue.length > 0) {
-      const head = queue[0];
-      const [status] = cudart.cudaEventQuery(head.event);
-      if (status === cudart.cudaError_t.cudaErrorNotReady) break;
-      queue.shift();
-      // A failed copy leaves its blocks out of the pool: what the device did with them is unknown.
-      if (status !== cudart.cudaError_t.cudaSuccess) continue;
-      putEvent(head.ordinal, head.event);
-      for (const lease of head.leases) stagingPool.copyDone(lease);
-    }
-    if (queue.length === 0) pending.delete(stream);
+  pending.forEach(drainStream);
+}
+
+/** Gives back the blocks of `stream`'s copies seen complete, oldest first; forgets the stream once none is left. */
+function drainStream(queue: Pending[], stream: Stream): void {
+  while (queue.length > 0) {
+    const head = queue[0];
+    const status = eventQuery()(head.event) as number;
+    if (status === NOT_DONE) break;
+    queue.shift();
+    // A failed copy leaves its blocks out of the pool: what the device did with them is unknown.
+    if (status !== 0) continue;
+    putEvent(head.ordinal, head.event);
+    for (const lease of head.leases) stagingPool.copyDone(lease);
   }
+  if (queue.length === 0) pending.delete(stream);
 }
 stagingPool.reclaim = () => {
   if (pending.size > 0) drain();
@@ -163,7 +223,7 @@ function hostLength(v: unknown, fn: string, param: string): number {
 
 /** Queues the copy of `n` bytes between `from` and `to` on `stream`, counted as pending on `lease`. */
 function queueCopy(to: bigint, from: bigint, n: number, kind: cudart.cudaMemcpyKind, stream: Stream, lease: Lease, what: string): void {
-  check(cudart.cudaMemcpyAsync(to, from, n, kind, stream.handle), `${what} (cudaMemcpyAsync)`);
+  checkStatus(memcpyAsync()(to, from, n, kind, stream.handle), `${what} (cudaMemcpyAsync)`);
   lease.pending++;
 }
 
@@ -193,7 +253,7 @@ function upload(this: DeviceBuffer, src: HostData, options: UploadOptions): Devi
   if (view && staged) {
     // Staging memory already: copied from where it is, its block held until the copy is done.
     queueCopy(this.ptr, staged.block.ptr + BigInt(view.byteOffset), n, H2D, stream, staged, fn);
-    whenCopied(stream, [staged]);
+    fenceLater(stream, staged);
     return this;
   }
   const leases: Lease[] = [];
@@ -220,7 +280,7 @@ async function download<T extends ArrayBufferView | HostData>(
 ): Promise<ArrayBufferView | T> {
   const fn = 'DeviceBuffer.download';
   assertOpen(this, 'download');
-  const o = checkWaitOptions(options, fn, ['stream']);
+  const o = checkWaitOptions(options, fn, STREAM_OPTION);
   openArg(options?.stream, 'Stream', fn, 'options.stream');
   const kind = typeof target === 'function' ? (target as TypedArrayClass<ArrayBufferView>) : null;
   const element = kind ? elementSize(kind, fn) : 1;
@@ -256,23 +316,21 @@ async function download<T extends ArrayBufferView | HostData>(
  * says so; a lease `lent` for this copy alone then goes back to the pool with it.
  */
 async function copied(stream: Stream, lease: Lease, lent: boolean, fn: string, o: WaitOptions): Promise<void> {
-  const ev = takeEvent(stream);
-  const recorded = cudart.cudaEventRecord(ev, stream.handle);
-  if (recorded[0] !== cudart.cudaError_t.cudaSuccess) {
-    void cudart.cudaEventDestroy(ev);
-    check(recorded, `cudaEventRecord (${fn})`);
-  }
+  const ev = recordAfter(stream, fn);
+  const earlier = takeUnfenced(stream); // uploads from kept arrays queued before: done when this is
   try {
-    check(await eventSynchronize(fn, ev, o), `cudaEventSynchronize (${fn})`);
+    check(await eventSynchronize(fn, ev, o, stream), `cudaEventSynchronize (${fn})`); // polled after the stream's earlier downloads
   } catch (e) {
     if (lent) lease.givenBack = true;
-    track(stream, { event: ev, ordinal: stream.device.ordinal, leases: [lease] });
+    track(stream, { event: ev, ordinal: stream.device.ordinal, leases: earlier ? earlier.concat(lease) : [lease] });
     throw e;
   }
   putEvent(stream.device.ordinal, ev);
   stagingPool.copyDone(lease);
+  if (earlier) for (const l of earlier) stagingPool.copyDone(l);
   // Every copy queued on the stream before this one is done too: their blocks can come back now.
-  if (pending.has(stream)) drain();
+  const queue = pending.get(stream);
+  if (queue) drainStream(queue, stream);
 }
 
 extend(DeviceBuffer, { upload, download } as Partial<DeviceBuffer>);

@@ -111,6 +111,27 @@ test('an array from stagingPool.allocate() is uploaded without a staging copy, a
   expect(r).toEqual({ during: [0, 65536], after: 0, back: [5, 6, 7, 8], registered: 1 });
 });
 
+test("uploads from kept arrays and a download on one stream: the download's completion gives back a kept array released meanwhile, with no poller turn", () => {
+  const r = runWithFake(
+    fake.lib,
+    `${SETUP}
+    const x = dev.allocate(4 * 8), y = dev.allocate(4 * 8);
+    const xs = pool.allocate(Float32Array, 8), dst = pool.allocate(Float32Array, 8);
+    xs.set([1, 2, 3, 4, 5, 6, 7, 8]);
+    busy(1);
+    x.upload(xs, { stream }).upload(xs, { stream }); // two copies from one kept array, no event yet
+    kernel(1n, 'twice').launch({ grid: 1, block: 1, stream }, x, y, i32(8));
+    const p = y.download(dst, { stream });
+    pool.release(xs);
+    await turns(2);
+    const during = pool.usedBytes();
+    busy(0);
+    await p;
+    out({ during, after: pool.usedBytes(), result: Array.from(dst) });`,
+  );
+  expect(r).toEqual({ during: 2 * 65536, after: 65536, result: [2, 4, 6, 8, 10, 12, 14, 16] });
+});
+
 test("a download into staging memory copies straight into it: no block lent, the view's offset kept, its block held until the copy is done though released", () => {
   const r = runWithFake(
     fake.lib,
