@@ -6,8 +6,10 @@
 // Prints the runs, the service's memory after a warm-up and a trim, right after the runs, and after
 // a trim again, and what `--trace-gc` said during the runs (collections by kind and why, their pauses,
 // V8 heap bytes allocated per request). The copies and the saxpy run on the CPU (one thread), so the
-// throughput is far below a GPU's: compare only the JS thread's figures, within one run.
-//   npx tsx bench/service-cpu.ts [--seconds 10] [--concurrency 64] [--pageable-inputs] [--handover-results] [--cpu-prof DIR] [--node-arg --FLAG]…
+// throughput is far below a GPU's: compare only the JS thread's figures, within one run. With
+// --no-gpu-work the fake's copies and kernels do nothing, so that the JS side alone sets the pace (as
+// on the H100, where the JS thread is the bottleneck), and every 200 answer counts as wrong.
+//   npx tsx bench/service-cpu.ts [--seconds 10] [--concurrency 64] [--pageable-inputs] [--handover-results] [--cpu-prof FILE] [--node-arg --FLAG]… [--no-gpu-work]
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -57,10 +59,12 @@ interface Settings {
   cpuProf?: string;
   /** Further flags for the service's node (--node-arg, repeatable). */
   nodeArgs: string[];
+  /** The fake GPU's copies and kernels do nothing (FAKE_GPU_NO_WORK=1): the JS side sets the pace, and every answer is wrong. */
+  noGpuWork: boolean;
 }
 
 function parse(argv: readonly string[]): Settings {
-  const s: Settings = { seconds: 10, concurrency: [64], serviceArgs: [], nodeArgs: [] };
+  const s: Settings = { seconds: 10, concurrency: [64], serviceArgs: [], nodeArgs: [], noGpuWork: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = argv[i + 1];
@@ -69,9 +73,10 @@ function parse(argv: readonly string[]): Settings {
     else if (a === '--concurrency' && /^\d+(,\d+)*$/.test(v ?? '')) s.concurrency = argv[++i].split(',').map(Number);
     else if (a === '--cpu-prof' && v) s.cpuProf = path.resolve(argv[++i]);
     else if (a === '--node-arg' && v?.startsWith('--')) s.nodeArgs.push(argv[++i]);
+    else if (a === '--no-gpu-work') s.noGpuWork = true;
     else
       throw new Error(
-        `bad argument ${a} (the arguments are --seconds S, --concurrency 16,64, --pageable-inputs, --handover-results, --cpu-prof DIR, --node-arg --FLAG)`,
+        `bad argument ${a} (the arguments are --seconds S, --concurrency 16,64, --pageable-inputs, --handover-results, --cpu-prof FILE, --node-arg --FLAG, --no-gpu-work)`,
       );
   }
   return s;
@@ -103,18 +108,12 @@ function gcTable(log: string, requests: number): string {
   return lines.join('\n');
 }
 
-/** The long stretches of work in the service's profile: the largest in `dir` written since `since` (tsx's loader thread writes a small one too). */
-function profileReport(dir: string, since: number): string {
-  const newest = fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => path.join(dir, f))
-    .filter((f) => fs.statSync(f).mtimeMs >= since)
-    .sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0];
-  const l = longStretches(JSON.parse(fs.readFileSync(newest, 'utf8')) as CpuProfile, 3);
+/** The long stretches of work in the service's profile of the runs (`file`). */
+function profileReport(file: string): string {
+  const l = longStretches(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile, 3);
   const share = (ms: number) => `${ms.toFixed(0)} ms (${((100 * ms) / l.totalMs).toFixed(0)}%)`;
   return [
-    `${path.relative(root, newest)}: ${l.count} stretches of work over 3 ms (max ${l.maxMs.toFixed(1)} ms), ${l.totalMs.toFixed(0)} ms of ${l.busyMs.toFixed(0)} ms busy in all (warm-up, runs and trims)`,
+    `${file}: during the runs, ${l.count} stretches of work over 3 ms (max ${l.maxMs.toFixed(1)} ms), ${l.totalMs.toFixed(0)} ms of ${l.busyMs.toFixed(0)} ms busy`,
     '',
     '| where the time of the long stretches went | ms (share) |',
     '|---|---:|',
@@ -126,17 +125,33 @@ function profileReport(dir: string, since: number): string {
   ].join('\n');
 }
 
+/** The service's CPU profile, started and stopped by SIGUSR2 (the parent sends one before the runs and one after); written to $SERVICE_CPU_PROFILE. */
+async function profileOnSignal(file: string): Promise<void> {
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params: object = {}) =>
+    new Promise<{ profile?: unknown }>((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r as object))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 100 });
+  let on = false;
+  process.on('SIGUSR2', () => {
+    on = !on;
+    void (on ? post('Profiler.start') : post('Profiler.stop').then((r) => fs.writeFileSync(file, JSON.stringify(r.profile))));
+  });
+}
+
 async function parent(): Promise<void> {
   const settings = parse(process.argv.slice(2));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-service-cpu-'));
-  const started = Date.now();
   try {
-    const env = { ...process.env, CUDA_BINDINGS_CUDART: buildFake(dir) };
-    const nodeArgs = [
-      '--trace-gc',
-      ...settings.nodeArgs,
-      ...(settings.cpuProf ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${settings.cpuProf}`] : []),
-    ];
+    const env = {
+      ...process.env,
+      CUDA_BINDINGS_CUDART: buildFake(dir),
+      SERVICE_CPU_PROFILE: settings.cpuProf ?? '',
+      FAKE_GPU_NO_WORK: settings.noGpuWork ? '1' : '',
+    };
+    const nodeArgs = ['--trace-gc', ...settings.nodeArgs];
     const extra = settings.serviceArgs;
     await withService(
       extra,
@@ -145,9 +160,16 @@ async function parent(): Promise<void> {
         const before = await call(base, '/trim', 'POST');
         const from = service.output().length;
         const rows: Row[] = [];
+        const cpuBefore = (await call(base, '/stats')).cpuMicros;
+        if (settings.cpuProf) service.child.kill('SIGUSR2');
         for (const c of settings.concurrency) rows.push(await load(base, c, settings.seconds, 'service on the fake GPU'));
+        if (settings.cpuProf) {
+          service.child.kill('SIGUSR2');
+          await new Promise((r) => setTimeout(r, 500)); // the profile written before the trims
+        }
         const log = service.output().slice(from);
         const under = await call(base, '/stats');
+        const requests = rows.reduce((n, r) => n + r.requests, 0);
         const after = await call(base, '/trim', 'POST');
         const later = await new Promise((r) => setTimeout(r, 1000)).then(() => call(base, '/trim', 'POST'));
         console.log(`${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}; ${settings.seconds} s per run\n`);
@@ -163,16 +185,14 @@ async function parent(): Promise<void> {
           ['1 s and a trim later', later],
         ] as const)
           console.log(memoryLine(when, m));
+        console.log(`\n${gcTable(log, requests)}`);
         console.log(
-          `\n${gcTable(
-            log,
-            rows.reduce((n, r) => n + r.requests, 0),
-          )}`,
+          `\nthe service's CPU time (all its threads) during the runs: ${((under.cpuMicros - cpuBefore) / requests).toFixed(1)} µs a request`,
         );
       },
       { script: path.join('bench', 'service-cpu.ts'), nodeArgs, env },
     );
-    if (settings.cpuProf) console.log(`\n${profileReport(settings.cpuProf, started)}`);
+    if (settings.cpuProf) console.log(`\n${profileReport(settings.cpuProf)}`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -182,6 +202,7 @@ async function parent(): Promise<void> {
 async function serveOnFake(): Promise<void> {
   const { Device, Module } = await import('cuda-bindings/core');
   const { createService, serve, serviceOptions } = await import('../examples/gpuService');
+  if (process.env.SERVICE_CPU_PROFILE) await profileOnSignal(process.env.SERVICE_CPU_PROFILE);
   const dev = Device.get(0).makeCurrent();
   const module = Module.fromHandle(1);
   const s = createService(dev, module.kernel('saxpy'), serviceOptions(process.argv));

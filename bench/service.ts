@@ -72,6 +72,7 @@ export function startService(
 export interface ServiceStats {
   loopDelayMs: { p50: number; p99: number; max: number };
   rssBytes: number;
+  cpuMicros: number;
   heap: { heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
   deviceUsedBytes: number;
 }

@@ -21,7 +21,18 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { cudart } from 'cuda-bindings';
-import { CudaError, Device, Program, stagingPool, f32, i32, type DeviceBuffer, type Kernel, type Stream } from 'cuda-bindings/core';
+import {
+  CudaError,
+  Device,
+  Program,
+  stagingPool,
+  f32,
+  i32,
+  type DeviceBuffer,
+  type Kernel,
+  type LaunchConfig,
+  type Stream,
+} from 'cuda-bindings/core';
 import { INPUTS, N, SAMPLES, SAXPY_SOURCE, makeInputs, requestFor, sampleIndex, send, type SaxpyRequest } from './lib/saxpy';
 
 const STREAMS = 8;
@@ -40,6 +51,8 @@ export interface Service {
   dev: Device;
   streams: Stream[];
   saxpy: Kernel;
+  /** The launch config, one object for every launch (its stream and grid set each time): a kernel launched with the config object it saw last takes its fast path. */
+  launch: LaunchConfig;
   inputs: [Float32Array, Float32Array][];
   /** Free result arrays (none with handoverResults), and the requests waiting for one. */
   results: Float32Array[];
@@ -72,7 +85,9 @@ async function saxpySamples(
   const [xs, ys] = s.inputs[r.k];
   x.upload(xs.subarray(0, r.n), { stream });
   y.upload(ys.subarray(0, r.n), { stream });
-  s.saxpy.launch({ grid: Math.ceil(r.n / 256), block: 256, stream }, f32(r.a), x, y, i32(r.n));
+  s.launch.stream = stream;
+  s.launch.grid = Math.ceil(r.n / 256);
+  s.saxpy.launch(s.launch, f32(r.a), x, y, i32(r.n));
   const samples = new Float32Array(SAMPLES);
   if (result) {
     await y.download(result.subarray(0, r.n), { stream }); // into staging memory: the copy lands there directly
@@ -138,6 +153,7 @@ function stats(s: Service, loop: ReturnType<typeof monitorEventLoopDelay>) {
   return {
     loopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max), samples: loop.count },
     rssBytes: process.memoryUsage.rss(),
+    cpuMicros: (({ user, system }) => user + system)(process.cpuUsage()), // the process's CPU time so far (all threads)
     // Where the RSS is: V8's heap, and memory outside it that JS objects hold (ArrayBuffers, wasm memories).
     heap: (({ heapTotal, heapUsed, external, arrayBuffers }) => ({ heapTotal, heapUsed, external, arrayBuffers }))(process.memoryUsage()),
     deviceUsedBytes: total - free,
@@ -164,15 +180,16 @@ async function trim(s: Service): Promise<void> {
 
 function handler(s: Service, loop: ReturnType<typeof monitorEventLoopDelay>): http.RequestListener {
   return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const [path, query] = (req.url ?? '/').split('?', 2);
+    const params = new URLSearchParams(query);
     const reply = (status: number, body: string | Buffer) => res.writeHead(status).end(body);
     const failed = (e: unknown) => reply(500, `${(e as Error).message}\n`);
-    if (url.pathname === '/saxpy' && req.method === 'GET') {
-      saxpyRequest(s, url.searchParams).then(([status, body]) => reply(status, body), failed);
-    } else if (url.pathname === '/stats' && req.method === 'GET') {
+    if (path === '/saxpy' && req.method === 'GET') {
+      saxpyRequest(s, params).then(([status, body]) => reply(status, body), failed);
+    } else if (path === '/stats' && req.method === 'GET') {
       reply(200, JSON.stringify(stats(s, loop)));
-      if (url.searchParams.get('reset') === '1') loop.reset();
-    } else if (url.pathname === '/trim' && req.method === 'POST') {
+      if (params.get('reset') === '1') loop.reset();
+    } else if (path === '/trim' && req.method === 'POST') {
       trim(s).then(() => reply(200, JSON.stringify(stats(s, loop))), failed);
     } else reply(404, 'try GET /saxpy?k=0&a=2&n=262144, GET /stats or POST /trim\n');
   };
@@ -213,6 +230,7 @@ export function createService(dev: Device, saxpy: Kernel, options: ServiceOption
     dev,
     streams: Array.from({ length: STREAMS }, () => dev.createStream({ nonBlocking: true })),
     saxpy,
+    launch: { grid: N / 256, block: 256 },
     inputs: Array.from({ length: INPUTS }, (_, k) => (options.pageableInputs ? makeInputs(k) : pinned(makeInputs(k)))),
     results: handoverResults ? [] : Array.from({ length: RESULTS }, () => stagingPool.allocate(Float32Array, N)),
     waiting: [],
