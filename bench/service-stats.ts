@@ -39,6 +39,8 @@ export interface Settings {
   concurrency: number[];
   cThreads: number;
   short: boolean;
+  /** Also run the service with its results handed over (--handover-results), shown, not judged. */
+  handover: boolean;
 }
 
 /** The value at fraction `p` (0 to 1) of `sorted` (ascending), nearest rank; NaN for none. */
@@ -57,9 +59,9 @@ export function spread(values: ArrayLike<number>): Spread {
 /** Requests per second of a row. */
 export const rate = (r: Row): number => r.requests / r.seconds;
 
-/** Reads `--seconds S`, `--concurrency 16,64,256`, `--c-threads 8` and `--short` (2 s, concurrency 16 and 64); throws on anything else. */
+/** Reads `--seconds S`, `--concurrency 16,64,256`, `--c-threads 8`, `--short` (2 s, concurrency 16 and 64) and `--handover`; throws on anything else. */
 export function parseArgs(argv: readonly string[]): Settings {
-  const s: Settings = { seconds: 15, concurrency: [16, 64, 256], cThreads: 8, short: false };
+  const s: Settings = { seconds: 15, concurrency: [16, 64, 256], cThreads: 8, short: false, handover: false };
   let seconds: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -69,13 +71,15 @@ export function parseArgs(argv: readonly string[]): Settings {
       return v;
     };
     if (a === '--short') s.short = true;
+    else if (a === '--handover') s.handover = true;
     else if (a === '--seconds') seconds = positive(Number(value()), a);
     else if (a === '--concurrency')
       s.concurrency = value()
         .split(',')
         .map((c) => positiveInt(Number(c), a));
     else if (a === '--c-threads') s.cThreads = positiveInt(Number(value()), a);
-    else throw new Error(`unknown argument ${a} (the arguments are --seconds S, --concurrency 16,64,256, --c-threads 8, --short)`);
+    else
+      throw new Error(`unknown argument ${a} (the arguments are --seconds S, --concurrency 16,64,256, --c-threads 8, --short, --handover)`);
   }
   if (s.short) {
     s.seconds = 2;

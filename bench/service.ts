@@ -3,7 +3,7 @@
 // each concurrency, and C doing the same work in the same run (bench/service.cu, compiled here with
 // nvcc): one thread, and one thread per stream. Prints the runs and the targets as markdown tables;
 // the raw rows go to bench/results/service-<date>.json (not in --short mode).
-//   npx tsx bench/service.ts [--seconds 15] [--concurrency 16,64,256] [--c-threads 8] [--short]
+//   npx tsx bench/service.ts [--seconds 15] [--concurrency 16,64,256] [--c-threads 8] [--short] [--handover]
 // The service's memory is read after a warm-up and a trim (memoryPool.trim(0), the staging pool's
 // blocks freed, a garbage collection), and again after the runs and a trim.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -101,8 +101,9 @@ export async function load(base: string, concurrency: number, seconds: number, n
   return row;
 }
 
-const PINNED = 'service (inputs in staging memory: upload, saxpy, await download)';
+const PINNED = 'service (inputs and results in kept staging arrays: upload, saxpy, await download)';
 const PAGEABLE = 'service, inputs in ordinary arrays (staged per upload)';
+const HANDED_OVER = 'service, results handed over (download(Float32Array), release)';
 
 /** Starts the service with `extra` arguments (and `how`, as startService takes it), runs `fn` against it, and stops it. */
 export async function withService(
@@ -139,6 +140,14 @@ async function main(): Promise<void> {
       await load(base, 16, Math.min(2, settings.seconds), 'warm-up');
       for (const n of settings.concurrency) pageable.push(await load(base, n, settings.seconds, PAGEABLE));
     });
+    // The same service with each download handing over a fresh array (download(Float32Array), release):
+    // shown, not judged (--handover).
+    const handedOver: Row[] = [];
+    if (settings.handover)
+      await withService(['--handover-results'], async (base) => {
+        await load(base, 16, Math.min(2, settings.seconds), 'warm-up');
+        for (const n of settings.concurrency) handedOver.push(await load(base, n, settings.seconds, HANDED_OVER));
+      });
     await withService([], async (base) => {
       await load(base, 16, Math.min(2, settings.seconds), 'warm-up');
       const before = await call(base, '/trim', 'POST');
@@ -153,14 +162,14 @@ async function main(): Promise<void> {
       };
       const verdicts = judge(js, c[0], memory);
       console.log(`${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}; ${settings.seconds} s per run\n`);
-      console.log(renderTables([...c, ...js, ...pageable], verdicts));
+      console.log(renderTables([...c, ...js, ...pageable, ...handedOver], verdicts));
       const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
       const parts = (m: ServiceStats) =>
         `RSS ${mib(m.rssBytes)}, V8 heap ${mib(m.heap.heapTotal)} (used ${mib(m.heap.heapUsed)}), external ${mib(m.heap.external)} (ArrayBuffers ${mib(m.heap.arrayBuffers)})`;
       console.log(`\nthe service's memory after a trim: before the runs ${parts(before)}; after ${parts(after)}`);
       if (!settings.short) {
         const file = path.join(root, 'bench', 'results', `service-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
-        fs.writeFileSync(file, JSON.stringify({ settings, rows: [...c, ...js, ...pageable], memory, verdicts }, null, 2));
+        fs.writeFileSync(file, JSON.stringify({ settings, rows: [...c, ...js, ...pageable, ...handedOver], memory, verdicts }, null, 2));
         console.log(`\nraw: ${path.relative(root, file)}`);
       }
     });
