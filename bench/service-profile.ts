@@ -28,6 +28,9 @@ export interface LongStretches {
 /** The bucket of a frame: where a sample's time went, or null to look at its caller. */
 function bucketOf(functionName: string, url: string): string | null {
   if (functionName === '(garbage collector)') return 'gc';
+  // Native code is named by the nearest exported symbol: a CUDA function (on a fake GPU, its own
+  // static helpers show under one) or a binding of Node's (writev, …).
+  if (url === '' && /^cu[A-Z]|^cuda/.test(functionName)) return 'CUDA library (native)';
   if (/\/src\/(core|ffi|runtime)\//.test(url) || /\/koffi\//.test(url)) return 'package (cuda-bindings, koffi)';
   if (/examples\//.test(url)) return 'service code (examples/)';
   if (/_http_|node:http/.test(url)) return 'node:http';
@@ -35,6 +38,7 @@ function bucketOf(functionName: string, url: string): string | null {
   if (/node:internal\/(timers|process\/task_queues)/.test(url)) return null;
   if (url.startsWith('node:')) return 'other node internals';
   if (url === '' && functionName === '(program)') return 'program (V8, native)';
+  if (url === '' && !functionName.startsWith('(')) return 'native code of node';
   return null;
 }
 

@@ -27,20 +27,21 @@ test('longStretches: runs of samples with no idle one between, over the threshol
   const frame = (functionName: string, url = '') => ({ functionName, url });
   const profile: CpuProfile = {
     nodes: [
-      { id: 1, callFrame: frame('(root)'), children: [2, 3, 4, 5] },
+      { id: 1, callFrame: frame('(root)'), children: [2, 3, 4, 5, 7] },
       { id: 2, callFrame: frame('(idle)') },
       { id: 3, callFrame: frame('(garbage collector)') },
       { id: 4, callFrame: frame('download', 'file:///x/src/core/memory/transfer.ts'), children: [6] },
       { id: 5, callFrame: frame('parserOnIncoming', 'node:_http_server') },
       { id: 6, callFrame: frame('helper', 'file:///x/node_modules/tsx/dist/a.cjs') },
+      { id: 7, callFrame: frame('cudaMemcpyAsync') },
     ],
-    // idle, then 4 ms of work (gc 2, package 1 through a helper, http 1), idle, then 1 ms of gc
-    samples: [2, 3, 3, 6, 5, 2, 3, 2],
-    timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
+    // idle, then 5 ms of work (gc 2, package 1 through a helper, http 1, CUDA 1), idle, then 1 ms of gc
+    samples: [2, 3, 3, 6, 5, 7, 2, 3, 2],
+    timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000],
   };
   const l = longStretches(profile, 3);
-  expect([l.count, l.totalMs, l.maxMs, l.busyMs]).toEqual([1, 4, 4, 5]);
-  expect(l.byBucket).toEqual({ gc: 2, 'package (cuda-bindings, koffi)': 1, 'node:http': 1 });
+  expect([l.count, l.totalMs, l.maxMs, l.busyMs]).toEqual([1, 5, 5, 6]);
+  expect(l.byBucket).toEqual({ gc: 2, 'package (cuda-bindings, koffi)': 1, 'node:http': 1, 'CUDA library (native)': 1 });
   expect(l.topFunctions[0]).toEqual(['(garbage collector) ()', 2]);
 });
 
