@@ -92,9 +92,14 @@ function takeEvent(stream: Stream): cudart.cudaEvent_t {
 }
 
 function putEvent(ordinal: number, ev: cudart.cudaEvent_t): void {
-  const list = events.get(ordinal);
-  if (list) list.push(ev);
-  else events.set(ordinal, [ev]);
+  append(events, ordinal, ev);
+}
+
+/** Adds `value` to the list of `key` in `lists`, starting the list when there is none. */
+function append<K, V>(lists: Map<K, V[]>, key: K, value: V): void {
+  const list = lists.get(key);
+  if (list) list.push(value);
+  else lists.set(key, [value]);
 }
 
 interface Pending {
@@ -117,9 +122,7 @@ let fenceQueued = false;
 
 /** `lease`'s copy was queued on `stream`: done once the next event recorded there completes. */
 function fenceLater(stream: Stream, lease: Lease): void {
-  const leases = unfenced.get(stream);
-  if (leases) leases.push(lease);
-  else unfenced.set(stream, [lease]);
+  append(unfenced, stream, lease);
   if (fenceQueued) return;
   fenceQueued = true;
   queueMicrotask(fenceAll);
@@ -166,9 +169,7 @@ function recordAfter(stream: Stream, fn: string): cudart.cudaEvent_t {
 }
 
 function track(stream: Stream, p: Pending): void {
-  const queue = pending.get(stream);
-  if (queue) queue.push(p);
-  else pending.set(stream, [p]);
+  append(pending, stream, p);
   if (polling) return;
   polling = true;
   poll('DeviceBuffer.upload', settle, {}).catch(() => undefined);
