@@ -39,6 +39,8 @@ export interface Settings {
   concurrency: number[];
   cThreads: number;
   short: boolean;
+  /** Also run the service with its results handed over (--handover-results), shown, not judged. */
+  handover: boolean;
 }
 
 /** The value at fraction `p` (0 to 1) of `sorted` (ascending), nearest rank; NaN for none. */
@@ -57,9 +59,9 @@ export function spread(values: ArrayLike<number>): Spread {
 /** Requests per second of a row. */
 export const rate = (r: Row): number => r.requests / r.seconds;
 
-/** Reads `--seconds S`, `--concurrency 16,64,256`, `--c-threads 8` and `--short` (2 s, concurrency 16 and 64); throws on anything else. */
+/** Reads `--seconds S`, `--concurrency 16,64,256`, `--c-threads 8`, `--short` (2 s, concurrency 16 and 64) and `--handover`; throws on anything else. */
 export function parseArgs(argv: readonly string[]): Settings {
-  const s: Settings = { seconds: 15, concurrency: [16, 64, 256], cThreads: 8, short: false };
+  const s: Settings = { seconds: 15, concurrency: [16, 64, 256], cThreads: 8, short: false, handover: false };
   let seconds: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -69,13 +71,15 @@ export function parseArgs(argv: readonly string[]): Settings {
       return v;
     };
     if (a === '--short') s.short = true;
+    else if (a === '--handover') s.handover = true;
     else if (a === '--seconds') seconds = positive(Number(value()), a);
     else if (a === '--concurrency')
       s.concurrency = value()
         .split(',')
         .map((c) => positiveInt(Number(c), a));
     else if (a === '--c-threads') s.cThreads = positiveInt(Number(value()), a);
-    else throw new Error(`unknown argument ${a} (the arguments are --seconds S, --concurrency 16,64,256, --c-threads 8, --short)`);
+    else
+      throw new Error(`unknown argument ${a} (the arguments are --seconds S, --concurrency 16,64,256, --c-threads 8, --short, --handover)`);
   }
   if (s.short) {
     s.seconds = 2;
@@ -176,8 +180,8 @@ function fmt(n: number): string {
 
 const ms = (x: number | undefined) => (x === undefined ? '–' : x < 10 ? x.toFixed(2) : x.toFixed(1));
 
-/** The runs and the targets as two markdown tables. */
-export function renderTables(rows: readonly Row[], verdicts: readonly Verdict[]): string {
+/** The runs as a markdown table. */
+export function renderRuns(rows: readonly Row[]): string {
   const lines = [
     '| run | concurrency | req/s | latency p50 / p99 / max (ms) | event-loop delay p50 / p99 / max (ms) | wrong | 400s (sent) | other |',
     '|---|---:|---:|---|---|---:|---:|---:|',
@@ -185,10 +189,61 @@ export function renderTables(rows: readonly Row[], verdicts: readonly Verdict[])
       const l = r.loopDelayMs;
       return `| ${r.name} | ${r.concurrency} | ${fmt(rate(r))} | ${ms(r.latencyMs.p50)} / ${ms(r.latencyMs.p99)} / ${ms(r.latencyMs.max)} | ${l ? `${ms(l.p50)} / ${ms(l.p99)} / ${ms(l.max)}` : '–'} | ${r.wrong} | ${r.bad400} (${r.badSent}) | ${r.unexpected} |`;
     }),
+  ];
+  return lines.join('\n');
+}
+
+/** The runs and the targets as two markdown tables. */
+export function renderTables(rows: readonly Row[], verdicts: readonly Verdict[]): string {
+  const lines = [
+    renderRuns(rows),
     '',
     '| target | measured | pass |',
     '|---|---|---|',
     ...verdicts.map((v) => `| ${v.target} | ${v.measured} | ${v.pass ? 'pass' : '**fail**'} |`),
   ];
   return lines.join('\n');
+}
+
+/** Collections of one kind in a `--trace-gc` log: how many, their pauses (ms), and why V8 started them. */
+export interface GcKind {
+  count: number;
+  totalMs: number;
+  maxMs: number;
+  /** Pauses over 3 ms. */
+  over3ms: number;
+  reasons: Record<string, number>;
+}
+
+/** What a `--trace-gc` log says: the collections by kind, and the bytes allocated between them. */
+export interface GcSummary {
+  kinds: Record<string, GcKind>;
+  /** Bytes allocated on V8's heap over the log: each collection's heap before it less the heap after the one before. */
+  allocatedBytes: number;
+}
+
+// [pid:isolate]  1234 ms: Scavenge 10.2 (12.5) -> 9.8 (13.5) MB, 1.23 / 0.00 ms  (average mu = …) allocation failure;
+const GC_LINE =
+  /\d+ ms: ([A-Za-z -]+?(?: \(reduce\))?) ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms.*\) ([^;()]+?)(?:;.*)?$/;
+
+/** Reads the collections out of the lines of a `--trace-gc` log (other lines are skipped). */
+export function gcSummary(log: string): GcSummary {
+  const kinds: Record<string, GcKind> = {};
+  let allocated = 0;
+  let after: number | undefined;
+  for (const line of log.split('\n')) {
+    const m = GC_LINE.exec(line.trim());
+    if (!m) continue;
+    const [, kind, beforeMb, afterMb, pauseMs, reason] = m;
+    const k = (kinds[kind] ??= { count: 0, totalMs: 0, maxMs: 0, over3ms: 0, reasons: {} });
+    const pause = Number(pauseMs);
+    k.count++;
+    k.totalMs += pause;
+    k.maxMs = Math.max(k.maxMs, pause);
+    if (pause > 3) k.over3ms++;
+    k.reasons[reason.trim()] = (k.reasons[reason.trim()] ?? 0) + 1;
+    if (after !== undefined) allocated += Math.max(0, Number(beforeMb) - after) * 2 ** 20; // V8 prints MiB as MB
+    after = Number(afterMb);
+  }
+  return { kinds, allocatedBytes: allocated };
 }

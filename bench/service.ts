@@ -3,7 +3,7 @@
 // each concurrency, and C doing the same work in the same run (bench/service.cu, compiled here with
 // nvcc): one thread, and one thread per stream. Prints the runs and the targets as markdown tables;
 // the raw rows go to bench/results/service-<date>.json (not in --short mode).
-//   npx tsx bench/service.ts [--seconds 15] [--concurrency 16,64,256] [--c-threads 8] [--short]
+//   npx tsx bench/service.ts [--seconds 15] [--concurrency 16,64,256] [--c-threads 8] [--short] [--handover]
 // The service's memory is read after a warm-up and a trim (memoryPool.trim(0), the staging pool's
 // blocks freed, a garbage collection), and again after the runs and a trim.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -35,39 +35,57 @@ function rowOf(cmd: string, args: string[]): Row {
   return JSON.parse(last) as Row;
 }
 
-/** Starts the service; resolves with the child and its base URL once it listens. */
-function startService(extra: string[] = []): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--expose-gc', ...tsx, path.join('examples', 'gpuService.ts'), '--serve', ...extra], {
+/** A service started as a child process: the child, its base URL, and what it printed so far. */
+export interface StartedService {
+  child: ChildProcess;
+  base: string;
+  output: () => string;
+}
+
+/**
+ * Starts `node --expose-gc <nodeArgs> --import tsx <script> --serve <extra>` (the example by default)
+ * with `env`; resolves once it prints `listening on <url>`.
+ */
+export function startService(
+  extra: string[] = [],
+  how: { script?: string; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<StartedService> {
+  const script = how.script ?? path.join('examples', 'gpuService.ts');
+  const child = spawn(process.execPath, ['--expose-gc', ...(how.nodeArgs ?? []), ...tsx, script, '--serve', ...extra], {
     cwd: root,
+    env: how.env ?? process.env,
   });
   let err = '';
+  let out = '';
   child.stderr!.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
-    let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
       const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-      if (m) resolve({ child, base: m[1] });
+      if (m) resolve({ child, base: m[1], output: () => out });
     });
     child.on('exit', (code) => reject(new Error(`the service exited (${code}) before listening:\n${err}${out}`)));
   });
 }
 
-interface ServiceStats {
+/** What the service's GET /stats and POST /trim answer (examples/gpuService.ts). */
+export interface ServiceStats {
   loopDelayMs: { p50: number; p99: number; max: number };
   rssBytes: number;
+  cpuMicros: number;
   heap: { heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
   deviceUsedBytes: number;
 }
 
-async function call(base: string, what: string, method = 'GET'): Promise<ServiceStats> {
+/** GET (or `method`) `what` of the service at `base`: its stats. */
+export async function call(base: string, what: string, method = 'GET'): Promise<ServiceStats> {
   const res = await fetch(new URL(what, base), { method });
   if (!res.ok) throw new Error(`${method} ${what}: ${res.status} ${await res.text()}`);
   return (await res.json()) as ServiceStats;
 }
 
 /** One load run at `concurrency`: the client's row with the service's event-loop delay of the run. */
-async function load(base: string, concurrency: number, seconds: number, name: string): Promise<Row> {
+export async function load(base: string, concurrency: number, seconds: number, name: string): Promise<Row> {
   await call(base, '/stats?reset=1');
   const child = spawn(process.execPath, [...tsx, path.join('bench', 'service-load.ts'), base, String(concurrency), String(seconds), name], {
     cwd: root,
@@ -83,14 +101,20 @@ async function load(base: string, concurrency: number, seconds: number, name: st
   return row;
 }
 
-const PINNED = 'service (inputs in staging memory: upload, saxpy, await download)';
+const PINNED = 'service (inputs and results in kept staging arrays: upload, saxpy, await download)';
 const PAGEABLE = 'service, inputs in ordinary arrays (staged per upload)';
+const HANDED_OVER = 'service, results handed over (download(Float32Array), release)';
 
-/** Starts the service with `extra` arguments, runs `fn` against it, and stops it. */
-async function withService(extra: string[], fn: (base: string) => Promise<void>): Promise<void> {
-  const { child, base } = await startService(extra);
+/** Starts the service with `extra` arguments (and `how`, as startService takes it), runs `fn` against it, and stops it. */
+export async function withService(
+  extra: string[],
+  fn: (base: string, service: StartedService) => Promise<void>,
+  how: Parameters<typeof startService>[1] = {},
+): Promise<void> {
+  const service = await startService(extra, how);
+  const { child, base } = service;
   try {
-    await fn(base);
+    await fn(base, service);
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGINT');
@@ -116,6 +140,14 @@ async function main(): Promise<void> {
       await load(base, 16, Math.min(2, settings.seconds), 'warm-up');
       for (const n of settings.concurrency) pageable.push(await load(base, n, settings.seconds, PAGEABLE));
     });
+    // The same service with each download handing over a fresh array (download(Float32Array), release):
+    // shown, not judged (--handover).
+    const handedOver: Row[] = [];
+    if (settings.handover)
+      await withService(['--handover-results'], async (base) => {
+        await load(base, 16, Math.min(2, settings.seconds), 'warm-up');
+        for (const n of settings.concurrency) handedOver.push(await load(base, n, settings.seconds, HANDED_OVER));
+      });
     await withService([], async (base) => {
       await load(base, 16, Math.min(2, settings.seconds), 'warm-up');
       const before = await call(base, '/trim', 'POST');
@@ -130,14 +162,14 @@ async function main(): Promise<void> {
       };
       const verdicts = judge(js, c[0], memory);
       console.log(`${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}; ${settings.seconds} s per run\n`);
-      console.log(renderTables([...c, ...js, ...pageable], verdicts));
+      console.log(renderTables([...c, ...js, ...pageable, ...handedOver], verdicts));
       const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
       const parts = (m: ServiceStats) =>
         `RSS ${mib(m.rssBytes)}, V8 heap ${mib(m.heap.heapTotal)} (used ${mib(m.heap.heapUsed)}), external ${mib(m.heap.external)} (ArrayBuffers ${mib(m.heap.arrayBuffers)})`;
       console.log(`\nthe service's memory after a trim: before the runs ${parts(before)}; after ${parts(after)}`);
       if (!settings.short) {
         const file = path.join(root, 'bench', 'results', `service-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`);
-        fs.writeFileSync(file, JSON.stringify({ settings, rows: [...c, ...js, ...pageable], memory, verdicts }, null, 2));
+        fs.writeFileSync(file, JSON.stringify({ settings, rows: [...c, ...js, ...pageable, ...handedOver], memory, verdicts }, null, 2));
         console.log(`\nraw: ${path.relative(root, file)}`);
       }
     });
@@ -146,7 +178,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
-  console.error(`bench/service: ${(e as Error).message}`);
-  process.exitCode = 1;
-});
+// Run as a program (bench/service-cpu.ts imports the helpers above).
+if (require.main === module)
+  main().catch((e) => {
+    console.error(`bench/service: ${(e as Error).message}`);
+    process.exitCode = 1;
+  });

@@ -31,9 +31,9 @@ export function checkWaitOptions(options: unknown, fn: string, extra: readonly s
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw new TypeError(`${fn}: parameter 'options' must be an object such as { signal, timeout }, got ${describe(options)}`);
-  const known = [...WAIT_KEYS, ...extra];
   for (const k of Object.keys(options)) {
-    if (!known.includes(k)) throw new TypeError(`${fn}: unknown option '${k}' (the options are ${known.join(', ')})`);
+    if (!WAIT_KEYS.includes(k) && !extra.includes(k))
+      throw new TypeError(`${fn}: unknown option '${k}' (the options are ${[...WAIT_KEYS, ...extra].join(', ')})`);
   }
   const { signal, timeout } = options as WaitOptions;
   if (signal !== undefined && !(signal instanceof AbortSignal))
@@ -108,10 +108,26 @@ interface Waiter {
   query: () => number;
   done: (status: number) => void;
   fail: (e: unknown) => void;
+  /** A wait that ends first (an event recorded before on the same stream): this one is not polled while that one is pending. */
+  after?: Waiter;
+  status?: number;
 }
 
 const waiters = new Set<Waiter>();
+/** The latest wait of each order (see poll's `inOrderOf`). */
+const latest = new WeakMap<object, Waiter>();
 let scheduled = false;
+
+/** Adds `w` to the waits polled, after the latest pending one of `inOrderOf`; starts the poller. */
+function addWaiter(w: Waiter, inOrderOf: object | undefined): void {
+  if (inOrderOf !== undefined) {
+    const before = latest.get(inOrderOf);
+    if (before !== undefined && waiters.has(before)) w.after = before;
+    latest.set(inOrderOf, w);
+  }
+  waiters.add(w);
+  schedule();
+}
 
 function schedule(): void {
   if (scheduled || waiters.size === 0) return;
@@ -125,8 +141,12 @@ function schedule(): void {
 
 function tick(): void {
   scheduled = false;
-  const finished: [Waiter, number][] = [];
+  let finished: Waiter[] | undefined;
   for (const w of waiters) {
+    if (w.after !== undefined) {
+      if (waiters.has(w.after)) continue; // what ends first has not ended: nor has this
+      w.after = undefined;
+    }
     let status: number;
     try {
       status = w.query();
@@ -137,13 +157,18 @@ function tick(): void {
     }
     if (status !== NOT_READY) {
       waiters.delete(w);
-      finished.push([w, status]);
+      w.status = status;
+      (finished ??= []).push(w);
     }
   }
   // Settled on the next turn, after what the work's last JS host function queued with setImmediate
   // (core's deferred frees and releases), as a wait on the pool did.
-  if (finished.length) setImmediate(() => finished.forEach(([w, status]) => w.done(status)));
+  if (finished !== undefined) setImmediate(settleAll, finished);
   schedule();
+}
+
+function settleAll(finished: Waiter[]): void {
+  for (const w of finished) w.done(w.status!);
 }
 
 /** Pending polled waits (for tests and diagnostics). */
@@ -153,9 +178,12 @@ export function pendingWaits(): number {
 
 /**
  * Resolves with the first status other than NOT_READY that `query` returns, polled from the event
- * loop; `release` runs once, when the wait ends in any way (done, aborted, timed out).
+ * loop; `release` runs once, when the wait ends in any way (done, aborted, timed out). Waits given
+ * the same `inOrderOf` (a stream, for events recorded on it one after another) end in the order
+ * they began: only the oldest pending one of them is polled.
  */
-export function poll(fn: string, query: () => number, o: WaitOptions, release: () => void = () => {}): Promise<number> {
+export function poll(fn: string, query: () => number, o: WaitOptions, release: () => void = nothing, inOrderOf?: object): Promise<number> {
+  if (o.signal === undefined && o.timeout === undefined) return pollToTheEnd(query, release, inOrderOf);
   let released = false;
   const once = () => {
     if (released) return;
@@ -170,8 +198,7 @@ export function poll(fn: string, query: () => number, o: WaitOptions, release: (
       return () => {};
     }
     const w: Waiter = { since: performance.now(), query, done: (s) => (once(), resolve(s)), fail: (e) => (once(), reject(e)) };
-    waiters.add(w);
-    schedule();
+    addWaiter(w, inOrderOf);
     return () => {
       waiters.delete(w);
       once();
@@ -181,6 +208,28 @@ export function poll(fn: string, query: () => number, o: WaitOptions, release: (
   return p.catch((e) => {
     once();
     throw e;
+  });
+}
+
+const nothing = (): void => {};
+
+/** poll() with no signal and no timeout: nothing to give up on, so no guard (a download's wait, on core's hot path). */
+function pollToTheEnd(query: () => number, release: () => void, inOrderOf: object | undefined): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let first: number;
+    try {
+      first = query();
+    } catch (e) {
+      release();
+      return reject(e);
+    }
+    if (first !== NOT_READY) {
+      release();
+      return resolve(first);
+    }
+    const done = (status: number) => (release(), resolve(status));
+    const fail = (e: unknown) => (release(), reject(e));
+    addWaiter({ since: performance.now(), query, done, fail }, inOrderOf);
   });
 }
 

@@ -26,8 +26,8 @@ function rt(name: string): KoffiFunction {
   return (fns[name] ??= L.bind(name as never));
 }
 
-/** Polls `event` until it completes; destroys it afterwards when `owned`. */
-async function pollEvent(fn: string, ev: bigint | null, o: WaitOptions, owned: boolean): Promise<[cudaError_t]> {
+/** Polls `event` until it completes; destroys it afterwards when `owned`; `inOrderOf` as poll() takes it. */
+async function pollEvent(fn: string, ev: bigint | null, o: WaitOptions, owned: boolean, inOrderOf?: object): Promise<[cudaError_t]> {
   const query = rt('cudaEventQuery');
   const sync = rt('cudaEventSynchronize');
   // Once the event is complete, cudaEventSynchronize returns at once and makes the completion
@@ -36,7 +36,7 @@ async function pollEvent(fn: string, ev: bigint | null, o: WaitOptions, owned: b
     const q = query(ev) as number;
     return q === 0 ? (sync(ev) as number) : q;
   };
-  const status = await poll(fn, done, o, owned ? () => rt('cudaEventDestroy')(ev) : undefined);
+  const status = await poll(fn, done, o, owned ? () => rt('cudaEventDestroy')(ev) : undefined, inOrderOf);
   return [status as cudaError_t];
 }
 
@@ -100,10 +100,13 @@ export async function streamSynchronize(fn: string, stream: cudaStream_t | null,
   return err !== 0 ? [err] : pollEvent(fn, ev, o, true);
 }
 
-/** Waits for `event`, under the name `fn`. @internal */
-export async function eventSynchronize(fn: string, event: cudaEvent_t, options?: WaitOptions): Promise<[cudaError_t]> {
+/**
+ * Waits for `event`, under the name `fn`; `inOrderOf` (core's transfers: their stream) says the event
+ * was recorded after those waited for before with the same one, which are polled first. @internal
+ */
+export async function eventSynchronize(fn: string, event: cudaEvent_t, options?: WaitOptions, inOrderOf?: object): Promise<[cudaError_t]> {
   const e = checkHandle(event, fn, 'event');
-  return pollEvent(fn, e, checkWaitOptions(options, fn), false);
+  return pollEvent(fn, e, checkWaitOptions(options, fn), false, inOrderOf);
 }
 
 /** Waits for the caller's current device, under the name `fn`. @internal */

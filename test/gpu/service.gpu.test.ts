@@ -4,6 +4,7 @@
 // service example and its benchmark run in short mode. Skipped, saying why, without a device.
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { core } from '../../src';
 import { SAXPY_SOURCE } from '../../examples/lib/saxpy';
 import { describeGpu } from './helpers';
@@ -100,6 +101,58 @@ describeGpu('upload and download (issue #34)', () => {
     buf.close();
   });
 
+  test('upload from and download into kept staging arrays: every element exact, no block lent for either', async () => {
+    const n = 1 << 20;
+    const xs = stagingPool.allocate(Float32Array, n);
+    const result = stagingPool.allocate(Float32Array, n);
+    for (let i = 0; i < n; i++) xs[i] = i % 1000;
+    const x = dev.memoryPool.allocate(4 * n, stream);
+    const y = dev.memoryPool.allocate(4 * n, stream).upload(xs, { stream });
+    const blocks = stagingPool.totalBytes();
+    x.upload(xs, { stream });
+    saxpy.launch({ grid: n / 256, block: 256, stream }, f32(2), x, y, i32(n));
+    const back = await y.download(result, { stream });
+    let wrong = 0;
+    for (let i = 0; i < n; i++) if (result[i] !== 3 * (i % 1000)) wrong++;
+    expect({ wrong, same: back === result, blocks: stagingPool.totalBytes() - blocks }).toEqual({ wrong: 0, same: true, blocks: 0 });
+    [xs, result].forEach((a) => stagingPool.release(a));
+    x.close();
+    y.close();
+  });
+
+  test('64 downloads at once, again and again: into kept arrays V8 adds no young-generation collections; handed over, it does (external memory)', async () => {
+    const bufs = Array.from({ length: 64 }, () => dev.memoryPool.allocate(MiB, stream));
+    const kept = bufs.map(() => stagingPool.allocate(Uint8Array, MiB));
+    /** Young-generation collections during 30 rounds of `each` on the 64 buffers at once. */
+    const minorCollections = async (each: (b: core.DeviceBuffer, i: number) => Promise<unknown>) => {
+      let count = 0;
+      const observer = new PerformanceObserver((list) => {
+        for (const e of list.getEntries())
+          if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) count++;
+      });
+      observer.observe({ entryTypes: ['gc'] });
+      for (let round = 0; round < 30; round++) await Promise.all(bufs.map(each));
+      await new Promise((r) => setTimeout(r, 50));
+      observer.disconnect();
+      return count;
+    };
+    // Each request also makes a small ArrayBuffer (as an HTTP answer does): V8 checks its external memory then.
+    const intoKept = await minorCollections(async (b, i) => {
+      await b.download(kept[i], { stream });
+      return new Float32Array(64);
+    });
+    const handedOver = await minorCollections(async (b) => {
+      const a = await b.download(Uint8Array, { stream });
+      const small = new Float32Array(64);
+      stagingPool.release(a);
+      return small;
+    });
+    console.log(`service: young-generation collections over 1920 downloads: into kept arrays ${intoKept}, handed over ${handedOver}`);
+    expect(handedOver).toBeGreaterThan(3 * intoKept + 10);
+    kept.forEach((a) => stagingPool.release(a));
+    bufs.forEach((b) => b.close());
+  });
+
   test('examples/gpuService.ts serves 600 requests to itself, every answer right', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', path.join('examples', 'gpuService.ts')], {
       cwd: root,
@@ -124,7 +177,9 @@ describeGpu('upload and download (issue #34)', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^\| C, pageable, one thread \| 1 \| [\d,]+ \|/m);
     expect(r.stdout).toMatch(/^\| C, staged, 8 threads, a stream each \| 8 \|/m);
-    expect(r.stdout).toMatch(/^\| service \(inputs in staging memory: upload, saxpy, await download\) \| 64 \| [\d,]+ \|/m);
+    expect(r.stdout).toMatch(
+      /^\| service \(inputs and results in kept staging arrays: upload, saxpy, await download\) \| 64 \| [\d,]+ \|/m,
+    );
     expect(r.stdout).toMatch(/^\| 0 wrong results \| 0 \| pass \|$/m);
     expect(r.stdout).toMatch(/^\| every impossible request answered 400, nothing else failed \| (\d+) of \1; 0 other answers \| pass \|$/m);
   }, 300_000);

@@ -52,7 +52,9 @@ export interface Lease {
  * into one of its blocks and queues the device copy from there; {@link DeviceBuffer.download}
  * copies into one and hands it over as a TypedArray. `stagingPool` is the one the package uses.
  * Blocks (a power of two of 64 KiB, up to 1 GiB) are page-locked once (cudaHostRegister) and reused:
- * no cudaHostAlloc per transfer.
+ * no cudaHostAlloc per transfer. Arrays from {@link StagingPool.allocate} that a program keeps and
+ * reuses are the cheapest of all: upload copies from them and download into them directly, with no
+ * block lent and no new ArrayBuffer per transfer.
  *
  * Lifetime of an array it hands over (a download's result, or `allocate()`'s): `release(array)`
  * gives its block back at once, or the garbage collector does once the array itself is unreachable.
@@ -129,7 +131,12 @@ export class StagingPool {
     return n;
   }
 
-  /** Unpins (cudaHostUnregister) and drops every free block; blocks lent out stay. The memory goes when collected. */
+  /**
+   * Unpins (cudaHostUnregister) and drops every free block; blocks lent out stay. A block's memory
+   * goes once collected: when no array or view of it is left reachable, released ones included (V8
+   * keeps a WebAssembly memory's pages while a detached buffer of it is reachable), and after a
+   * second collection at the earliest.
+   */
   freeAllBlocks(): void {
     this.reclaim();
     for (const bin of this.bins.values())

@@ -3,11 +3,15 @@
 // staging pool, the device copies are queued on the caller's stream, and a download's completion is
 // an event polled from the event loop (runtime/async), so no thread, of JS or of libuv's pool,
 // waits for the GPU. An upload's block goes back to the pool once its copy is done: the events
-// recorded after uploads are polled by one poller, stream by stream, oldest first.
+// recorded after uploads are polled by one poller, stream by stream, oldest first. An upload from
+// an array the program keeps in staging memory records no event of its own: the next one recorded
+// on its stream (a download's, or one at the end of the task) covers it. Downloads on one stream
+// are polled oldest first (their events complete in order).
 import * as cudart from '../../runtime';
 import { eventSynchronize } from '../../runtime/async';
 import { checkWaitOptions, NOT_READY, poll, type WaitOptions } from '../../ffi/waits';
 import { describe } from '../../ffi/checks';
+import { checkStatus, direct } from '../base/direct';
 import { check } from '../base/errors';
 import { extend } from '../base/extend';
 import { assertOpen, openArg } from '../base/lifetime';
@@ -42,15 +46,23 @@ declare module './DeviceBuffer' {
      * `options.stream` and resolves, once it is done, with a `kind` TypedArray over that memory (no
      * further copy). The wait polls from the event loop and holds no thread. Give the array back
      * with `stagingPool.release(array)` when done (the garbage collector does it otherwise);
-     * every view of it reads as empty after that. Rejects with RangeError when the size is not a
-     * whole number of elements or passes 1 GiB, and AbortError/TimeoutError for `signal`/`timeout`
-     * (the copy is not cancelled).
+     * every view of it reads as empty after that. Each array handed over is a new ArrayBuffer of its
+     * block's size, which V8 counts as new external memory until its next young-generation
+     * collection, and it collects early once 32 MiB of them are young: with many large results in
+     * flight at once (64 of 1 MiB), a collection every few dozen downloads. A hot loop downloads
+     * into arrays it keeps instead (`download(kept, …)` below). Rejects with RangeError when the size
+     * is not a whole number of elements or passes 1 GiB, and AbortError/TimeoutError for
+     * `signal`/`timeout` (the copy is not cancelled).
      */
     download<T extends ArrayBufferView>(kind: TypedArrayClass<T>, options: DownloadOptions): Promise<T>;
     /**
-     * Queues a copy of the start of this buffer into `dst` (as many bytes as it holds) through
-     * pinned staging memory on `options.stream`, and resolves with `dst` once it is there: the
-     * wait polls from the event loop, then the bytes are copied into `dst` on the calling thread.
+     * Queues a copy of the start of this buffer into `dst` (as many bytes as it holds) on
+     * `options.stream`, and resolves with `dst` once it is there; the wait polls from the event
+     * loop. When `dst` is staging memory itself (from `stagingPool.allocate()` or a download, or a
+     * view of one), the device copies straight into it: nothing is copied on the calling thread and
+     * no ArrayBuffer is made, so arrays a service keeps and reuses cost nothing per download (keep
+     * each for one download at a time). Otherwise the copy goes through pinned staging memory and
+     * the bytes are copied into `dst` on the calling thread.
      */
     download<T extends HostData>(dst: T, options: DownloadOptions): Promise<T>;
   }
@@ -60,6 +72,14 @@ declare module './DeviceBuffer' {
 const PIECE = 64 << 20;
 const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
+
+// Called directly on the hot path (arguments checked here already): no facade tuple per call.
+const memcpyAsync = direct('cudaMemcpyAsync');
+const eventRecord = direct('cudaEventRecord');
+const eventQuery = direct('cudaEventQuery');
+const NOT_DONE = cudart.cudaError_t.cudaErrorNotReady;
+/** The option a download takes beside the wait's. */
+const STREAM_OPTION = ['stream'];
 
 /** Events (timing off) for reuse, by device ordinal. */
 const events = new Map<number, cudart.cudaEvent_t[]>();
@@ -72,9 +92,14 @@ function takeEvent(stream: Stream): cudart.cudaEvent_t {
 }
 
 function putEvent(ordinal: number, ev: cudart.cudaEvent_t): void {
-  const list = events.get(ordinal);
-  if (list) list.push(ev);
-  else events.set(ordinal, [ev]);
+  append(events, ordinal, ev);
+}
+
+/** Adds `value` to the list of `key` in `lists`, starting the list when there is none. */
+function append<K, V>(lists: Map<K, V[]>, key: K, value: V): void {
+  const list = lists.get(key);
+  if (list) list.push(value);
+  else lists.set(key, [value]);
 }
 
 interface Pending {
@@ -87,22 +112,64 @@ interface Pending {
 const pending = new Map<Stream, Pending[]>();
 let polling = false;
 
-/** Records an event after `leases`' copies on `stream`; their blocks are done with once it completes. */
-function whenCopied(stream: Stream, leases: Lease[]): void {
-  const ev = takeEvent(stream);
-  const [err] = cudart.cudaEventRecord(ev, stream.handle);
-  if (err !== cudart.cudaError_t.cudaSuccess) {
-    void cudart.cudaEventDestroy(ev);
-    // Nothing says when the copies end: the blocks are not reused.
-    check([err], 'cudaEventRecord (transfer)');
+/**
+ * Copies from arrays a program keeps in staging memory that have no event after them yet, by stream:
+ * the next event recorded on the stream (a download's, or the fence queued for the end of the task
+ * that queued them) says when they are done, so the uploads of a request cost no event of their own.
+ */
+const unfenced = new Map<Stream, Lease[]>();
+let fenceQueued = false;
+
+/** `lease`'s copy was queued on `stream`: done once the next event recorded there completes. */
+function fenceLater(stream: Stream, lease: Lease): void {
+  append(unfenced, stream, lease);
+  if (fenceQueued) return;
+  fenceQueued = true;
+  queueMicrotask(fenceAll);
+}
+
+/** The leases of `stream`'s copies with no event after them, taken by a caller that records one now. */
+function takeUnfenced(stream: Stream): Lease[] | undefined {
+  const leases = unfenced.get(stream);
+  if (leases) unfenced.delete(stream);
+  return leases;
+}
+
+/** Records an event after the copies still without one (the task that queued them is over). */
+function fenceAll(): void {
+  fenceQueued = false;
+  for (const stream of unfenced.keys()) {
+    // A stream closed since: nothing can be recorded there, so its copies' blocks are not reused.
+    if (stream.isClosed) continue;
+    try {
+      whenCopied(stream, []);
+    } catch {
+      // cudaEventRecord failed: nothing says when the copies end, so their blocks are not reused.
+    }
   }
-  track(stream, { event: ev, ordinal: stream.device.ordinal, leases });
+  unfenced.clear();
+}
+
+/** Records an event after `leases`' copies (and any earlier ones without an event) on `stream`; their blocks are done with once it completes. */
+function whenCopied(stream: Stream, leases: Lease[]): void {
+  const event = recordAfter(stream, 'DeviceBuffer.upload');
+  const earlier = takeUnfenced(stream);
+  track(stream, { event, ordinal: stream.device.ordinal, leases: earlier ? earlier.concat(leases) : leases });
+}
+
+/** An event recorded on `stream` after the work queued so far; throws the CudaError named by `fn` (the copies' blocks are then not reused: nothing says when they end). */
+function recordAfter(stream: Stream, fn: string): cudart.cudaEvent_t {
+  const ev = takeEvent(stream);
+  const err = eventRecord()(ev, stream.handle) as number;
+  if (err !== 0) {
+    void cudart.cudaEventDestroy(ev);
+    checkStatus(err, `cudaEventRecord (${fn})`);
+  }
+  return ev;
 }
 
 function track(stream: Stream, p: Pending): void {
-  const queue = pending.get(stream);
-  if (queue) queue.push(p);
-  else pending.set(stream, [p]);
+  append(pending, stream, p);
   if (polling) return;
   polling = true;
   poll('DeviceBuffer.upload', settle, {}).catch(() => undefined);
@@ -118,24 +185,26 @@ function settle(): number {
 
 /**
  * Gives back the blocks of every copy seen complete, oldest first per stream (a stream's copies end
- * in the order queued). The poller calls it, and so do a lease that finds no free block and a
- * download that completes, so that blocks come back as soon as they can be reused, not on the
- * poller's next turn.
+ * in the order queued). The poller calls it, and so does a lease that finds no free block, so that
+ * blocks come back as soon as they can be reused, not on the poller's next turn.
  */
 function drain(): void {
-  for (const [stream, queue] of pending) {
-    while (queue.length > 0) {
-      const head = queue[0];
-      const [status] = cudart.cudaEventQuery(head.event);
-      if (status === cudart.cudaError_t.cudaErrorNotReady) break;
-      queue.shift();
-      // A failed copy leaves its blocks out of the pool: what the device did with them is unknown.
-      if (status !== cudart.cudaError_t.cudaSuccess) continue;
-      putEvent(head.ordinal, head.event);
-      for (const lease of head.leases) stagingPool.copyDone(lease);
-    }
-    if (queue.length === 0) pending.delete(stream);
+  pending.forEach(drainStream);
+}
+
+/** Gives back the blocks of `stream`'s copies seen complete, oldest first; forgets the stream once none is left. */
+function drainStream(queue: Pending[], stream: Stream): void {
+  while (queue.length > 0) {
+    const head = queue[0];
+    const status = eventQuery()(head.event) as number;
+    if (status === NOT_DONE) break;
+    queue.shift();
+    // A failed copy leaves its blocks out of the pool: what the device did with them is unknown.
+    if (status !== 0) continue;
+    putEvent(head.ordinal, head.event);
+    for (const lease of head.leases) stagingPool.copyDone(lease);
   }
+  if (queue.length === 0) pending.delete(stream);
 }
 stagingPool.reclaim = () => {
   if (pending.size > 0) drain();
@@ -155,7 +224,7 @@ function hostLength(v: unknown, fn: string, param: string): number {
 
 /** Queues the copy of `n` bytes between `from` and `to` on `stream`, counted as pending on `lease`. */
 function queueCopy(to: bigint, from: bigint, n: number, kind: cudart.cudaMemcpyKind, stream: Stream, lease: Lease, what: string): void {
-  check(cudart.cudaMemcpyAsync(to, from, n, kind, stream.handle), `${what} (cudaMemcpyAsync)`);
+  checkStatus(memcpyAsync()(to, from, n, kind, stream.handle), `${what} (cudaMemcpyAsync)`);
   lease.pending++;
 }
 
@@ -185,7 +254,7 @@ function upload(this: DeviceBuffer, src: HostData, options: UploadOptions): Devi
   if (view && staged) {
     // Staging memory already: copied from where it is, its block held until the copy is done.
     queueCopy(this.ptr, staged.block.ptr + BigInt(view.byteOffset), n, H2D, stream, staged, fn);
-    whenCopied(stream, [staged]);
+    fenceLater(stream, staged);
     return this;
   }
   const leases: Lease[] = [];
@@ -212,7 +281,7 @@ async function download<T extends ArrayBufferView | HostData>(
 ): Promise<ArrayBufferView | T> {
   const fn = 'DeviceBuffer.download';
   assertOpen(this, 'download');
-  const o = checkWaitOptions(options, fn, ['stream']);
+  const o = checkWaitOptions(options, fn, STREAM_OPTION);
   openArg(options?.stream, 'Stream', fn, 'options.stream');
   const kind = typeof target === 'function' ? (target as TypedArrayClass<ArrayBufferView>) : null;
   const element = kind ? elementSize(kind, fn) : 1;
@@ -224,29 +293,45 @@ async function download<T extends ArrayBufferView | HostData>(
     throw new RangeError(`${fn}: ${n} bytes is more than the ${MAX_STAGED_BYTES} a download stages; use copyToAsync() for more`);
   if (n === 0) return kind ? new kind(new ArrayBuffer(0)) : (target as T);
   const { stream } = options;
+  const staged = ArrayBuffer.isView(target) ? stagingPool.leaseOf(target) : undefined;
+  if (staged) {
+    // Staging memory already: the device copies straight into it (no block lent, nothing copied on
+    // this thread), and its block is held until the copy is done.
+    const at = staged.block.ptr + BigInt((target as ArrayBufferView).byteOffset);
+    queueCopy(at, this.ptr, n, D2H, stream, staged, fn);
+    await copied(stream, staged, false, fn, o);
+    return target as T;
+  }
   const lease = withLease(n, fn, (l) => queueCopy(l.block.ptr, this.ptr, n, D2H, stream, l, fn));
-  const ev = takeEvent(stream);
-  const recorded = cudart.cudaEventRecord(ev, stream.handle);
-  if (recorded[0] !== cudart.cudaError_t.cudaSuccess) {
-    void cudart.cudaEventDestroy(ev);
-    check(recorded, 'cudaEventRecord (DeviceBuffer.download)');
-  }
-  try {
-    check(await eventSynchronize(fn, ev, o), 'cudaEventSynchronize (DeviceBuffer.download)');
-  } catch (e) {
-    // Given up on (or failed): the copy may still write the block, so it returns when the event says so.
-    lease.givenBack = true;
-    track(stream, { event: ev, ordinal: stream.device.ordinal, leases: [lease] });
-    throw e;
-  }
-  putEvent(stream.device.ordinal, ev);
-  stagingPool.copyDone(lease);
-  // Every copy queued on the stream before this one is done too: their blocks can come back now.
-  if (pending.has(stream)) drain();
+  await copied(stream, lease, true, fn, o);
   if (kind) return stagingPool.handOver(lease, kind, n / element);
   hostBytes(target as HostData, 0, n).set(new Uint8Array(lease.block.memory.buffer, 0, n));
   stagingPool.giveBack(lease);
   return target as T;
+}
+
+/**
+ * Resolves once the copies queued on `stream` so far are done (an event polled from the event loop),
+ * then counts `lease`'s copy done; the blocks of earlier copies on the stream come back too. When the
+ * wait fails or is given up on, the copy is left to the poller, which counts it done once the event
+ * says so; a lease `lent` for this copy alone then goes back to the pool with it.
+ */
+async function copied(stream: Stream, lease: Lease, lent: boolean, fn: string, o: WaitOptions): Promise<void> {
+  const ev = recordAfter(stream, fn);
+  const earlier = takeUnfenced(stream); // uploads from kept arrays queued before: done when this is
+  try {
+    check(await eventSynchronize(fn, ev, o, stream), `cudaEventSynchronize (${fn})`); // polled after the stream's earlier downloads
+  } catch (e) {
+    if (lent) lease.givenBack = true;
+    track(stream, { event: ev, ordinal: stream.device.ordinal, leases: earlier ? earlier.concat(lease) : [lease] });
+    throw e;
+  }
+  putEvent(stream.device.ordinal, ev);
+  stagingPool.copyDone(lease);
+  if (earlier) for (const l of earlier) stagingPool.copyDone(l);
+  // Every copy queued on the stream before this one is done too: their blocks can come back now.
+  const queue = pending.get(stream);
+  if (queue) drainStream(queue, stream);
 }
 
 extend(DeviceBuffer, { upload, download } as Partial<DeviceBuffer>);

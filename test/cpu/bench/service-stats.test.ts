@@ -42,13 +42,14 @@ test('percentile takes the nearest rank of sorted values; spread sorts a copy', 
 });
 
 test('arguments: the defaults, --short, explicit values, and what is refused', () => {
-  expect(parseArgs([])).toEqual({ seconds: 15, concurrency: [16, 64, 256], cThreads: 8, short: false });
-  expect(parseArgs(['--short'])).toEqual({ seconds: 2, concurrency: [16, 64], cThreads: 8, short: true });
-  expect(parseArgs(['--short', '--seconds', '1', '--concurrency', '4,8', '--c-threads', '2'])).toEqual({
+  expect(parseArgs([])).toEqual({ seconds: 15, concurrency: [16, 64, 256], cThreads: 8, short: false, handover: false });
+  expect(parseArgs(['--short'])).toEqual({ seconds: 2, concurrency: [16, 64], cThreads: 8, short: true, handover: false });
+  expect(parseArgs(['--short', '--seconds', '1', '--concurrency', '4,8', '--c-threads', '2', '--handover'])).toEqual({
     seconds: 1,
     concurrency: [4, 8],
     cThreads: 2,
     short: true,
+    handover: true,
   });
   expect(() => parseArgs(['--seconds', '0'])).toThrow('--seconds must be a positive number, got 0');
   expect(() => parseArgs(['--concurrency', '16,x'])).toThrow('--concurrency must be positive integers, got NaN');

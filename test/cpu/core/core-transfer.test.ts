@@ -111,6 +111,69 @@ test('an array from stagingPool.allocate() is uploaded without a staging copy, a
   expect(r).toEqual({ during: [0, 65536], after: 0, back: [5, 6, 7, 8], registered: 1 });
 });
 
+test("uploads from kept arrays and a download on one stream: the download's completion gives back a kept array released meanwhile, with no poller turn", () => {
+  const r = runWithFake(
+    fake.lib,
+    `${SETUP}
+    const x = dev.allocate(4 * 8), y = dev.allocate(4 * 8);
+    const xs = pool.allocate(Float32Array, 8), dst = pool.allocate(Float32Array, 8);
+    xs.set([1, 2, 3, 4, 5, 6, 7, 8]);
+    busy(1);
+    x.upload(xs, { stream }).upload(xs, { stream }); // two copies from one kept array, no event yet
+    kernel(1n, 'twice').launch({ grid: 1, block: 1, stream }, x, y, i32(8));
+    const p = y.download(dst, { stream });
+    pool.release(xs);
+    await turns(2);
+    const during = pool.usedBytes();
+    busy(0);
+    await p;
+    out({ during, after: pool.usedBytes(), result: Array.from(dst) });`,
+  );
+  expect(r).toEqual({ during: 2 * 65536, after: 65536, result: [2, 4, 6, 8, 10, 12, 14, 16] });
+});
+
+test("a download into staging memory copies straight into it: no block lent, the view's offset kept, its block held until the copy is done though released", () => {
+  const r = runWithFake(
+    fake.lib,
+    `${SETUP}
+    const y = dev.allocate(4 * 8).upload(Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]), { stream });
+    await turns();
+    const dst = pool.allocate(Float32Array, 16); // the upload's block, back in the pool and reused
+    const view = dst.subarray(4, 12);
+    busy(1);
+    const p = y.download(view, { stream });
+    await turns(2);
+    const during = [pool.totalBytes(), Number(registered()), Array.from(dst.slice(4, 13))];
+    pool.release(dst);
+    const released = [dst.length, pool.freeBytes()];
+    busy(0);
+    const same = (await p) === view;
+    await turns();
+    out({ during, released, same, free: pool.freeBytes() });`,
+  );
+  expect(r).toEqual({ during: [65536, 1, [1, 2, 3, 4, 5, 6, 7, 8, 0]], released: [0, 0], same: true, free: 65536 });
+});
+
+test('a download into staging memory given up on (signal) counts its copy done once it completes: the array is released as usual', () => {
+  const r = runWithFake(
+    fake.lib,
+    `${SETUP}
+    const y = dev.allocate(64);
+    const dst = pool.allocate(Uint8Array, 64);
+    busy(1);
+    const ac = new AbortController();
+    const p = y.download(dst, { stream, signal: ac.signal }).catch((e) => e.name);
+    await turns(2);
+    ac.abort();
+    const name = await p;
+    busy(0);
+    await turns();
+    pool.release(dst);
+    out({ name, used: pool.usedBytes(), free: pool.freeBytes() });`,
+  );
+  expect(r).toEqual({ name: 'AbortError', used: 0, free: 65536 });
+});
+
 test('a download given up on (signal) gives its block back once the copy completes', () => {
   const r = runWithFake(
     fake.lib,
@@ -156,6 +219,29 @@ test('freeAllBlocks unpins every free block and keeps those lent out', () => {
     out({ before, after: [Number(registered()), pool.freeBlockCount, pool.usedBytes(), kept.length] });`,
   );
   expect(r).toEqual({ before: [2, 1], after: [1, 0, 1 << 17, 1 << 17] });
+});
+
+test('freeAllBlocks drops every reference to the blocks: after two collections their memory is no longer external', () => {
+  const r = runWithFake(
+    fake.lib,
+    `${SETUP}
+    const MiB = 1 << 20, ext = () => Math.round(process.memoryUsage().external / MiB);
+    const collect = async () => { global.gc(); await new Promise((r) => setTimeout(r, 200)); global.gc(); };
+    await collect();
+    const before = ext();
+    const bufs = Array.from({ length: 64 }, () => dev.allocate(MiB));
+    let results = await Promise.all(bufs.map((b) => b.upload(new Uint8Array(MiB), { stream }).download(Uint8Array, { stream })));
+    await turns();
+    const loaded = ext() - before;
+    results.forEach((a) => pool.release(a));
+    results = null; // a released array still reachable keeps its block's pages (V8 does, for a WebAssembly memory)
+    pool.freeAllBlocks();
+    await collect();
+    out({ loaded: loaded >= 64, left: ext() - before, blocks: pool.totalBytes(), registered: Number(registered()) });`,
+    ['--expose-gc'],
+  );
+  // 64 blocks of 1 MiB while loaded (each upload's, reused by its download); nothing of them after the trim.
+  expect(r).toEqual({ loaded: true, left: 0, blocks: 0, registered: 0 });
 });
 
 test('bad calls are refused before C, naming the method and the parameter', () => {
