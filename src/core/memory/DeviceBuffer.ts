@@ -102,6 +102,12 @@ function location(where: MemoryLocation, what: string): cudart.cudaMemLocationIn
 }
 
 /**
+ * The stream and MemoryResource of the buffers that DeviceBuffer.fromPointer and fromMemoryResource
+ * make: a table aside rather than two fields of every buffer (a pool allocation makes one a call).
+ */
+const origins = new WeakMap<object, { stream: Stream | null; resource: MemoryResource | null }>();
+
+/**
  * Device memory: an allocation (from {@link Device.allocate}, {@link Device.allocateManaged}, a
  * {@link MemoryPool}, a {@link CachingAllocator}, an IPC mapping or a {@link VirtualMemoryResource}),
  * or a view of part of one ({@link DeviceBuffer.slice}). Sizes and offsets are in bytes; pass the
@@ -124,21 +130,34 @@ function location(where: MemoryLocation, what: string): cudart.cudaMemLocationIn
  * ```
  */
 export class DeviceBuffer extends Resource {
+  // Declared and assigned in the constructor, as Resource's (see there): a pool allocation makes one per call.
+  declare private readonly address: bigint;
+  /** The buffer's length in bytes. */
+  declare readonly size: number;
+  /** The device whose memory this is (kept alive by the buffer). */
+  declare readonly device: Device;
+  /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
+  declare readonly parent: DeviceBuffer | null;
+  /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, the virtual memory API, or another library ('foreign', never freed here). */
+  declare readonly kind: MemoryKind;
+
   /** @internal Use device.allocate() or another allocator (protected so that VirtualBuffer can grow). */
   protected constructor(
-    private readonly address: bigint,
-    /** The buffer's length in bytes. */
-    readonly size: number,
-    /** The device whose memory this is (kept alive by the buffer). */
-    readonly device: Device,
-    /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
-    readonly parent: DeviceBuffer | null,
-    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, the virtual memory API, or another library ('foreign', never freed here). */
-    readonly kind: MemoryKind,
-    free: () => void,
+    address: bigint,
+    size: number,
+    device: Device,
+    parent: DeviceBuffer | null,
+    kind: MemoryKind,
+    free: (arg: unknown) => void,
     keep: unknown[],
+    freeArg?: unknown,
   ) {
-    super(free, keep);
+    super(free, keep, freeArg);
+    this.address = address;
+    this.size = size;
+    this.device = device;
+    this.parent = parent;
+    this.kind = kind;
   }
 
   /** @internal Use device.allocate(). */
@@ -175,11 +194,19 @@ export class DeviceBuffer extends Resource {
   }
 
   /**
-   * @internal Wraps memory an allocator owns: `free` gives it back (called once, by close() or the
-   * garbage collector); `keep` are what the memory needs alive (its pool, its device).
+   * @internal Wraps memory an allocator owns: `free(freeArg)` gives it back (called once, by close()
+   * or the garbage collector; see Resource's constructor); `keep` are what the memory needs alive (its pool, its device).
    */
-  static fromAllocation(address: bigint, size: number, device: Device, kind: MemoryKind, free: () => void, keep: unknown[]): DeviceBuffer {
-    return new DeviceBuffer(address, size, device, null, kind, free, keep);
+  static fromAllocation(
+    address: bigint,
+    size: number,
+    device: Device,
+    kind: MemoryKind,
+    free: (arg: unknown) => void,
+    keep: unknown[],
+    freeArg?: unknown,
+  ): DeviceBuffer {
+    return new DeviceBuffer(address, size, device, null, kind, free, keep, freeArg);
   }
 
   /**
@@ -198,7 +225,7 @@ export class DeviceBuffer extends Resource {
     openOptionalArg(options.stream, 'Stream', fn, 'options.stream');
     const device = foreignDevice(options.device, fn);
     const b = new DeviceBuffer(address, size, device, null, 'foreign', () => undefined, [device, options.owner, options.stream]);
-    b.validOn = options.stream ?? null;
+    origins.set(b, { stream: options.stream ?? null, resource: null });
     return b;
   }
 
@@ -221,22 +248,18 @@ export class DeviceBuffer extends Resource {
       resource,
       stream,
     ]);
-    b.validOn = stream ?? null;
-    b.ownResource = resource;
+    origins.set(b, { stream: stream ?? null, resource });
     return b;
   }
 
-  private validOn: Stream | null = null;
-  private ownResource: MemoryResource | null = null;
-
   /** The MemoryResource that allocated the buffer (a view reports its allocation's), or null for memory of core's own allocators. */
   get memoryResource(): MemoryResource | null {
-    return this.parent ? this.parent.memoryResource : this.ownResource;
+    return this.parent ? this.parent.memoryResource : (origins.get(this)?.resource ?? null);
   }
 
   /** The stream the memory is valid on, when it was given (DeviceBuffer.fromPointer's option; a view reports its allocation's); else null. */
   get stream(): Stream | null {
-    return this.parent ? this.parent.stream : this.validOn;
+    return this.parent ? this.parent.stream : (origins.get(this)?.stream ?? null);
   }
 
   /** Whether close() was called on the buffer, or (for a view) on the allocation it belongs to. */
@@ -355,7 +378,7 @@ export class DeviceBuffer extends Resource {
     const d = typeof dst === 'bigint' ? dst : nonEmpty(dst!);
     const s = typeof src === 'bigint' ? src : nonEmpty(src!);
     // The call's name is formatted only on failure.
-    const err = stream !== null ? memcpyAsync()(d, s, n, kind, stream) : memcpySync()(d, s, n, kind);
+    const err = stream !== null ? memcpyAsync.get()(d, s, n, kind, stream) : memcpySync.get()(d, s, n, kind);
     if (err !== 0) checkStatus(err, `${fn} (${stream !== null ? 'cudaMemcpyAsync' : 'cudaMemcpy'})`);
   }
 
@@ -546,5 +569,10 @@ function hostSlice(v: HostData, at: number, len: number): Uint8Array {
 
 /** Throws unless `size` is a byte count. */
 export function checkSize(size: number, fn: string): void {
-  if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`${fn}: parameter 'size' must be a non-negative integer, got ${size}`);
+  if (!Number.isSafeInteger(size) || size < 0) throwBadSize(size, fn);
+}
+
+/** checkSize's error (apart, so that checkSize is small enough to be inlined into hot paths). */
+function throwBadSize(size: number, fn: string): never {
+  throw new RangeError(`${fn}: parameter 'size' must be a non-negative integer, got ${size}`);
 }
