@@ -10,7 +10,7 @@ import { checkStatus, direct } from '../base/direct';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { warnIfBlocking } from './blocking-copies';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
-import { checkOptions, type OptionKeys } from '../base/options';
+import { checkOptions, onlyOption, type OptionKeys } from '../base/options';
 import { describe, lookupName, nonEmpty } from '../../ffi/checks';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from '../device/foreign';
 
@@ -363,7 +363,7 @@ export class DeviceBuffer extends Resource {
     o: CopyOptions | undefined,
     fn: 'DeviceBuffer.copyFrom' | 'DeviceBuffer.copyTo',
   ): void {
-    if (o !== undefined) checkOptions(fn, o, COPY_OPTIONS);
+    if (o !== undefined && !onlyOption(o, 'stream')) checkOptions(fn, o, COPY_OPTIONS);
     // An explicit stream only: without one the copy is synchronous (on the current stream of a stream.use(), if any).
     const given = o?.stream;
     const stream = given === undefined ? null : openStreamHandle(given, fn, 'options.stream');
