@@ -2,11 +2,11 @@
 import * as cudart from '../../runtime';
 import { memcpy } from '../../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
-import { check } from '../base/errors';
+import { check, runtimeError } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import { Device } from '../device/Device';
 import { Stream, openStreamHandle } from '../device/Stream';
-import { checkStatus, direct } from '../base/direct';
+import { direct } from '../base/direct';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { warnIfBlocking } from './blocking-copies';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
@@ -308,10 +308,13 @@ export class DeviceBuffer extends Resource {
   copyFrom(src: HostData | DeviceBuffer | DeviceBytes, options?: CopyOptions): this {
     this.alive('copyFrom');
     // Host memory, the usual source: checked in line, and the copy called directly.
-    if (ArrayBuffer.isView(src)) {
-      this.hostCopy(this.address, src, src.byteLength, H2D, options, 'DeviceBuffer.copyFrom');
-      return this;
-    }
+    if (ArrayBuffer.isView(src)) this.hostCopy(this.address, src, src.byteLength, H2D, options, 'DeviceBuffer.copyFrom');
+    else this.copyFromOther(src, options);
+    return this;
+  }
+
+  /** copyFrom of anything but a TypedArray, Buffer or DataView (apart: copyFrom is then small enough for V8 to inline). */
+  private copyFromOther(src: HostData | DeviceBuffer | DeviceBytes, options: CopyOptions | undefined): void {
     if (options === undefined) options = {};
     checkOptions('DeviceBuffer.copyFrom', options, COPY_OPTIONS);
     const device = deviceSide(src, 'DeviceBuffer.copyFrom', 'src', false);
@@ -320,7 +323,6 @@ export class DeviceBuffer extends Resource {
     const n = device ? device.size : (src as HostData).byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`);
     this.copy(this.address, device ? device.ptr : (src as HostData), n, device ? D2D : H2D, options, 'copyFrom');
-    return this;
   }
 
   /**
@@ -335,10 +337,13 @@ export class DeviceBuffer extends Resource {
   copyTo<T extends HostData | DeviceBuffer | DeviceBytes>(dst: T, options?: CopyOptions): T {
     this.alive('copyTo');
     // Host memory, the usual destination: checked in line, and the copy called directly.
-    if (ArrayBuffer.isView(dst)) {
-      this.hostCopy(dst, this.address, dst.byteLength, D2H, options, 'DeviceBuffer.copyTo');
-      return dst;
-    }
+    if (ArrayBuffer.isView(dst)) this.hostCopy(dst, this.address, dst.byteLength, D2H, options, 'DeviceBuffer.copyTo');
+    else this.copyToOther(dst, options);
+    return dst;
+  }
+
+  /** copyTo into anything but a TypedArray, Buffer or DataView (apart: copyTo is then small enough for V8 to inline). */
+  private copyToOther(dst: HostData | DeviceBuffer | DeviceBytes, options: CopyOptions | undefined): void {
     if (options === undefined) options = {};
     checkOptions('DeviceBuffer.copyTo', options, COPY_OPTIONS);
     const device = deviceSide(dst, 'DeviceBuffer.copyTo', 'dst', true);
@@ -347,13 +352,13 @@ export class DeviceBuffer extends Resource {
     const n = device ? device.size : (dst as HostData).byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`);
     this.copy(device ? device.ptr : (dst as HostData), this.address, n, device ? D2D : D2H, options, 'copyTo');
-    return dst;
   }
 
   /**
    * A copy between this buffer and host memory (a TypedArray, Buffer or DataView: `n` is its byte
    * length), with the checks of copyFrom's and copyTo's general path in its order: the options, the
-   * stream, the size.
+   * stream, the size. What is rare (the errors, a copy inside a stream.use()) is in functions apart,
+   * which keeps this one under the size V8 inlines (460 bytes of bytecode: it was not inlined).
    */
   private hostCopy(
     dst: cudart.Pointer,
@@ -367,19 +372,18 @@ export class DeviceBuffer extends Resource {
     // An explicit stream only: without one the copy is synchronous (on the current stream of a stream.use(), if any).
     const given = o?.stream;
     const stream = given === undefined ? null : openStreamHandle(given, fn, 'options.stream');
-    if (n > this.size)
-      throw new RangeError(
-        fn === 'DeviceBuffer.copyFrom'
-          ? `DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`
-          : `DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`,
-      );
-    if (stream === null && Stream.inScope(fn) !== undefined) return this.copy(dst, src, n, kind, {}, fn.slice('DeviceBuffer.'.length));
+    if (n > this.size) throwTooLarge(fn, n, this.size);
+    if (stream === null && Stream.inScope(fn) !== undefined) return this.copyInScope(dst, src, n, kind, fn);
     if (stream !== null) warnIfBlocking((kind === H2D ? src : dst) as HostData, fn);
     const d = typeof dst === 'bigint' ? dst : nonEmpty(dst!);
     const s = typeof src === 'bigint' ? src : nonEmpty(src!);
-    // The call's name is formatted only on failure.
     const err = stream !== null ? memcpyAsync.get()(d, s, n, kind, stream) : memcpySync.get()(d, s, n, kind);
-    if (err !== 0) checkStatus(err, `${fn} (${stream !== null ? 'cudaMemcpyAsync' : 'cudaMemcpy'})`);
+    if (err !== 0) throwCopyFailed(err, fn, stream !== null);
+  }
+
+  /** hostCopy without a stream inside a stream.use(): on the current stream, waited for. */
+  private copyInScope(dst: cudart.Pointer, src: cudart.Pointer, n: number, kind: cudart.cudaMemcpyKind, fn: string): void {
+    this.copy(dst, src, n, kind, {}, fn.slice('DeviceBuffer.'.length));
   }
 
   private copy(dst: cudart.Pointer, src: cudart.Pointer, n: number, kind: cudart.cudaMemcpyKind, o: CopyOptions, what: string): void {
@@ -520,6 +524,20 @@ function deviceSide(v: unknown, where: string, param: string, writing: boolean):
   }
   if (v !== null && typeof v === 'object' && asDeviceBytes in v) return (v as DeviceBytes)[asDeviceBytes](where, param, writing);
   return null;
+}
+
+/** hostCopy's RangeError for host memory larger than the buffer (`n` bytes against `size`). */
+function throwTooLarge(fn: 'DeviceBuffer.copyFrom' | 'DeviceBuffer.copyTo', n: number, size: number): never {
+  throw new RangeError(
+    fn === 'DeviceBuffer.copyFrom'
+      ? `DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${size}`
+      : `DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${size}`,
+  );
+}
+
+/** hostCopy's CudaError for a failed cudaMemcpy or cudaMemcpyAsync (the call's name formatted only then). */
+function throwCopyFailed(err: number, fn: string, async: boolean): never {
+  throw runtimeError(err, `${fn} (${async ? 'cudaMemcpyAsync' : 'cudaMemcpy'})`);
 }
 
 /** Copies smaller than this go in one piece. */

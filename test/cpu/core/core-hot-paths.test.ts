@@ -128,6 +128,42 @@ test('host copies, Event.record and GraphExec.launch check what they are given a
   expect(r.launchOn).toEqual(['ok', 'ok', "Error: GraphExec.launch: parameter 'stream' is a Stream that was closed"]);
 });
 
+test('copy options of only { stream } pass at once; any other shape, after that one, is checked as by the general path', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const d = core.Device.get(0);
+    const message = (f) => { try { f(); return 'ok'; } catch (e) { return e.constructor.name + ': ' + e.message; } };
+    const buf = d.allocate(16), s = d.createStream(), host = new Float32Array([1, 2, 3, 4]);
+    const copies = () => [message(() => buf.copyFrom(host, { stream: s })), message(() => buf.copyTo(new Float32Array(4), { stream: s }))];
+    const warm = [...copies(), ...copies()];
+    console.log(JSON.stringify({
+      warm,
+      extraKey: message(() => buf.copyFrom(host, { stream: s, sync: true })),
+      misspeltAfter: message(() => buf.copyTo(new Float32Array(1), { stram: s })),
+      array: message(() => buf.copyFrom(host, [])),
+      number: message(() => buf.copyTo(new Float32Array(1), 5)),
+      string: message(() => buf.copyFrom(host, 'stream')),
+      empty: message(() => buf.copyFrom(host, {})),
+      streamUndefined: message(() => buf.copyFrom(host, { stream: undefined })),
+      inheritedStream: message(() => buf.copyFrom(host, Object.create({ stream: s }))),
+      inheritedUnknown: message(() => buf.copyFrom(host, Object.create({ strem: s }))),
+      notAStream: message(() => buf.copyTo(new Float32Array(1), { stream: {} })),
+      again: copies(),
+    }));`,
+  ) as Record<string, unknown>;
+  expect(r.warm).toEqual(['ok', 'ok', 'ok', 'ok']);
+  expect(r.extraKey).toMatch(/^TypeError: DeviceBuffer.copyFrom: unknown option 'sync'; the options are stream$/);
+  expect(r.misspeltAfter).toMatch(/^TypeError: DeviceBuffer.copyTo: unknown option 'stram' \(did you mean 'stream'\?\)/);
+  expect(r.array).toBe("TypeError: DeviceBuffer.copyFrom: parameter 'options' must be an object of options, got an array");
+  expect(r.number).toBe("TypeError: DeviceBuffer.copyTo: parameter 'options' must be an object of options, got number 5");
+  expect(r.string).toBe("TypeError: DeviceBuffer.copyFrom: parameter 'options' must be an object of options, got string stream");
+  // Keys the object inherits are not its options (checkOptions looks at own keys), as before.
+  expect([r.empty, r.streamUndefined, r.inheritedStream, r.inheritedUnknown]).toEqual(['ok', 'ok', 'ok', 'ok']);
+  expect(r.notAStream).toBe("TypeError: DeviceBuffer.copyTo: parameter 'options.stream' must be a Stream, got a Object");
+  expect(r.again).toEqual(['ok', 'ok']);
+});
+
 test('a resource nobody closes is still freed by the collector, and a closed one only once', () => {
   const r = runWithFake(
     fake.lib,
