@@ -50,6 +50,46 @@ test.each([[[]], [['--disallow-code-generation-from-strings']]])(
   },
 );
 
+test.each([[[]], [['--disallow-code-generation-from-strings']]])(
+  'a repeated launch writes every scalar type at its size, and a 64-bit KernelArg made with a number still launches (node %j)',
+  (nodeArgs) => {
+    const r = runWithFake(
+      fake.lib,
+      `${READ_ARGS}
+    const { i8, u8, i16, u16, f16, f32, u64, ptr, i64, KernelArg } = core;
+    const k = kernel(cudart.cudaKernel_t(0x108), 'rec8');
+    const cfg = { grid: 1, block: 1 };
+    const seen = [];
+    k.launch(cfg, i8(-2), u8(250), i16(-300), u16(65000), f16.bits(0x3c00), f32(1.5), u64(2n ** 63n), ptr(0x1234n)); seen.push(argBytes(8));
+    k.launch(cfg, i8(3), u8(4), i16(5), u16(6), f16.bits(7), f32(-2), u64(9n), ptr(10n)); seen.push(argBytes(8));
+    const w = kernel(cudart.cudaKernel_t(0x102), 'rec2');
+    w.launch(cfg, i64(5n), u64(6n));
+    w.launch(cfg, new KernelArg('i64', -7), new KernelArg('u64', 8)); seen.push(argBytes(2));
+    w.launch(cfg, i64(9n), u64(10n)); seen.push(argBytes(2));
+    console.log(JSON.stringify({ seen, launches: fake.launches() }));`,
+      nodeArgs,
+    ) as { seen: string[][]; launches: number };
+    // The first 8 bytes of each argument's slot, masked to the argument's size.
+    const low = (row: string[], sizes: number[]) => row.map((v, i) => (BigInt(v) & ((1n << BigInt(8 * sizes[i])) - 1n)).toString());
+    const sizes = [1, 1, 2, 2, 2, 4, 8, 8];
+    const f32bits = (x: number) => String(Buffer.from(new Float32Array([x]).buffer).readUInt32LE());
+    expect(low(r.seen[0], sizes)).toEqual([
+      '254',
+      '250',
+      String(65536 - 300),
+      '65000',
+      '15360',
+      f32bits(1.5),
+      String(2n ** 63n),
+      String(0x1234),
+    ]);
+    expect(low(r.seen[1], sizes)).toEqual(['3', '4', '5', '6', '7', f32bits(-2), '9', '10']);
+    expect(r.seen[2]).toEqual([(2n ** 64n - 7n).toString(), '8']);
+    expect(r.seen[3]).toEqual(['9', '10']);
+    expect(r.launches).toBe(5);
+  },
+);
+
 test('what a repeated launch refuses, it refuses in the words of a first launch', () => {
   const r = runWithFake(
     fake.lib,
