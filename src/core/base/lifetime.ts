@@ -98,6 +98,8 @@ export class Holds {
 
 /** Resource.waiting of a resource the finalizer knows. */
 const REGISTERED = -1;
+/** Resource.waiting of one whose subclass has not called track() yet. */
+const NOT_WAITING = -2;
 
 /** A resource's keep list (module-private: set in Resource's static block). */
 let keepOf: (r: Resource) => readonly unknown[];
@@ -177,16 +179,28 @@ export abstract class Resource {
    * (a buffer keeps its device's context), held as long as it lives. A `free` that is a closure over
    * what it frees takes no `freeArg`; one function shared by many resources (a pool's buffers) takes
    * each one's as `freeArg`, which spares a closure per resource. Neither may refer to the resource.
+   * `track` false leaves the call of track() to the end of the subclass's constructor (see there).
    */
-  protected constructor(free: (arg: unknown) => void, keep: unknown[] = [], freeArg?: unknown) {
+  protected constructor(free: (arg: unknown) => void, keep: unknown[] = [], freeArg?: unknown, track = true) {
     this.closed = false;
     this.holds = null;
     this.free = free;
     this.freeArg = freeArg;
     this.keep = keep;
-    // The rare work apart: the constructor is then small enough for V8 to inline into an allocation's
-    // hot path (not inlined, a pool buffer's constructor cost ~300 instructions more).
-    if (waitingCount === UNREGISTERED_MAX || !flushScheduled) Resource.prepareBatch();
+    this.waiting = NOT_WAITING;
+    if (track) this.track();
+  }
+
+  /**
+   * Puts the resource in the batch that waits for the finalizer (see `unregistered`): done by the
+   * constructor, or by a subclass that made many (DeviceBuffer) at the end of its own, once its
+   * fields are set: an object stored before its fields are added costs V8 a map transition and a
+   * write barrier per field (~50 instructions a pool buffer).
+   */
+  protected track(): void {
+    // The rare work apart: this is then small enough for V8 to inline into an allocation's hot path
+    // (not inlined, a pool buffer's constructor cost ~300 instructions more).
+    if (waitingCount === UNREGISTERED_MAX || flushScheduled === false) Resource.prepareBatch();
     this.waiting = waitingCount;
     unregistered[waitingCount++] = this;
   }
@@ -214,7 +228,7 @@ export abstract class Resource {
     this.closed = true;
     const w = this.waiting;
     if (w === REGISTERED) finalizer.unregister(this);
-    else if (unregistered[w] === this) {
+    else if (w >= 0 && unregistered[w] === this) {
       unregistered[w] = null;
       closedWaiting++;
     }

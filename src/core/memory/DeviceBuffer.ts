@@ -152,12 +152,13 @@ export class DeviceBuffer extends Resource {
     keep: unknown[],
     freeArg?: unknown,
   ) {
-    super(free, keep, freeArg);
+    super(free, keep, freeArg, false);
     this.address = address;
     this.size = size;
     this.device = device;
     this.parent = parent;
     this.kind = kind;
+    this.track();
   }
 
   /** @internal Use device.allocate(). */
