@@ -258,8 +258,9 @@ export function allocateFromPool(
   if (memoryHooksInstalled()) p = hookedMallocFrom(pool, size, stream, hookName, call);
   else {
     // CUDA called directly (size and stream are checked, the pool open): no closure, no result array;
-    // mallocFrom's lines in line (a function of their own, V8 counted them twice against what it inlines here).
-    checkStatus(mallocFromPoolAsync.get()(slot[0], size, pool.handle, stream.handle), call);
+    // mallocFrom's lines in line (a function of their own, V8 counted them twice against what it inlines here);
+    // the output slot passed as U64 (slot 0 onwards), which koffi takes in fewer instructions than slot[0]'s bytes.
+    checkStatus(mallocFromPoolAsync.get()(U64, size, pool.handle, stream.handle), call);
     p = U64[0];
   }
   const keep: PoolKeep = [pool, stream, p, size, hookName];
