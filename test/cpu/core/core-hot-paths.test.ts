@@ -14,8 +14,11 @@ afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
 const READ_ARGS = `
   const argBytes = (n) => { const b = Buffer.alloc(16 * 32); fake.last(b); return Array.from({ length: n }, (_, i) => b.readBigUInt64LE(16 * i).toString()); };`;
 
-// Where code cannot be made from a string, the fast path fills the arguments with a loop instead.
-test.each([[[]], [['--disallow-code-generation-from-strings']]])(
+// Where code cannot be made from a string, the fast path fills the arguments with a loop instead: each
+// launch test runs both ways.
+const BOTH_FILLS: string[][][] = [[[]], [['--disallow-code-generation-from-strings']]];
+
+test.each(BOTH_FILLS)(
   'a launch like the last one passes each new value, and one of other types or sizes still launches right (node %j)',
   (nodeArgs) => {
     const r = runWithFake(
@@ -50,7 +53,7 @@ test.each([[[]], [['--disallow-code-generation-from-strings']]])(
   },
 );
 
-test.each([[[]], [['--disallow-code-generation-from-strings']]])(
+test.each(BOTH_FILLS)(
   'a repeated launch writes every scalar type at its size, and a 64-bit KernelArg made with a number still launches (node %j)',
   (nodeArgs) => {
     const r = runWithFake(
