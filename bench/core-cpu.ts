@@ -8,7 +8,10 @@
 // its ns over it (medians of the per-round figures). On a shared machine the times move with its load;
 // `--callgrind` counts instructions instead (valgrind's callgrind, JIT warmed up first, then 20,000
 // calls between two calls of a marker function, at which callgrind writes its counts out), which
-// repeat to within a few instructions a call from run to run. Runs against the build from the repo root:
+// repeat to the instruction from run to run: under callgrind node runs with --single-threaded (V8
+// compiles and collects on the JS thread), since valgrind runs one thread at a time and a background
+// compile that had not finished by the counted stretch moved a row by hundreds of instructions
+// (D2H's core 1,269–1,836 in three runs). Runs against the build from the repo root:
 //   npm run build && npx tsc -p tsconfig.bench.json && node dist-bench/bench/core-cpu.js [--rounds 15] [--only <row>] [--callgrind]
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -33,7 +36,8 @@ if (!process.env.CUDA_BINDINGS_CORE_CPU_BENCH) {
     path.resolve('bench', 'fixtures', 'fake-extra.c'),
   ]);
   const env = { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_CORE_CPU_BENCH: '1' };
-  const node = [process.execPath, '--expose-gc', __filename, ...process.argv.slice(2)];
+  const callgrind = process.argv.includes('--callgrind');
+  const node = [process.execPath, '--expose-gc', ...(callgrind ? ['--single-threaded'] : []), __filename, ...process.argv.slice(2)];
   const out = path.join(dir, 'callgrind.out');
   const grind = [
     'valgrind',
@@ -43,7 +47,6 @@ if (!process.env.CUDA_BINDINGS_CORE_CPU_BENCH) {
     '--separate-threads=yes',
     `--callgrind-out-file=${out}`,
   ];
-  const callgrind = process.argv.includes('--callgrind');
   const r = spawnSync(callgrind ? grind[0] : node[0], callgrind ? [...grind.slice(1), ...node] : node.slice(1), {
     stdio: callgrind ? ['inherit', 'pipe', 'inherit'] : 'inherit',
     env,
@@ -73,7 +76,7 @@ function instructionTable(stdout: string, out: string): string {
     rows.set(row, r);
   });
   const lines = [
-    "# callgrind: instructions per call on the JS thread (not V8's compiler and collector threads), JIT warmed up first",
+    '# callgrind: instructions per call (node --single-threaded: compiles and collections counted where they fall), JIT warmed up first',
     '| row | floor | facade | core | core ÷ floor | core − floor | core − facade |',
     '|---|---:|---:|---:|---:|---:|---:|',
   ];

@@ -45,6 +45,7 @@ int main(int argc, char **argv) {
   CUmodule mod; CUfunction f0, f8;
   CHECK(cuModuleLoad(&mod, argv[1])); CHECK(cuModuleGetFunction(&f0, mod, "empty")); CHECK(cuModuleGetFunction(&f8, mod, "empty8"));
   void *d; CHECK(cudaMalloc(&d, 1 << 20));
+  cudaMemPool_t pool; CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
   int *pinned; CHECK(cudaMallocHost((void **)&pinned, 4096)); pinned[0] = 1;
   int hv = 1, dev = 0;
   int c = 1; unsigned du = 2; float e = 3, f = 4; long long g = 5; double h = 6;
@@ -68,6 +69,7 @@ int main(int argc, char **argv) {
     {"cudaGetDeviceProperties+5fields", [&] { cudaGetDeviceProperties(&p, 0); volatile size_t x = strlen(p.name) + p.totalGlobalMem + p.multiProcessorCount + p.major + p.minor; (void)x; }},
     {"cudaMalloc+cudaFree_1MiB", [&] { void *q; cudaMalloc(&q, 1 << 20); cudaFree(q); }},
     {"cudaMallocAsync+cudaFreeAsync_1MiB", [&] { void *q; cudaMallocAsync(&q, 1 << 20, s); cudaFreeAsync(q, s); }},
+    {"cudaMallocFromPoolAsync+cudaFreeAsync_1MiB", [&] { void *q; cudaMallocFromPoolAsync(&q, 1 << 20, pool, s); cudaFreeAsync(q, s); }},
     {"cudaMemcpy_H2D_4B", [&] { cudaMemcpy(d, &hv, 4, cudaMemcpyHostToDevice); }},
     {"cudaMemcpy_D2H_4B", [&] { cudaMemcpy(&hv, d, 4, cudaMemcpyDeviceToHost); }},
     {"cudaMemcpyAsync_H2D_4B_pinned", [&] { cudaMemcpyAsync(d, pinned, 4, cudaMemcpyHostToDevice, s); }},

@@ -26,6 +26,7 @@ export function facadeOps(cubin: string): Ops {
   const [ev] = ok(cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming), 'cudaEventCreateWithFlags');
   const [d] = ok(cudart.cudaMalloc(1 << 20), 'cudaMalloc');
   const [pinned] = ok(cudart.cudaMallocHost(4096), 'cudaMallocHost');
+  const [pool] = ok(cudart.cudaDeviceGetDefaultMemPool(0), 'cudaDeviceGetDefaultMemPool');
   const [lib] = ok(cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0), 'cudaLibraryLoadFromFile');
   const [k0] = ok(cudart.cudaLibraryGetKernel(lib!, 'empty'), 'cudaLibraryGetKernel');
   const [k8] = ok(cudart.cudaLibraryGetKernel(lib!, 'empty8'), 'cudaLibraryGetKernel');
@@ -57,6 +58,7 @@ export function facadeOps(cubin: string): Ops {
     },
     'cudaMalloc+cudaFree_1MiB': () => cudart.cudaFree(cudart.cudaMalloc(1 << 20)[1]),
     'cudaMallocAsync+cudaFreeAsync_1MiB': () => cudart.cudaFreeAsync(cudart.cudaMallocAsync(1 << 20, s!)[1], s!),
+    'cudaMallocFromPoolAsync+cudaFreeAsync_1MiB': () => cudart.cudaFreeAsync(cudart.cudaMallocFromPoolAsync(1 << 20, pool!, s!)[1], s!),
     cudaMemcpy_H2D_4B: () => cudart.cudaMemcpy(d!, hv, 4, H2D),
     cudaMemcpy_D2H_4B: () => cudart.cudaMemcpy(hv, d!, 4, D2H),
     cudaMemcpyAsync_H2D_4B_pinned: () => cudart.cudaMemcpyAsync(d!, pinned!, 4, H2D, s!),
@@ -128,6 +130,7 @@ export function koffiOps(cubin: string): Ops {
   const ev = out(R.cudaEventCreateWithFlags(slot, 2), 'cudaEventCreateWithFlags');
   const d = out(R.cudaMalloc(slot, 1 << 20), 'cudaMalloc');
   const pinned = out(R.cudaMallocHost(slot, 4096), 'cudaMallocHost');
+  const pool = out(R.cudaDeviceGetDefaultMemPool(slot, 0), 'cudaDeviceGetDefaultMemPool');
   const lib = out(R.cudaLibraryLoadFromFile(slot, cubin, null, null, 0, null, null, 0), 'cudaLibraryLoadFromFile');
   const k0 = out(R.cudaLibraryGetKernel(slot, lib, 'empty'), 'cudaLibraryGetKernel');
   const k8 = out(R.cudaLibraryGetKernel(slot, lib, 'empty8'), 'cudaLibraryGetKernel');
@@ -147,6 +150,7 @@ export function koffiOps(cubin: string): Ops {
     cudaMalloc,
     cudaFree,
     cudaMallocAsync,
+    cudaMallocFromPoolAsync,
     cudaFreeAsync,
     cudaMemcpy,
     cudaMemcpyAsync,
@@ -166,6 +170,7 @@ export function koffiOps(cubin: string): Ops {
     'cudaMalloc',
     'cudaFree',
     'cudaMallocAsync',
+    'cudaMallocFromPoolAsync',
     'cudaFreeAsync',
     'cudaMemcpy',
     'cudaMemcpyAsync',
@@ -224,6 +229,10 @@ export function koffiOps(cubin: string): Ops {
       cudaMallocAsync(slot, 1 << 20, s);
       cudaFreeAsync(slot[0], s);
     },
+    'cudaMallocFromPoolAsync+cudaFreeAsync_1MiB': () => {
+      cudaMallocFromPoolAsync(slot, 1 << 20, pool, s);
+      cudaFreeAsync(slot[0], s);
+    },
     cudaMemcpy_H2D_4B: () => cudaMemcpy(d, hv, 4, 1),
     cudaMemcpy_D2H_4B: () => cudaMemcpy(hv, d, 4, 2),
     cudaMemcpyAsync_H2D_4B_pinned: () => cudaMemcpyAsync(d, pinned, 4, 1, s),
@@ -280,6 +289,7 @@ export async function coreOps(cubin: string): Promise<Ops> {
     cudaEventRecord: () => ev.record(s),
     'cudaMalloc+cudaFree_1MiB': () => dev.allocate(1 << 20).close(),
     'cudaMallocAsync+cudaFreeAsync_1MiB': () => pool.allocate(1 << 20, s).close(),
+    'cudaMallocFromPoolAsync+cudaFreeAsync_1MiB': () => pool.allocate(1 << 20, s).close(),
     cudaMemcpy_H2D_4B: () => buf.copyFrom(hv),
     cudaMemcpy_D2H_4B: () => buf.copyTo(hv),
     cudaMemcpyAsync_H2D_4B_pinned: () => buf.copyFrom(pinnedView, { stream: s }),

@@ -33,6 +33,9 @@ export const OPS: {
   // 2,000 pairs, about 3 ms a loop (with 500, cuda-python's samples in one H100 run spread over 1.6-7.2 µs a pair).
   { op: 'cudaMalloc+cudaFree_1MiB', kind: 'loop', n: 2_000 },
   { op: 'cudaMallocAsync+cudaFreeAsync_1MiB', kind: 'batch', n: 6_400 },
+  // The call core's pool.allocate makes (the pool named, not the stream's current one): the floor of
+  // the row above for core, where the floor and C call cudaMallocAsync (issue #37).
+  { op: 'cudaMallocFromPoolAsync+cudaFreeAsync_1MiB', kind: 'batch', n: 6_400 },
   { op: 'cudaMemcpy_H2D_4B', kind: 'loop', n: 2_000 },
   { op: 'cudaMemcpy_D2H_4B', kind: 'loop', n: 2_000 },
   { op: 'cudaMemcpyAsync_H2D_4B_pinned', kind: 'batch', n: 6_400 },

@@ -84,8 +84,10 @@ export function checkU32(v: unknown, fn: string, p?: string): number {
 
 /** An integer of `bits` bits (8, 16 or 32; char, short, int and their unsigned kinds). */
 export function checkIntN(v: unknown, fn: string, p: string | undefined, bits: number, signed: boolean): number {
-  const lo = signed ? -(2 ** (bits - 1)) : 0;
-  const hi = signed ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
+  // 2 ** n without Math.pow, which V8 calls at run time unless it can fold the call (~900 instructions).
+  const half = bits === 32 ? 2147483648 : 1 << (bits - 1);
+  const lo = signed ? -half : 0;
+  const hi = signed ? half - 1 : 2 * half - 1;
   if (typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi) return v;
   return intFail(v, fn, p, lo, hi, `${signed ? 'a' : 'an unsigned'} ${bits}-bit integer`);
 }

@@ -4,9 +4,11 @@
 import koffi from 'koffi';
 import {
   checkF64,
+  checkI32,
   checkI64,
   checkIntN,
   checkPointer,
+  checkU32,
   checkU64,
   lookupName,
   outOfRange,
@@ -22,12 +24,16 @@ export type ScalarType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | '
 
 /** A kernel argument with its C type. */
 export class KernelArg {
-  constructor(
-    /** Its C type. */
-    readonly type: ScalarType,
-    /** Its value, checked against the type when it was made. */
-    readonly value: number | bigint,
-  ) {}
+  // Declared and assigned, not initialised as class fields: a launch in a loop makes several a call.
+  /** Its C type. */
+  declare readonly type: ScalarType;
+  /** Its value, checked against the type when it was made. */
+  declare readonly value: number | bigint;
+
+  constructor(type: ScalarType, value: number | bigint) {
+    this.type = type;
+    this.value = value;
+  }
 }
 
 /** Something that is a C struct passed by value: bytes with an alignment (the struct classes are). */
@@ -54,35 +60,46 @@ const INT_KIND = {
   u32: [32, false],
 } as const;
 
-function intArg(type: keyof typeof INT_KIND) {
-  const [bits, signed] = INT_KIND[type];
-  const fn = `${type}()`;
-  return (v: number): KernelArg => new KernelArg(type, checkIntN(v, fn, 'value', bits, signed));
-}
-function bigArg(type: 'i64' | 'u64' | 'ptr') {
-  const fn = `${type}()`;
-  const check = type === 'i64' ? checkI64 : checkU64;
-  return (v: bigint | number): KernelArg => new KernelArg(type, BigInt(check(v, fn, 'value')));
-}
+// Each wrapper is a function of its own, not a closure made by one factory: V8 never inlines closures
+// made by one factory (they share its "many closures" feedback), and inlined, a wrapper of a constant
+// (`i32(1)`) costs an allocation and no check at all (issue #37: the typed launch).
 
 /** char / signed char argument. */
-export const i8 = intArg('i8');
+export function i8(v: number): KernelArg {
+  return new KernelArg('i8', checkIntN(v, 'i8()', 'value', 8, true));
+}
 /** unsigned char argument. */
-export const u8 = intArg('u8');
+export function u8(v: number): KernelArg {
+  return new KernelArg('u8', checkIntN(v, 'u8()', 'value', 8, false));
+}
 /** short argument. */
-export const i16 = intArg('i16');
+export function i16(v: number): KernelArg {
+  return new KernelArg('i16', checkIntN(v, 'i16()', 'value', 16, true));
+}
 /** unsigned short argument. */
-export const u16 = intArg('u16');
+export function u16(v: number): KernelArg {
+  return new KernelArg('u16', checkIntN(v, 'u16()', 'value', 16, false));
+}
 /** int argument. */
-export const i32 = intArg('i32');
+export function i32(v: number): KernelArg {
+  return new KernelArg('i32', checkI32(v, 'i32()', 'value'));
+}
 /** unsigned int argument. */
-export const u32 = intArg('u32');
+export function u32(v: number): KernelArg {
+  return new KernelArg('u32', checkU32(v, 'u32()', 'value'));
+}
 /** long long argument. */
-export const i64 = bigArg('i64');
+export function i64(v: bigint | number): KernelArg {
+  return new KernelArg('i64', BigInt(checkI64(v, 'i64()', 'value')));
+}
 /** unsigned long long (and size_t) argument. */
-export const u64 = bigArg('u64');
+export function u64(v: bigint | number): KernelArg {
+  return new KernelArg('u64', BigInt(checkU64(v, 'u64()', 'value')));
+}
 /** A pointer argument (a device address). */
-export const ptr = bigArg('ptr');
+export function ptr(v: bigint | number): KernelArg {
+  return new KernelArg('ptr', BigInt(checkU64(v, 'ptr()', 'value')));
+}
 /** Rounds half-way cases to the even neighbour, as IEEE 754's default rounding does. */
 function roundHalfEven(x: number): number {
   const f = Math.floor(x);
@@ -125,7 +142,7 @@ export interface HalfArgument {
  * `f16.bits(0x3c00)` gives the 16 raw bits as they are.
  */
 export const f16: HalfArgument = Object.assign((v: number): KernelArg => new KernelArg('f16', halfBits(checkF64(v, 'f16()', 'value'))), {
-  bits: intArg('f16'),
+  bits: (raw: number): KernelArg => new KernelArg('f16', checkIntN(raw, 'f16()', 'value', 16, false)),
 });
 /** float argument. */
 export function f32(v: number): KernelArg {

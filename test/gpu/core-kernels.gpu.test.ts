@@ -64,6 +64,59 @@ describeGpu('core kernels, memory and graphs on a GPU', () => {
     expect(() => k.launch({ grid: 1, block: 1 }, f32(1))).toThrow('Kernel.launch(scale<float>): the Module it belongs to was closed');
   });
 
+  test('a launch like the last one (the fast path, arguments written in place) passes every scalar type to the kernel', () => {
+    const { i8, u8, i16, u16, u32, f64, i64, u64, KernelArg } = core;
+    const ECHO = `
+extern "C" __global__ void echo(signed char a, unsigned char b, short c, unsigned short d, int e, unsigned f,
+                                float g, double h, long long i, unsigned long long j, long long *out) {
+  out[0] = a; out[1] = b; out[2] = c; out[3] = d; out[4] = e; out[5] = f;
+  out[6] = (long long)(g * 4.0f); out[7] = (long long)(h * 4.0); out[8] = i; out[9] = (long long)j;
+}`;
+    const d = Device.get(0);
+    const mod = Program.compile(ECHO, { cache: false, name: 'echo.cu' }).load();
+    const k = mod.kernel('echo');
+    const out = d.allocate(10 * 8);
+    const cfg = { grid: 1, block: 1 };
+    const run = (...args: Parameters<typeof k.launch>[1][]) => {
+      k.launch(cfg, ...args);
+      return Array.from(out.copyTo(new BigInt64Array(10)), String);
+    };
+    const first = run(
+      i8(-2),
+      u8(250),
+      i16(-300),
+      u16(65000),
+      i32(-7),
+      u32(4000000000),
+      f32(1.5),
+      f64(-2.25),
+      i64(-(2n ** 62n)),
+      u64(2n ** 63n + 5n),
+      out,
+    );
+    // The same config object and types: the fast path writes the new values over the last ones.
+    const second = run(i8(3), u8(4), i16(5), u16(6), i32(7), u32(8), f32(-0.5), f64(10), i64(11n), u64(12n), out);
+    // A 64-bit KernelArg made with new and a number: the general path converts it.
+    const third = run(
+      i8(0),
+      u8(0),
+      i16(0),
+      u16(0),
+      i32(0),
+      u32(0),
+      f32(0),
+      f64(0),
+      new KernelArg('i64', -13),
+      new KernelArg('u64', 14),
+      out,
+    );
+    expect(first).toEqual(['-2', '250', '-300', '65000', '-7', '4000000000', '6', '-9', String(-(2n ** 62n)), String(-(2n ** 63n) + 5n)]);
+    expect(second).toEqual(['3', '4', '5', '6', '7', '8', '-2', '40', '11', '12']);
+    expect(third).toEqual(['0', '0', '0', '0', '0', '0', '0', '0', '-13', '14']);
+    out.close();
+    mod.close();
+  });
+
   test('a compile error is an NvrtcError with the log', () => {
     let e: unknown;
     try {

@@ -6,10 +6,30 @@ import { libcudart } from '../../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../../ffi/binding';
 import { runtimeError } from './errors';
 
-/** A libcudart function by its C name, bound on the first call of the getter returned. */
-export function direct(name: Parameters<typeof libcudart.bind>[0]): () => KoffiFunction {
-  let f: KoffiFunction | undefined;
-  return () => (f ??= libcudart.bind(name));
+/**
+ * A libcudart function by its C name, bound on the first call of get(). An object with a method
+ * rather than a closure per function: closures made by one factory share V8's "many closures"
+ * feedback, which Turbofan never inlines, so each hot call paid a call of the getter.
+ */
+export class DirectFunction {
+  private f: KoffiFunction | undefined = undefined;
+
+  constructor(private readonly name: Parameters<typeof libcudart.bind>[0]) {}
+
+  /** The koffi function, bound on the first call. */
+  get(): KoffiFunction {
+    return this.f ?? this.bind();
+  }
+
+  /** get()'s first call, apart (get() is then small enough for V8 to inline into every hot path). */
+  private bind(): KoffiFunction {
+    return (this.f = libcudart.bind(this.name));
+  }
+}
+
+/** A libcudart function by its C name, bound on first use (`f.get()(…)`). */
+export function direct(name: Parameters<typeof libcudart.bind>[0]): DirectFunction {
+  return new DirectFunction(name);
 }
 
 /** Throws the CudaError of runtime status `err` (named by `fn`, as check() names it) unless it is cudaSuccess. */

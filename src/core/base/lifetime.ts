@@ -1,10 +1,10 @@
 // The lifetime every core resource shares: close() (safe twice), isClosed, `using`, a finalizer.
 import { hostFunctionsPending, whenNoHostFunctionsPending } from '../../ffi/host-callbacks';
 
-/** Calls `free`, which must not throw out of a finalizer (the process may be exiting and CUDA gone). */
-function freeQuietly(free: () => void): void {
+/** Calls `free(arg)`, which must not throw out of a finalizer (the process may be exiting and CUDA gone). */
+function freeQuietly(free: (arg: unknown) => void, arg: unknown): void {
   try {
-    free();
+    free(arg);
   } catch {
     // See above.
   }
@@ -12,8 +12,18 @@ function freeQuietly(free: () => void): void {
 
 /** Frees now, or (when a JS host function is pending and the free could wait for the device) later. */
 export function release(free: () => void): void {
-  if (!hostFunctionsPending()) freeQuietly(free);
-  else whenNoHostFunctionsPending(() => freeQuietly(free));
+  releaseWith(free, undefined);
+}
+
+/** release() of `free(arg)`. */
+function releaseWith(free: (arg: unknown) => void, arg: unknown): void {
+  if (!hostFunctionsPending()) freeQuietly(free, arg);
+  else releaseLater(free, arg);
+}
+
+/** The rare path of releaseWith, apart (its closure would cost the common path a context; the hot paths inline what is small). */
+function releaseLater(free: (arg: unknown) => void, arg: unknown): void {
+  whenNoHostFunctionsPending(() => freeQuietly(free, arg));
 }
 
 const finalizer = new FinalizationRegistry<() => void>(release);
@@ -25,8 +35,14 @@ const finalizer = new FinalizationRegistry<() => void>(release);
  * macrotask, or once this many are waiting. Until then it is held here; a finalizer could not have
  * run before the current task ends anyway.
  */
-let unregistered: (Resource | null)[] = [];
 const UNREGISTERED_MAX = 256;
+/** The current batch (a fresh array each flush: a young array takes young resources without the write barrier's slow path). */
+let unregistered: (Resource | null | undefined)[] = new Array(UNREGISTERED_MAX);
+/** How many of `unregistered`'s slots are taken. */
+let waitingCount = 0;
+/** How many of them were closed since (their slots emptied): when all were, a flush has nothing to look at. */
+let closedWaiting = 0;
+/** Whether a flush after the current task is scheduled (a flush because the batch was full leaves it scheduled). */
 let flushScheduled = false;
 
 let warnLeaks = false;
@@ -80,6 +96,11 @@ export class Holds {
   }
 }
 
+/** Resource.waiting of a resource the finalizer knows. */
+const REGISTERED = -1;
+/** Resource.waiting of one whose subclass has not called track() yet. */
+const NOT_WAITING = -2;
+
 /** A resource's keep list (module-private: set in Resource's static block). */
 let keepOf: (r: Resource) => readonly unknown[];
 
@@ -93,13 +114,23 @@ let keepOf: (r: Resource) => readonly unknown[];
  * close() then marks it closed at once, but frees it only when the last such user lets go.
  */
 export abstract class Resource {
-  private closed = false;
-  /** Whether the finalizer knows it (see `unregistered`). */
-  private registered = false;
-  /** Its place in `unregistered` while it waits there (a closed one is let go of at once, to die young). */
-  private waiting: number;
+  // The fields are declared and assigned in the constructor, not initialised where they are declared:
+  // a base class's ES2022 field initialisers made each construction ~20 ns slower in Node 20
+  // (issue #37: `pool.allocate(n, s).close()`, 230 of its 850 instructions over the koffi floor).
+  declare private closed: boolean;
+  /**
+   * Its place in `unregistered` while it waits there (a closed one is let go of at once, to die
+   * young), or REGISTERED once the finalizer knows it.
+   */
+  declare private waiting: number;
   /** The holds on it (see holdOpen), once one was taken; while any is, close() leaves the freeing to the last. */
-  private holds: Holds | null = null;
+  declare private holds: Holds | null;
+  /** Releases the C resource, called with freeArg (see the constructor). */
+  declare private readonly free: (arg: unknown) => void;
+  /** What free is called with. */
+  declare private readonly freeArg: unknown;
+  /** The objects this resource needs alive (its device, its parent allocation, …), held as long as it lives. */
+  declare protected readonly keep: unknown[];
 
   static {
     keepOf = (r) => r.keep;
@@ -107,41 +138,83 @@ export abstract class Resource {
 
   /** Registers the resources made since the last flush that are still open with the finalizer. */
   private static flush(): void {
-    flushScheduled = false;
     const list = unregistered;
-    unregistered = [];
-    for (const r of list) {
-      if (r === null || r.closed) continue;
-      const what = r.constructor.name;
-      const free = r.free;
-      r.registered = true;
-      finalizer.register(
-        r,
-        () => {
-          if (warnLeaks) process.stderr.write(`cuda-bindings: a ${what} was not closed; the garbage collector freed it\n`);
-          free();
-        },
-        r,
-      );
+    const n = waitingCount;
+    const open = n - closedWaiting;
+    unregistered = new Array(UNREGISTERED_MAX);
+    waitingCount = closedWaiting = 0;
+    if (open === 0) return;
+    // The registration is a function of its own: a closure made in the loop's body would cost a context per slot, open or not.
+    for (let i = 0; i < n; i++) {
+      const r = list[i];
+      if (r != null && !r.closed) Resource.register(r);
     }
   }
 
+  /** The flush scheduled after a task. */
+  private static flushAfterTask(): void {
+    flushScheduled = false;
+    Resource.flush();
+  }
+
+  /** Tells the finalizer of `r`, to free it (and say so when warnOnLeaks is on) if it is collected unclosed. */
+  private static register(r: Resource): void {
+    const what = r.constructor.name;
+    const free = r.free;
+    const arg = r.freeArg;
+    r.waiting = REGISTERED;
+    finalizer.register(
+      r,
+      () => {
+        if (warnLeaks) process.stderr.write(`cuda-bindings: a ${what} was not closed; the garbage collector freed it\n`);
+        free(arg);
+      },
+      r,
+    );
+  }
+
   /**
-   * `free` releases the C resource; it is also registered with the garbage collector, so a
+   * `free(freeArg)` releases the C resource; it is also registered with the garbage collector, so a
    * resource nobody closes is freed when it is collected. `keep` are the resources this one needs
-   * (a buffer keeps its device's context), held as long as it lives.
+   * (a buffer keeps its device's context), held as long as it lives. A `free` that is a closure over
+   * what it frees takes no `freeArg`; one function shared by many resources (a pool's buffers) takes
+   * each one's as `freeArg`, which spares a closure per resource. Neither may refer to the resource.
+   * `track` false leaves the call of track() to the end of the subclass's constructor (see there).
    */
-  protected constructor(
-    private readonly free: () => void,
-    /** The objects this resource needs alive (its device, its parent allocation, …), held as long as it lives. */
-    protected readonly keep: unknown[] = [],
-  ) {
-    this.waiting = unregistered.length;
-    if (unregistered.push(this) >= UNREGISTERED_MAX) Resource.flush();
-    else if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(Resource.flush).unref();
-    }
+  protected constructor(free: (arg: unknown) => void, keep: unknown[] = [], freeArg?: unknown, track = true) {
+    this.closed = false;
+    this.holds = null;
+    this.free = free;
+    this.freeArg = freeArg;
+    this.keep = keep;
+    this.waiting = NOT_WAITING;
+    if (track) this.track();
+  }
+
+  /**
+   * Puts the resource in the batch that waits for the finalizer (see `unregistered`): done by the
+   * constructor, or by a subclass that made many (DeviceBuffer) at the end of its own, once its
+   * fields are set: an object stored before its fields are added costs V8 a map transition and a
+   * write barrier per field (~50 instructions a pool buffer).
+   */
+  protected track(): void {
+    // The rare work apart: this is then small enough for V8 to inline into an allocation's hot path
+    // (not inlined, a pool buffer's constructor cost ~300 instructions more).
+    if (waitingCount === UNREGISTERED_MAX || flushScheduled === false) Resource.prepareBatch();
+    this.waiting = waitingCount;
+    unregistered[waitingCount++] = this;
+  }
+
+  /** Makes room in the waiting batch for one more: a full one is flushed first (so that the newcomer waits in the next), and a flush is scheduled after the task. */
+  private static prepareBatch(): void {
+    if (waitingCount === UNREGISTERED_MAX) Resource.flush();
+    if (!flushScheduled) Resource.scheduleFlush();
+  }
+
+  /** Flushes after the current task (apart from the constructor, which is then small enough to be inlined). */
+  private static scheduleFlush(): void {
+    flushScheduled = true;
+    setImmediate(Resource.flushAfterTask).unref();
   }
 
   /** Whether close() was called. */
@@ -153,10 +226,22 @@ export abstract class Resource {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.registered) finalizer.unregister(this);
-    else if (unregistered[this.waiting] === this) unregistered[this.waiting] = null;
-    if (this.holds?.held) this.holds.defer(() => release(this.free));
-    else release(this.free);
+    const w = this.waiting;
+    if (w === REGISTERED) finalizer.unregister(this);
+    else if (w >= 0 && unregistered[w] === this) {
+      unregistered[w] = null;
+      closedWaiting++;
+    }
+    if (this.holds === null) releaseWith(this.free, this.freeArg);
+    else this.releaseWhenLetGo(this.holds);
+  }
+
+  /** close() of a resource that was held once (apart: its closure would cost every close() a context): frees now, or once the last hold is let go. */
+  private releaseWhenLetGo(holds: Holds): void {
+    const free = this.free;
+    const arg = this.freeArg;
+    if (!holds.held) releaseWith(free, arg);
+    else holds.defer(() => releaseWith(free, arg));
   }
 
   /** @internal See holdOpen. */
@@ -182,7 +267,12 @@ export abstract class Resource {
 
 /** @internal Throws Error `<Class>.<what>: the <Class> was closed` when `r` was closed (Resource's live(), for the methods a room adds to a class). */
 export function assertOpen(r: { readonly isClosed: boolean }, what: string): void {
-  if (r.isClosed) throw new Error(`${r.constructor.name}.${what}: the ${r.constructor.name} was closed`);
+  if (r.isClosed) throwClosed(r, what);
+}
+
+/** assertOpen's error (a function apart keeps assertOpen small enough to be inlined into hot paths). */
+function throwClosed(r: object, what: string): never {
+  throw new Error(`${r.constructor.name}.${what}: the ${r.constructor.name} was closed`);
 }
 
 /** Whether `v`'s class, or one it extends, is called `kind`. */

@@ -106,7 +106,7 @@ export class Device {
 
   /** The device the calling (JS) thread uses now (cudaGetDevice): 0 until something makes another current. */
   static current(): Device {
-    checkStatus(getDevice()(slot[0]), 'cudaGetDevice');
+    checkStatus(getDevice.get()(slot[0]), 'cudaGetDevice');
     const n = I32[0];
     return devices[n] ?? Device.get(n);
   }
@@ -213,7 +213,7 @@ export class Device {
   makeCurrent(): this {
     // cudaSetDevice only when the device changes: every factory calls this, and on an H100 a
     // cudaSetDevice before each cudaMalloc+cudaFree pair made the pair 69 µs instead of 3 µs.
-    if (getDevice()(slot[0]) !== 0 || I32[0] !== this.ordinal) check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
+    if (getDevice.get()(slot[0]) !== 0 || I32[0] !== this.ordinal) check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
     return this;
   }
 

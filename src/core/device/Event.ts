@@ -140,7 +140,7 @@ export class Event extends Resource {
    */
   record(stream?: Stream): this {
     this.live('record');
-    checkStatus(eventRecord()(this.handle, openStreamHandle(stream, 'Event.record', 'stream')), 'cudaEventRecord');
+    checkStatus(eventRecord.get()(this.handle, openStreamHandle(stream, 'Event.record', 'stream')), 'cudaEventRecord');
     this.recordedHere = true;
     return this;
   }

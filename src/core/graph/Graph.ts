@@ -304,7 +304,7 @@ export class GraphExec extends Resource {
     const s = openStreamHandle(stream, 'GraphExec.launch', 'stream');
     // Its JS host functions are pending until they ran: a blocking wait meanwhile would deadlock.
     if (this.hostFns.length) launchHostFns(this.hostFns, s);
-    const err = graphLaunch()(this.handle, s) as cudart.cudaError_t;
+    const err = graphLaunch.get()(this.handle, s) as cudart.cudaError_t;
     if (err !== cudart.cudaError_t.cudaSuccess) {
       if (this.hostFns.length) launchHostFns(this.hostFns, s, true);
       check([err], 'cudaGraphLaunch');

@@ -162,8 +162,13 @@ export class Kernel {
    * module, CudaError when the launch is refused (too many threads, too much shared memory, …).
    */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
-    // A launch like the last one (same config object, arguments of the same types) goes straight to C.
-    if (!this.module.isClosed && this.direct.launch(this.handle, config, args, this.failedLaunch)) return;
+    // A launch like the last one (same config object, arguments of the same types) goes straight to C;
+    // the rest apart, so that this is small enough for V8 to inline into the caller's loop.
+    if (this.module.isClosed || !this.direct.launch(this.handle, config, args, this.failedLaunch)) this.launchChecked(config, args);
+  }
+
+  /** launch() through every check (a first launch, another config or other types, anything unusual): the general path. */
+  private launchChecked(config: LaunchConfig, args: KernelArgument[]): void {
     this.live('launch');
     config = withCurrentStream(config, this.launchName);
     // In/Out/InOut host arrays go through temporary device buffers (HostArgument.ts).

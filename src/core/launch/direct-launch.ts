@@ -67,7 +67,7 @@ export class DirectLaunch {
   private types: string[] = [];
   private kinds: Kind[] = [];
   private pointers: Uint8Array | null = null;
-  private dv: DataView | null = null;
+  private views: Views | null = null;
   /** fill() compiled for the last launch's types (see compiledFill), or null where code cannot be made from a string. */
   private compiled: ((args: readonly unknown[]) => boolean) | null = null;
 
@@ -81,21 +81,21 @@ export class DirectLaunch {
     if (types.some((t) => !Object.hasOwn(SCALAR, t) && t !== 'buffer' && t !== 'address')) {
       this.types = [];
       this.kinds = [];
-      this.pointers = this.dv = this.compiled = null;
+      this.pointers = this.views = this.compiled = null;
       return;
     }
     if (types.length === this.types.length && types.every((t, i) => t === this.types[i])) return;
     const n = types.length;
     // A pointer per argument, then each value in an 8-byte slot of its own.
     const store = untransferable(new ArrayBuffer(16 * Math.max(n, 1)));
-    const dv = new DataView(store);
+    const views = viewsOf(store);
     const base = koffi.address(store) as bigint;
-    for (let i = 0; i < n; i++) dv.setBigUint64(8 * i, base + BigInt(8 * n + 8 * i), true);
+    for (let i = 0; i < n; i++) views.u64[i] = base + BigInt(8 * n + 8 * i);
     this.types = types;
     this.kinds = types.map((t) => (t === 'buffer' ? Kind.buffer : t === 'address' ? Kind.address : SCALAR[t]));
     this.pointers = n ? new Uint8Array(store, 0, 8 * n) : null;
-    this.dv = dv;
-    this.compiled = compiledFill(this.kinds, types, dv);
+    this.views = views;
+    this.compiled = compiledFill(this.kinds, types, views);
   }
 
   /**
@@ -104,26 +104,26 @@ export class DirectLaunch {
    * nothing, otherwise. Throws the CudaError of a launch CUDA refuses (named `what`).
    */
   launch(handle: bigint, config: LaunchConfig, args: readonly unknown[], what: string): boolean {
+    // What is rare is in functions apart: this one is then small enough for V8 to inline into the
+    // caller's loop with Kernel.launch (and the rest parameter array made for nothing).
     if (config !== this.config || args.length !== this.types.length || usesExtendedOptions(config)) return false;
     const st = config.stream;
-    // No stream in the config: the legacy default stream, unless a stream.use() scope is in effect
-    // (then the general path launches on its stream, or says it was closed).
-    const h = st === undefined ? (inStreamScope() ? undefined : null) : st instanceof Stream && !st.isClosed ? st.handle : undefined;
+    const h = st === undefined ? legacyUnlessInScope() : st instanceof Stream && !st.isClosed ? st.handle : undefined;
     const sm = config.sharedMem;
-    const shared = sm === undefined ? 0 : typeof sm === 'number' && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : -1;
+    const shared = sm === undefined ? 0 : sharedBytes(sm);
     if (h === undefined || shared < 0) return false;
     if ((config.grid !== this.gridSeen || config.block !== this.blockSeen) && !this.dims(config.grid, config.block)) return false;
     if (args.length > 0 && !(this.compiled ?? this.fill).call(this, args)) return false;
     const g = this.gridWords;
     const b = this.blockWords;
     const err = raw!(handle, g[0], g[1], b[0], b[1], this.pointers, shared, h) as number;
-    if (err !== 0) throw runtimeError(err, what);
+    if (err !== 0) throwLaunchError(err, what);
     return true;
   }
 
   /** Writes `args` into the argument memory; false when one is not of its slot's type or not usable. */
   private fill(args: readonly unknown[]): boolean {
-    const dv = this.dv!;
+    const views = this.views!;
     const n = args.length;
     for (let i = 0; i < n; i++) {
       const a = args[i];
@@ -132,18 +132,20 @@ export class DirectLaunch {
       if (k === Kind.buffer) {
         const p = a instanceof DeviceBuffer ? a.openAddress() : null;
         if (p === null) return false;
-        dv.setBigUint64(at, p, true);
+        views.u64[at / 8] = p;
         continue;
       }
       if (k === Kind.address) {
         if (typeof a !== 'bigint' || BigInt.asUintN(64, a) !== a) return false;
-        dv.setBigUint64(at, a, true);
+        views.u64[at / 8] = a;
         continue;
       }
       if (!(a instanceof cudart.KernelArg) || a.type !== this.types[i]) return false;
       // Only where code cannot be made from a string (compiledFill does this in line).
-      const [method, le] = STORE[k];
-      (dv as unknown as Record<string, (at: number, v: unknown, le: boolean) => void>)[method](at, a.value, le);
+      const [view, size] = STORE[k];
+      // A 64-bit value is a bigint, unless a KernelArg was made with `new` and a number (the general path converts it).
+      if ((view === 'i64' || view === 'u64') && typeof a.value !== 'bigint') return false;
+      (views[view] as unknown as (number | bigint)[])[at / size] = a.value;
     }
     return true;
   }
@@ -167,50 +169,99 @@ export class DirectLaunch {
   }
 }
 
-/** The DataView store of each scalar kind, and whether it takes the little-endian flag. */
-const STORE: Record<number, [string, boolean]> = {
-  [Kind.i8]: ['setInt8', false],
-  [Kind.u8]: ['setUint8', false],
-  [Kind.i16]: ['setInt16', true],
-  [Kind.u16]: ['setUint16', true],
-  [Kind.i32]: ['setInt32', true],
-  [Kind.u32]: ['setUint32', true],
-  [Kind.f32]: ['setFloat32', true],
-  [Kind.f64]: ['setFloat64', true],
-  [Kind.i64]: ['setBigInt64', true],
-  [Kind.u64]: ['setBigUint64', true],
+/**
+ * Typed arrays over the argument memory, one per C type, in the host's byte order (the CUDA runtime
+ * on this host reads it so): V8 writes through them in line, where a DataView's setBigUint64 and
+ * setBigInt64 were calls of ~90–140 instructions each (issue #37).
+ */
+interface Views {
+  i8: Int8Array;
+  u8: Uint8Array;
+  i16: Int16Array;
+  u16: Uint16Array;
+  i32: Int32Array;
+  u32: Uint32Array;
+  f32: Float32Array;
+  f64: Float64Array;
+  i64: BigInt64Array;
+  u64: BigUint64Array;
+}
+
+function viewsOf(store: ArrayBuffer): Views {
+  return {
+    i8: new Int8Array(store),
+    u8: new Uint8Array(store),
+    i16: new Int16Array(store),
+    u16: new Uint16Array(store),
+    i32: new Int32Array(store),
+    u32: new Uint32Array(store),
+    f32: new Float32Array(store),
+    f64: new Float64Array(store),
+    i64: new BigInt64Array(store),
+    u64: new BigUint64Array(store),
+  };
+}
+
+/**
+ * The stream of a config with none: the legacy default stream (null), unless a stream.use() scope is
+ * in effect (undefined: the general path launches on its stream, or says it was closed).
+ */
+function legacyUnlessInScope(): null | undefined {
+  return inStreamScope() ? undefined : null;
+}
+
+/** A config's sharedMem as the launch takes it, or -1 when it is not a byte count (the general path explains). */
+function sharedBytes(sm: unknown): number {
+  return typeof sm === 'number' && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : -1;
+}
+
+/** The CudaError of a launch CUDA refused. */
+function throwLaunchError(err: number, what: string): never {
+  throw runtimeError(err, what);
+}
+
+/** The view each scalar kind is written through, and its element size. */
+const STORE: Record<number, [keyof Views, number]> = {
+  [Kind.i8]: ['i8', 1],
+  [Kind.u8]: ['u8', 1],
+  [Kind.i16]: ['i16', 2],
+  [Kind.u16]: ['u16', 2],
+  [Kind.i32]: ['i32', 4],
+  [Kind.u32]: ['u32', 4],
+  [Kind.f32]: ['f32', 4],
+  [Kind.f64]: ['f64', 8],
+  [Kind.i64]: ['i64', 8],
+  [Kind.u64]: ['u64', 8],
 };
 
 /**
  * DirectLaunch.fill for one list of argument types as straight-line code: each argument's test and
  * store in line, at its offset (about 8 ns an argument less than the loop, as for prepared launches).
- * The source holds only offsets, method names from STORE and type names that are keys of SCALAR,
+ * The source holds only offsets, view names from STORE and type names that are keys of SCALAR,
  * never a user's string. Null where code cannot be made from a string.
  */
-function compiledFill(kinds: Kind[], types: string[], dv: DataView): ((args: readonly unknown[]) => boolean) | null {
+function compiledFill(kinds: Kind[], types: string[], views: Views): ((args: readonly unknown[]) => boolean) | null {
   const n = kinds.length;
-  const lines = ['return function fill(args) {', '  let a, p;'];
+  const lines = ['const { i8, u8, i16, u16, i32, u32, f32, f64, i64, u64 } = views;', 'return function fill(args) {', '  let a, p;'];
   kinds.forEach((k, i) => {
     const at = 8 * n + 8 * i;
     lines.push(`  a = args[${i}];`);
     if (k === Kind.buffer)
-      lines.push(
-        `  if (!(a instanceof DeviceBuffer) || (p = a.openAddress()) === null) return false;`,
-        `  dv.setBigUint64(${at}, p, true);`,
-      );
+      lines.push(`  if (!(a instanceof DeviceBuffer) || (p = a.openAddress()) === null) return false;`, `  u64[${at / 8}] = p;`);
     else if (k === Kind.address)
-      lines.push(`  if (typeof a !== 'bigint' || BigInt.asUintN(64, a) !== a) return false;`, `  dv.setBigUint64(${at}, a, true);`);
+      lines.push(`  if (typeof a !== 'bigint' || BigInt.asUintN(64, a) !== a) return false;`, `  u64[${at / 8}] = a;`);
     else {
-      const [method, le] = STORE[k];
-      lines.push(
-        `  if (!(a instanceof KernelArg) || a.type !== ${JSON.stringify(types[i])}) return false;`,
-        `  dv.${method}(${at}, a.value${le ? ', true' : ''});`,
-      );
+      const [view, size] = STORE[k];
+      lines.push(`  if (!(a instanceof KernelArg) || a.type !== ${JSON.stringify(types[i])}) return false;`);
+      // A 64-bit value is a bigint, unless a KernelArg was made with `new` and a number (the general path converts it).
+      if (view === 'i64' || view === 'u64')
+        lines.push(`  if (typeof (p = a.value) !== 'bigint') return false;`, `  ${view}[${at / 8}] = p;`);
+      else lines.push(`  ${view}[${at / size}] = a.value;`);
     }
   });
   lines.push('  return true;', '};');
   try {
-    return new Function('dv', 'DeviceBuffer', 'KernelArg', lines.join('\n'))(dv, DeviceBuffer, cudart.KernelArg) as (
+    return new Function('views', 'DeviceBuffer', 'KernelArg', lines.join('\n'))(views, DeviceBuffer, cudart.KernelArg) as (
       args: readonly unknown[],
     ) => boolean;
   } catch {

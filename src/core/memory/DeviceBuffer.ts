@@ -2,15 +2,15 @@
 import * as cudart from '../../runtime';
 import { memcpy } from '../../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
-import { check } from '../base/errors';
+import { check, runtimeError } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import { Device } from '../device/Device';
 import { Stream, openStreamHandle } from '../device/Stream';
-import { checkStatus, direct } from '../base/direct';
+import { direct } from '../base/direct';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { warnIfBlocking } from './blocking-copies';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
-import { checkOptions, type OptionKeys } from '../base/options';
+import { checkOptions, onlyOption, type OptionKeys } from '../base/options';
 import { describe, lookupName, nonEmpty } from '../../ffi/checks';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from '../device/foreign';
 
@@ -102,6 +102,12 @@ function location(where: MemoryLocation, what: string): cudart.cudaMemLocationIn
 }
 
 /**
+ * The stream and MemoryResource of the buffers that DeviceBuffer.fromPointer and fromMemoryResource
+ * make: a table aside rather than two fields of every buffer (a pool allocation makes one a call).
+ */
+const origins = new WeakMap<object, { stream: Stream | null; resource: MemoryResource | null }>();
+
+/**
  * Device memory: an allocation (from {@link Device.allocate}, {@link Device.allocateManaged}, a
  * {@link MemoryPool}, a {@link CachingAllocator}, an IPC mapping or a {@link VirtualMemoryResource}),
  * or a view of part of one ({@link DeviceBuffer.slice}). Sizes and offsets are in bytes; pass the
@@ -124,21 +130,35 @@ function location(where: MemoryLocation, what: string): cudart.cudaMemLocationIn
  * ```
  */
 export class DeviceBuffer extends Resource {
+  // Declared and assigned in the constructor, as Resource's (see there): a pool allocation makes one per call.
+  declare private readonly address: bigint;
+  /** The buffer's length in bytes. */
+  declare readonly size: number;
+  /** The device whose memory this is (kept alive by the buffer). */
+  declare readonly device: Device;
+  /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
+  declare readonly parent: DeviceBuffer | null;
+  /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, the virtual memory API, or another library ('foreign', never freed here). */
+  declare readonly kind: MemoryKind;
+
   /** @internal Use device.allocate() or another allocator (protected so that VirtualBuffer can grow). */
   protected constructor(
-    private readonly address: bigint,
-    /** The buffer's length in bytes. */
-    readonly size: number,
-    /** The device whose memory this is (kept alive by the buffer). */
-    readonly device: Device,
-    /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
-    readonly parent: DeviceBuffer | null,
-    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, the virtual memory API, or another library ('foreign', never freed here). */
-    readonly kind: MemoryKind,
-    free: () => void,
+    address: bigint,
+    size: number,
+    device: Device,
+    parent: DeviceBuffer | null,
+    kind: MemoryKind,
+    free: (arg: unknown) => void,
     keep: unknown[],
+    freeArg?: unknown,
   ) {
-    super(free, keep);
+    super(free, keep, freeArg, false);
+    this.address = address;
+    this.size = size;
+    this.device = device;
+    this.parent = parent;
+    this.kind = kind;
+    this.track();
   }
 
   /** @internal Use device.allocate(). */
@@ -175,11 +195,19 @@ export class DeviceBuffer extends Resource {
   }
 
   /**
-   * @internal Wraps memory an allocator owns: `free` gives it back (called once, by close() or the
-   * garbage collector); `keep` are what the memory needs alive (its pool, its device).
+   * @internal Wraps memory an allocator owns: `free(freeArg)` gives it back (called once, by close()
+   * or the garbage collector; see Resource's constructor); `keep` are what the memory needs alive (its pool, its device).
    */
-  static fromAllocation(address: bigint, size: number, device: Device, kind: MemoryKind, free: () => void, keep: unknown[]): DeviceBuffer {
-    return new DeviceBuffer(address, size, device, null, kind, free, keep);
+  static fromAllocation(
+    address: bigint,
+    size: number,
+    device: Device,
+    kind: MemoryKind,
+    free: (arg: unknown) => void,
+    keep: unknown[],
+    freeArg?: unknown,
+  ): DeviceBuffer {
+    return new DeviceBuffer(address, size, device, null, kind, free, keep, freeArg);
   }
 
   /**
@@ -198,7 +226,7 @@ export class DeviceBuffer extends Resource {
     openOptionalArg(options.stream, 'Stream', fn, 'options.stream');
     const device = foreignDevice(options.device, fn);
     const b = new DeviceBuffer(address, size, device, null, 'foreign', () => undefined, [device, options.owner, options.stream]);
-    b.validOn = options.stream ?? null;
+    origins.set(b, { stream: options.stream ?? null, resource: null });
     return b;
   }
 
@@ -221,22 +249,18 @@ export class DeviceBuffer extends Resource {
       resource,
       stream,
     ]);
-    b.validOn = stream ?? null;
-    b.ownResource = resource;
+    origins.set(b, { stream: stream ?? null, resource });
     return b;
   }
 
-  private validOn: Stream | null = null;
-  private ownResource: MemoryResource | null = null;
-
   /** The MemoryResource that allocated the buffer (a view reports its allocation's), or null for memory of core's own allocators. */
   get memoryResource(): MemoryResource | null {
-    return this.parent ? this.parent.memoryResource : this.ownResource;
+    return this.parent ? this.parent.memoryResource : (origins.get(this)?.resource ?? null);
   }
 
   /** The stream the memory is valid on, when it was given (DeviceBuffer.fromPointer's option; a view reports its allocation's); else null. */
   get stream(): Stream | null {
-    return this.parent ? this.parent.stream : this.validOn;
+    return this.parent ? this.parent.stream : (origins.get(this)?.stream ?? null);
   }
 
   /** Whether close() was called on the buffer, or (for a view) on the allocation it belongs to. */
@@ -285,10 +309,13 @@ export class DeviceBuffer extends Resource {
   copyFrom(src: HostData | DeviceBuffer | DeviceBytes, options?: CopyOptions): this {
     this.alive('copyFrom');
     // Host memory, the usual source: checked in line, and the copy called directly.
-    if (ArrayBuffer.isView(src)) {
-      this.hostCopy(this.address, src, src.byteLength, H2D, options, 'DeviceBuffer.copyFrom');
-      return this;
-    }
+    if (ArrayBuffer.isView(src)) this.hostCopy(this.address, src, src.byteLength, H2D, options, 'DeviceBuffer.copyFrom');
+    else this.copyFromOther(src, options);
+    return this;
+  }
+
+  /** copyFrom of anything but a TypedArray, Buffer or DataView (apart: copyFrom is then small enough for V8 to inline). */
+  private copyFromOther(src: HostData | DeviceBuffer | DeviceBytes, options: CopyOptions | undefined): void {
     if (options === undefined) options = {};
     checkOptions('DeviceBuffer.copyFrom', options, COPY_OPTIONS);
     const device = deviceSide(src, 'DeviceBuffer.copyFrom', 'src', false);
@@ -297,7 +324,6 @@ export class DeviceBuffer extends Resource {
     const n = device ? device.size : (src as HostData).byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`);
     this.copy(this.address, device ? device.ptr : (src as HostData), n, device ? D2D : H2D, options, 'copyFrom');
-    return this;
   }
 
   /**
@@ -312,10 +338,13 @@ export class DeviceBuffer extends Resource {
   copyTo<T extends HostData | DeviceBuffer | DeviceBytes>(dst: T, options?: CopyOptions): T {
     this.alive('copyTo');
     // Host memory, the usual destination: checked in line, and the copy called directly.
-    if (ArrayBuffer.isView(dst)) {
-      this.hostCopy(dst, this.address, dst.byteLength, D2H, options, 'DeviceBuffer.copyTo');
-      return dst;
-    }
+    if (ArrayBuffer.isView(dst)) this.hostCopy(dst, this.address, dst.byteLength, D2H, options, 'DeviceBuffer.copyTo');
+    else this.copyToOther(dst, options);
+    return dst;
+  }
+
+  /** copyTo into anything but a TypedArray, Buffer or DataView (apart: copyTo is then small enough for V8 to inline). */
+  private copyToOther(dst: HostData | DeviceBuffer | DeviceBytes, options: CopyOptions | undefined): void {
     if (options === undefined) options = {};
     checkOptions('DeviceBuffer.copyTo', options, COPY_OPTIONS);
     const device = deviceSide(dst, 'DeviceBuffer.copyTo', 'dst', true);
@@ -324,13 +353,13 @@ export class DeviceBuffer extends Resource {
     const n = device ? device.size : (dst as HostData).byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`);
     this.copy(device ? device.ptr : (dst as HostData), this.address, n, device ? D2D : D2H, options, 'copyTo');
-    return dst;
   }
 
   /**
    * A copy between this buffer and host memory (a TypedArray, Buffer or DataView: `n` is its byte
    * length), with the checks of copyFrom's and copyTo's general path in its order: the options, the
-   * stream, the size.
+   * stream, the size. What is rare (the errors, a copy inside a stream.use()) is in functions apart,
+   * which keeps this one under the size V8 inlines (460 bytes of bytecode: it was not inlined).
    */
   private hostCopy(
     dst: cudart.Pointer,
@@ -340,23 +369,22 @@ export class DeviceBuffer extends Resource {
     o: CopyOptions | undefined,
     fn: 'DeviceBuffer.copyFrom' | 'DeviceBuffer.copyTo',
   ): void {
-    if (o !== undefined) checkOptions(fn, o, COPY_OPTIONS);
+    if (o !== undefined && !onlyOption(o, 'stream')) checkOptions(fn, o, COPY_OPTIONS);
     // An explicit stream only: without one the copy is synchronous (on the current stream of a stream.use(), if any).
     const given = o?.stream;
     const stream = given === undefined ? null : openStreamHandle(given, fn, 'options.stream');
-    if (n > this.size)
-      throw new RangeError(
-        fn === 'DeviceBuffer.copyFrom'
-          ? `DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`
-          : `DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`,
-      );
-    if (stream === null && Stream.inScope(fn) !== undefined) return this.copy(dst, src, n, kind, {}, fn.slice('DeviceBuffer.'.length));
+    if (n > this.size) throwTooLarge(fn, n, this.size);
+    if (stream === null && Stream.inScope(fn) !== undefined) return this.copyInScope(dst, src, n, kind, fn);
     if (stream !== null) warnIfBlocking((kind === H2D ? src : dst) as HostData, fn);
     const d = typeof dst === 'bigint' ? dst : nonEmpty(dst!);
     const s = typeof src === 'bigint' ? src : nonEmpty(src!);
-    // The call's name is formatted only on failure.
-    const err = stream !== null ? memcpyAsync()(d, s, n, kind, stream) : memcpySync()(d, s, n, kind);
-    if (err !== 0) checkStatus(err, `${fn} (${stream !== null ? 'cudaMemcpyAsync' : 'cudaMemcpy'})`);
+    const err = stream !== null ? memcpyAsync.get()(d, s, n, kind, stream) : memcpySync.get()(d, s, n, kind);
+    if (err !== 0) throwCopyFailed(err, fn, stream !== null);
+  }
+
+  /** hostCopy without a stream inside a stream.use(): on the current stream, waited for. */
+  private copyInScope(dst: cudart.Pointer, src: cudart.Pointer, n: number, kind: cudart.cudaMemcpyKind, fn: string): void {
+    this.copy(dst, src, n, kind, {}, fn.slice('DeviceBuffer.'.length));
   }
 
   private copy(dst: cudart.Pointer, src: cudart.Pointer, n: number, kind: cudart.cudaMemcpyKind, o: CopyOptions, what: string): void {
@@ -499,6 +527,20 @@ function deviceSide(v: unknown, where: string, param: string, writing: boolean):
   return null;
 }
 
+/** hostCopy's RangeError for host memory larger than the buffer (`n` bytes against `size`). */
+function throwTooLarge(fn: 'DeviceBuffer.copyFrom' | 'DeviceBuffer.copyTo', n: number, size: number): never {
+  throw new RangeError(
+    fn === 'DeviceBuffer.copyFrom'
+      ? `DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${size}`
+      : `DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${size}`,
+  );
+}
+
+/** hostCopy's CudaError for a failed cudaMemcpy or cudaMemcpyAsync (the call's name formatted only then). */
+function throwCopyFailed(err: number, fn: string, async: boolean): never {
+  throw runtimeError(err, `${fn} (${async ? 'cudaMemcpyAsync' : 'cudaMemcpy'})`);
+}
+
 /** Copies smaller than this go in one piece. */
 const PIECE_MIN = 4 << 20;
 /** Uploads from this size up are staged through pinned memory (see staging.ts). */
@@ -546,5 +588,10 @@ function hostSlice(v: HostData, at: number, len: number): Uint8Array {
 
 /** Throws unless `size` is a byte count. */
 export function checkSize(size: number, fn: string): void {
-  if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`${fn}: parameter 'size' must be a non-negative integer, got ${size}`);
+  if (!Number.isSafeInteger(size) || size < 0) throwBadSize(size, fn);
+}
+
+/** checkSize's error (apart, so that checkSize is small enough to be inlined into hot paths). */
+function throwBadSize(size: number, fn: string): never {
+  throw new RangeError(`${fn}: parameter 'size' must be a non-negative integer, got ${size}`);
 }

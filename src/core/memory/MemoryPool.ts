@@ -130,11 +130,16 @@ export class MemoryPool extends Resource {
    * legacy default stream of the pool's device.
    */
   allocate(size: number, stream?: Stream): DeviceBuffer {
-    stream ??= Stream.inScope('MemoryPool.allocate') ?? Stream.defaultOf(this.device, cudart.cudaStreamLegacy);
+    stream ??= this.defaultStream();
     this.live('allocate');
     checkSize(size, 'MemoryPool.allocate');
     if (!(stream instanceof Stream) || stream.isClosed) openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');
     return allocateFromPool(this, size, stream, 'pool', 'MemoryPool', 'cudaMallocFromPoolAsync');
+  }
+
+  /** allocate's stream when none is given: the current stream of a {@link Stream.use}, else the legacy default stream. */
+  private defaultStream(): Stream {
+    return Stream.inScope('MemoryPool.allocate') ?? Stream.defaultOf(this.device, cudart.cudaStreamLegacy);
   }
 
   /** Gives reserved memory back to the device until the pool holds at most `keepBytes` (0: all it can). */
@@ -226,35 +231,65 @@ export class MemoryPool extends Resource {
   }
 }
 
+/** A pool that allocateFromPool takes memory from. */
+type Pool = Resource & { readonly handle: cudart.cudaMemPool_t; readonly device: Device };
+
+/**
+ * A pool buffer's keep list, which is also what frees it (freeFromPool's argument: one array per
+ * buffer instead of a keep list, a closure and its context): the pool and the stream, kept alive,
+ * then the address, the size and the allocator's name for the memory hooks.
+ */
+type PoolKeep = [pool: Pool, stream: Stream, address: bigint, size: number, hookName: string];
+
 /**
  * `size` bytes of a cudaMemPool in `stream`'s order, seen by the memory hooks as allocator `hookName`;
  * close() frees them in the stream's order (once the stream is closed, the legacy default stream's).
  * `stream` is checked by the caller; the buffer keeps the pool and the stream alive.
  */
 export function allocateFromPool(
-  pool: Resource & { readonly handle: cudart.cudaMemPool_t; readonly device: Device },
+  pool: Pool,
   size: number,
   stream: Stream,
   kind: 'pool' | 'managed',
   hookName: string,
   call: string,
 ): DeviceBuffer {
-  const ordinal = pool.device.ordinal;
-  // CUDA called directly (size and stream are checked, the pool open): no closure, no result array.
-  const p = memoryHooksInstalled()
-    ? hookedCudaAllocation(hookName, ordinal, size, () => mallocFrom(pool.handle, size, stream.handle, call))
-    : mallocFrom(pool.handle, size, stream.handle, call);
-  // One function, as hookedFree's: it tells the hooks installed when it runs (a function for them made only then).
-  const free = (): void => {
-    if (!memoryHooksInstalled()) freeAsync()(p, stream.isClosed ? null : stream.handle);
-    else freeWithHooks(hookName, ordinal, size, size, p, () => void freeAsync()(p, stream.isClosed ? null : stream.handle));
-  };
-  return DeviceBuffer.fromAllocation(p, size, pool.device, kind, free, [pool, stream]);
+  let p: bigint;
+  if (memoryHooksInstalled()) p = hookedMallocFrom(pool, size, stream, hookName, call);
+  else {
+    // CUDA called directly (size and stream are checked, the pool open): no closure, no result array;
+    // mallocFrom's lines in line (a function of their own, V8 counted them twice against what it inlines here);
+    // the output slot passed as U64 (slot 0 onwards), which koffi takes in fewer instructions than slot[0]'s bytes.
+    checkStatus(mallocFromPoolAsync.get()(U64, size, pool.handle, stream.handle), call);
+    p = U64[0];
+  }
+  const keep: PoolKeep = [pool, stream, p, size, hookName];
+  return DeviceBuffer.fromAllocation(p, size, pool.device, kind, freeFromPool, keep, keep);
+}
+
+/** mallocFrom as the memory hooks see it (a function of its own, so that allocateFromPool makes no closure). */
+function hookedMallocFrom(pool: Pool, size: number, stream: Stream, hookName: string, call: string): bigint {
+  return hookedCudaAllocation(hookName, pool.device.ordinal, size, () => mallocFrom(pool.handle, size, stream.handle, call));
+}
+
+/** Frees a pool buffer (its PoolKeep) in its stream's order; as hookedFree's, it tells the hooks installed when it runs. */
+function freeFromPool(k: unknown): void {
+  const keep = k as PoolKeep;
+  const stream = keep[1];
+  const p = keep[2];
+  if (!memoryHooksInstalled()) freeAsync.get()(p, stream.isClosed ? null : stream.handle);
+  else hookedFreeFromPool(keep);
+}
+
+/** freeFromPool as the memory hooks see it (apart: its closure would cost every free a context). */
+function hookedFreeFromPool(keep: PoolKeep): void {
+  const [pool, stream, p, size, hookName] = keep;
+  freeWithHooks(hookName, pool.device.ordinal, size, size, p, () => void freeAsync.get()(p, stream.isClosed ? null : stream.handle));
 }
 
 /** cudaMallocFromPoolAsync: the address, or throws the CudaError named `call`. */
 function mallocFrom(pool: cudart.cudaMemPool_t, size: number, stream: cudart.cudaStream_t, call: string): bigint {
-  checkStatus(mallocFromPoolAsync()(slot[0], size, pool, stream), call);
+  checkStatus(mallocFromPoolAsync.get()(slot[0], size, pool, stream), call);
   return U64[0];
 }
 

@@ -10,7 +10,13 @@ const enabled = process.env.CUDA_BINDINGS_WARN_BLOCKING_COPIES === '1';
 
 /** Warns (process.emitWarning, once per `what`) when the variable is set and `host` is pageable memory. */
 export function warnIfBlocking(host: ArrayBufferView | ArrayBuffer, what: string): void {
-  if (!enabled || warned.has(what) || host.byteLength === 0) return;
+  // The check apart: this function stays small enough for V8 to inline into a copy's hot path.
+  if (enabled) warnIfPageable(host, what);
+}
+
+/** warnIfBlocking once the variable is set. */
+function warnIfPageable(host: ArrayBufferView | ArrayBuffer, what: string): void {
+  if (warned.has(what) || host.byteLength === 0) return;
   const [err, attributes] = cudart.cudaPointerGetAttributes(host);
   if (err !== cudart.cudaError_t.cudaSuccess || attributes.type !== cudart.cudaMemoryType.cudaMemoryTypeUnregistered) return;
   warned.add(what);

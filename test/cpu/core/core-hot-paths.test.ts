@@ -14,8 +14,11 @@ afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
 const READ_ARGS = `
   const argBytes = (n) => { const b = Buffer.alloc(16 * 32); fake.last(b); return Array.from({ length: n }, (_, i) => b.readBigUInt64LE(16 * i).toString()); };`;
 
-// Where code cannot be made from a string, the fast path fills the arguments with a loop instead.
-test.each([[[]], [['--disallow-code-generation-from-strings']]])(
+// Where code cannot be made from a string, the fast path fills the arguments with a loop instead: each
+// launch test runs both ways.
+const BOTH_FILLS: string[][][] = [[[]], [['--disallow-code-generation-from-strings']]];
+
+test.each(BOTH_FILLS)(
   'a launch like the last one passes each new value, and one of other types or sizes still launches right (node %j)',
   (nodeArgs) => {
     const r = runWithFake(
@@ -47,6 +50,46 @@ test.each([[[]], [['--disallow-code-generation-from-strings']]])(
     expect(r.seen[3][0]).toBe(b);
     expect(r.config).toEqual([3, 2, 1, 64, 1, 1, 0]);
     expect(r.launches).toBe(4);
+  },
+);
+
+test.each(BOTH_FILLS)(
+  'a repeated launch writes every scalar type at its size, and a 64-bit KernelArg made with a number still launches (node %j)',
+  (nodeArgs) => {
+    const r = runWithFake(
+      fake.lib,
+      `${READ_ARGS}
+    const { i8, u8, i16, u16, f16, f32, u64, ptr, i64, KernelArg } = core;
+    const k = kernel(cudart.cudaKernel_t(0x108), 'rec8');
+    const cfg = { grid: 1, block: 1 };
+    const seen = [];
+    k.launch(cfg, i8(-2), u8(250), i16(-300), u16(65000), f16.bits(0x3c00), f32(1.5), u64(2n ** 63n), ptr(0x1234n)); seen.push(argBytes(8));
+    k.launch(cfg, i8(3), u8(4), i16(5), u16(6), f16.bits(7), f32(-2), u64(9n), ptr(10n)); seen.push(argBytes(8));
+    const w = kernel(cudart.cudaKernel_t(0x102), 'rec2');
+    w.launch(cfg, i64(5n), u64(6n));
+    w.launch(cfg, new KernelArg('i64', -7), new KernelArg('u64', 8)); seen.push(argBytes(2));
+    w.launch(cfg, i64(9n), u64(10n)); seen.push(argBytes(2));
+    console.log(JSON.stringify({ seen, launches: fake.launches() }));`,
+      nodeArgs,
+    ) as { seen: string[][]; launches: number };
+    // The first 8 bytes of each argument's slot, masked to the argument's size.
+    const low = (row: string[], sizes: number[]) => row.map((v, i) => (BigInt(v) & ((1n << BigInt(8 * sizes[i])) - 1n)).toString());
+    const sizes = [1, 1, 2, 2, 2, 4, 8, 8];
+    const f32bits = (x: number) => String(Buffer.from(new Float32Array([x]).buffer).readUInt32LE());
+    expect(low(r.seen[0], sizes)).toEqual([
+      '254',
+      '250',
+      String(65536 - 300),
+      '65000',
+      '15360',
+      f32bits(1.5),
+      String(2n ** 63n),
+      String(0x1234),
+    ]);
+    expect(low(r.seen[1], sizes)).toEqual(['3', '4', '5', '6', '7', f32bits(-2), '9', '10']);
+    expect(r.seen[2]).toEqual([(2n ** 64n - 7n).toString(), '8']);
+    expect(r.seen[3]).toEqual(['9', '10']);
+    expect(r.launches).toBe(5);
   },
 );
 
@@ -126,6 +169,42 @@ test('host copies, Event.record and GraphExec.launch check what they are given a
     "TypeError: Event.record: parameter 'stream' must be a Stream, got a Event",
   ]);
   expect(r.launchOn).toEqual(['ok', 'ok', "Error: GraphExec.launch: parameter 'stream' is a Stream that was closed"]);
+});
+
+test('copy options of only { stream } pass at once; any other shape, after that one, is checked as by the general path', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const d = core.Device.get(0);
+    const message = (f) => { try { f(); return 'ok'; } catch (e) { return e.constructor.name + ': ' + e.message; } };
+    const buf = d.allocate(16), s = d.createStream(), host = new Float32Array([1, 2, 3, 4]);
+    const copies = () => [message(() => buf.copyFrom(host, { stream: s })), message(() => buf.copyTo(new Float32Array(4), { stream: s }))];
+    const warm = [...copies(), ...copies()];
+    console.log(JSON.stringify({
+      warm,
+      extraKey: message(() => buf.copyFrom(host, { stream: s, sync: true })),
+      misspeltAfter: message(() => buf.copyTo(new Float32Array(1), { stram: s })),
+      array: message(() => buf.copyFrom(host, [])),
+      number: message(() => buf.copyTo(new Float32Array(1), 5)),
+      string: message(() => buf.copyFrom(host, 'stream')),
+      empty: message(() => buf.copyFrom(host, {})),
+      streamUndefined: message(() => buf.copyFrom(host, { stream: undefined })),
+      inheritedStream: message(() => buf.copyFrom(host, Object.create({ stream: s }))),
+      inheritedUnknown: message(() => buf.copyFrom(host, Object.create({ strem: s }))),
+      notAStream: message(() => buf.copyTo(new Float32Array(1), { stream: {} })),
+      again: copies(),
+    }));`,
+  ) as Record<string, unknown>;
+  expect(r.warm).toEqual(['ok', 'ok', 'ok', 'ok']);
+  expect(r.extraKey).toMatch(/^TypeError: DeviceBuffer.copyFrom: unknown option 'sync'; the options are stream$/);
+  expect(r.misspeltAfter).toMatch(/^TypeError: DeviceBuffer.copyTo: unknown option 'stram' \(did you mean 'stream'\?\)/);
+  expect(r.array).toBe("TypeError: DeviceBuffer.copyFrom: parameter 'options' must be an object of options, got an array");
+  expect(r.number).toBe("TypeError: DeviceBuffer.copyTo: parameter 'options' must be an object of options, got number 5");
+  expect(r.string).toBe("TypeError: DeviceBuffer.copyFrom: parameter 'options' must be an object of options, got string stream");
+  // Keys the object inherits are not its options (checkOptions looks at own keys), as before.
+  expect([r.empty, r.streamUndefined, r.inheritedStream, r.inheritedUnknown]).toEqual(['ok', 'ok', 'ok', 'ok']);
+  expect(r.notAStream).toBe("TypeError: DeviceBuffer.copyTo: parameter 'options.stream' must be a Stream, got a Object");
+  expect(r.again).toEqual(['ok', 'ok']);
 });
 
 test('a resource nobody closes is still freed by the collector, and a closed one only once', () => {

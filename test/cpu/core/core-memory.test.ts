@@ -422,6 +422,54 @@ test('IpcMemoryPool.importBuffer refuses a descriptor that claims more than the 
   });
 });
 
+test('pool buffers are freed once: by close() on their stream (the legacy one once it is closed), after the last hold, or by the collector', () => {
+  const out = run(`
+    const { holdAll } = require('./src/core/base/lifetime');
+    const lastStream = koffi.load(process.env.CUDA_BINDINGS_CUDART).func('void *fake_last_free_stream(void)');
+    const streamOfLastFree = () => { const p = lastStream(); return p === null ? null : String(koffi.address(p)); };
+    const d = core.Device.get(0), s = d.createStream(), pool = d.memoryPool;
+    const freed = (f) => { const before = calls('cudaFreeAsync'); f(); return calls('cudaFreeAsync') - before; };
+    const r = {};
+    const a = pool.allocate(64, s);
+    r.closeTwice = [freed(() => a.close()), streamOfLastFree() === String(s.handle), freed(() => a.close())];
+    const s2 = d.createStream(), b = pool.allocate(64, s2);
+    s2.close();
+    r.afterStreamClosed = [freed(() => b.close()), streamOfLastFree()];
+    // Held (as an executable graph holds what its nodes use): closed at once, freed by the last let-go.
+    const c = pool.allocate(64, s), letGo = holdAll([c]);
+    r.held = [freed(() => c.close()), c.isClosed, freed(letGo), freed(letGo)];
+    // Held once and let go before close(): close() frees at once.
+    const e = pool.allocate(64, s);
+    holdAll([e])();
+    r.letGoFirst = freed(() => e.close());
+    // More than a batch of waiting resources (256), open and closed alternately: the open ones go to the collector.
+    let before = calls('cudaFreeAsync');
+    for (let i = 0; i < 300; i++) { pool.allocate(64, s); pool.allocate(64, s).close(); }
+    r.closedInLoop = calls('cudaFreeAsync') - before;
+    before = calls('cudaFreeAsync');
+    for (let i = 0; i < 50 && calls('cudaFreeAsync') - before < 300; i++) { global.gc(); await new Promise((res) => setTimeout(res, 10)); }
+    r.collected = calls('cudaFreeAsync') - before;
+    // A hook installed after the allocation sees its free, by its allocator's name and size.
+    const seen = [];
+    class Recorder extends core.MemoryHook {}
+    Recorder.prototype.freePre = (ev) => seen.push([ev.allocator, ev.size]);
+    const f = pool.allocate(48, s);
+    const hook = new Recorder();
+    f.close();
+    hook.close();
+    r.hookSaw = seen;
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    closeTwice: [1, true, 0],
+    afterStreamClosed: [1, null],
+    held: [0, true, 1, 0],
+    letGoFirst: 1,
+    closedInLoop: 300,
+    collected: 300,
+    hookSaw: [['MemoryPool', 48]],
+  });
+});
+
 test('a hook installs at construction unless told not to, close() uninstalls, with() restores the state it found', () => {
   class Quiet extends core.MemoryHook {}
   const a = new Quiet();
