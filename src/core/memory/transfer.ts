@@ -160,7 +160,7 @@ function whenCopied(stream: Stream, leases: Lease[]): void {
 /** An event recorded on `stream` after the work queued so far; throws the CudaError named by `fn` (the copies' blocks are then not reused: nothing says when they end). */
 function recordAfter(stream: Stream, fn: string): cudart.cudaEvent_t {
   const ev = takeEvent(stream);
-  const err = eventRecord()(ev, stream.handle) as number;
+  const err = eventRecord.get()(ev, stream.handle) as number;
   if (err !== 0) {
     void cudart.cudaEventDestroy(ev);
     checkStatus(err, `cudaEventRecord (${fn})`);
@@ -196,7 +196,7 @@ function drain(): void {
 function drainStream(queue: Pending[], stream: Stream): void {
   while (queue.length > 0) {
     const head = queue[0];
-    const status = eventQuery()(head.event) as number;
+    const status = eventQuery.get()(head.event) as number;
     if (status === NOT_DONE) break;
     queue.shift();
     // A failed copy leaves its blocks out of the pool: what the device did with them is unknown.
@@ -224,7 +224,7 @@ function hostLength(v: unknown, fn: string, param: string): number {
 
 /** Queues the copy of `n` bytes between `from` and `to` on `stream`, counted as pending on `lease`. */
 function queueCopy(to: bigint, from: bigint, n: number, kind: cudart.cudaMemcpyKind, stream: Stream, lease: Lease, what: string): void {
-  checkStatus(memcpyAsync()(to, from, n, kind, stream.handle), `${what} (cudaMemcpyAsync)`);
+  checkStatus(memcpyAsync.get()(to, from, n, kind, stream.handle), `${what} (cudaMemcpyAsync)`);
   lease.pending++;
 }
 
