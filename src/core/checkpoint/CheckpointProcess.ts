@@ -20,6 +20,12 @@ const STATES: Record<number, CheckpointState> = {
   [cuda.CUprocessState.CU_PROCESS_STATE_FAILED]: 'failed',
 };
 
+/** What a refused step's message may add: lock()'s timeout, and what restore() with a mapping needs. */
+interface RefusalHints {
+  timeoutMs?: number;
+  refusedMapping?: string | null;
+}
+
 /** The state each step needs the process in. */
 const NEEDS: Record<string, CheckpointState> = { lock: 'running', checkpoint: 'locked', restore: 'checkpointed', unlock: 'locked' };
 
@@ -85,7 +91,7 @@ export class CheckpointProcess {
       throw new RangeError(
         `CheckpointProcess.lock: parameter 'timeoutMs' must be a non-negative integer of milliseconds, got ${describe(timeoutMs)}`,
       );
-    return this.step('lock', 'cuCheckpointProcessLock', () => cuda.cuCheckpointProcessLock(this.pid, { timeoutMs }), timeoutMs);
+    return this.step('lock', 'cuCheckpointProcessLock', () => cuda.cuCheckpointProcessLock(this.pid, { timeoutMs }), { timeoutMs });
   }
 
   /** Copies the locked process's device memory into its host memory and releases its GPUs (cuCheckpointProcessCheckpoint). */
@@ -118,12 +124,10 @@ export class CheckpointProcess {
       });
       args = { gpuPairs, gpuPairsCount: gpuPairs.length };
     }
-    const [err] = this.call('restore', 'cuCheckpointProcessRestore', () => cuda.cuCheckpointProcessRestore(this.pid, args));
-    if (err === cuda.CUresult.CUDA_SUCCESS) return this;
-    const e = this.refused('restore', 'cuCheckpointProcessRestore', err);
-    if (err === cuda.CUresult.CUDA_ERROR_INVALID_VALUE && args !== null)
-      e.message += `; a gpuMapping must name every GPU the process could see, not only those it used (this one names ${args.gpuPairsCount}): map each GPU that stays to itself and call restore() again`;
-    throw e;
+    const refusedMapping =
+      args &&
+      `a gpuMapping must name every GPU the process could see, not only those it used (this one names ${args.gpuPairsCount}): map each GPU that stays to itself and call restore() again`;
+    return this.step('restore', 'cuCheckpointProcessRestore', () => cuda.cuCheckpointProcessRestore(this.pid, args), { refusedMapping });
   }
 
   /** Lets the locked process make CUDA calls again (cuCheckpointProcessUnlock). */
@@ -132,9 +136,9 @@ export class CheckpointProcess {
   }
 
   /** Runs one step; a refusal throws an error that says what the step needs. */
-  private step(what: string, name: string, call: () => [cuda.CUresult], timeoutMs?: number): this {
+  private step(what: string, name: string, call: () => [cuda.CUresult], hints: RefusalHints = {}): this {
     const [err] = this.call(what, name, call);
-    if (err !== cuda.CUresult.CUDA_SUCCESS) throw this.refused(what, name, err, timeoutMs);
+    if (err !== cuda.CUresult.CUDA_SUCCESS) throw this.refused(what, name, err, hints);
     return this;
   }
 
@@ -154,7 +158,7 @@ export class CheckpointProcess {
   }
 
   /** The error for a refused step: the driver's, with what it needed in the message. */
-  private refused(what: string, name: string, err: cuda.CUresult, timeoutMs?: number): Error {
+  private refused(what: string, name: string, err: cuda.CUresult, hints: RefusalHints = {}): Error {
     const e = driverError(err, `CheckpointProcess.${what} (${name}, pid ${this.pid})`);
     const R = cuda.CUresult;
     let why = '';
@@ -167,13 +171,13 @@ export class CheckpointProcess {
       }
       why = `${what}() needs the process ${NEEDS[what]}; it is ${now} (the order is lock, checkpoint, restore, unlock)`;
     } else if (err === R.CUDA_ERROR_NOT_READY && what === 'lock')
-      why = `the process did not finish its CUDA work within ${timeoutMs} ms; give lock() a longer timeout, or 0 to wait`;
+      why = `the process did not finish its CUDA work within ${hints.timeoutMs} ms; give lock() a longer timeout, or 0 to wait`;
     else if (err === R.CUDA_ERROR_NOT_INITIALIZED) why = `process ${this.pid} has not initialised CUDA, or is not a process of this user`;
     else if (err === R.CUDA_ERROR_NOT_SUPPORTED)
       why =
         'the driver does not support checkpointing here (it needs Linux, driver r570 or later, and no unsupported feature in use: IPC, UVM on some drivers, MPS)';
     else if (err === R.CUDA_ERROR_INVALID_VALUE)
-      why = `no CUDA process ${this.pid} (or one of another user), or an argument the driver refused`;
+      why = `no CUDA process ${this.pid} (or one of another user), or an argument the driver refused${hints.refusedMapping ? `; ${hints.refusedMapping}` : ''}`;
     if (why) e.message = `${e.message}: ${why}`;
     return e;
   }
