@@ -13,6 +13,7 @@ import { fork, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { core, nccl } from '../src';
+import { bytesText } from '../src/cli/common';
 
 process.env.NCCL_NVLS_ENABLE = '0';
 const ID_ENV = 'NCCL_BUSBW_UNIQUE_ID';
@@ -163,30 +164,20 @@ function torch(python: string, n: number): { rows: Row[] | null; why: string; ve
   };
 }
 
-/** A byte count as nccl-tests prints it, plus a readable unit. */
-function size(b: number): string {
-  if (b >= 1 << 30) return `${b / (1 << 30)} GiB`;
-  if (b >= 1 << 20) return `${b / (1 << 20)} MiB`;
-  if (b >= 1 << 10) return `${b / (1 << 10)} KiB`;
-  return `${b} B`;
-}
-
 async function main(): Promise<number> {
   const r = arg('rank');
   if (r !== undefined) return rank(Number(r), Number(arg('nranks')));
   const n = core.Device.count();
-  const [major, minor, patch] = (() => {
-    const [err, v] = nccl.ncclGetVersion();
-    if (err !== nccl.ncclResult_t.ncclSuccess) return [0, 0, 0];
-    return [Math.floor(v / 10000), Math.floor((v % 10000) / 100), v % 100];
-  })();
+  // NCCL's version code (22803 for 2.28.3) as text.
+  const v = nccl.libraryInfo().version;
+  const version = `${Math.floor(v / 10000)}.${Math.floor(v / 100) % 100}.${v % 100}`;
   const rows = await ours();
   const t = process.argv.includes('--no-torch')
     ? { rows: null, why: 'not asked (--no-torch)', version: '' }
     : torch(arg('python') ?? process.env.PYTHON ?? '/opt/torch/.venv/bin/python', n);
   const tr = new Map((t.rows ?? []).map((x) => [x.bytes, x]));
   console.log(
-    `\n${n} GPUs (${core.Device.get(0).name}), one process each; cuda-bindings with NCCL ${major}.${minor}.${patch}${t.rows ? `; PyTorch: ${t.version}` : `; PyTorch: ${t.why}`}\n`,
+    `\n${n} GPUs (${core.Device.get(0).name}), one process each; cuda-bindings with NCCL ${version}${t.rows ? `; PyTorch: ${t.version}` : `; PyTorch: ${t.why}`}\n`,
   );
   console.log(
     '| size | iters | ours in place µs | ours busbw GB/s (in place) | ours busbw (out of place) | PyTorch µs | PyTorch busbw GB/s | ours ÷ PyTorch busbw | wrong |',
@@ -195,7 +186,7 @@ async function main(): Promise<number> {
   for (const x of rows) {
     const p = tr.get(x.bytes);
     console.log(
-      `| ${size(x.bytes)} | ${x.iters} | ${x.inPlaceUs.toFixed(2)} | ${x.inPlaceBusbw.toFixed(2)} | ${x.outOfPlaceBusbw.toFixed(2)} | ${p ? p.inPlaceUs.toFixed(2) : '–'} | ${p ? p.inPlaceBusbw.toFixed(2) : '–'} | ${p ? (x.inPlaceBusbw / p.inPlaceBusbw).toFixed(3) : '–'} | ${x.wrong}${p ? ` / ${p.wrong}` : ''} |`,
+      `| ${bytesText(x.bytes)} | ${x.iters} | ${x.inPlaceUs.toFixed(2)} | ${x.inPlaceBusbw.toFixed(2)} | ${x.outOfPlaceBusbw.toFixed(2)} | ${p ? p.inPlaceUs.toFixed(2) : '–'} | ${p ? p.inPlaceBusbw.toFixed(2) : '–'} | ${p ? (x.inPlaceBusbw / p.inPlaceBusbw).toFixed(3) : '–'} | ${x.wrong}${p ? ` / ${p.wrong}` : ''} |`,
     );
   }
   const big = rows.filter((x) => x.bytes >= 256 << 20 && tr.has(x.bytes));
@@ -203,10 +194,7 @@ async function main(): Promise<number> {
   if (big.length) console.log(`\n256 MiB and above: ours within 5% of PyTorch's busbw (or faster) at every size: ${within ? 'yes' : 'NO'}`);
   const out = arg('out');
   if (out)
-    fs.writeFileSync(
-      out,
-      JSON.stringify({ gpus: n, nccl: `${major}.${minor}.${patch}`, torch: t.version || t.why, ours: rows, pytorch: t.rows }, null, 1),
-    );
+    fs.writeFileSync(out, JSON.stringify({ gpus: n, nccl: version, torch: t.version || t.why, ours: rows, pytorch: t.rows }, null, 1));
   return rows.every((x) => x.wrong === 0) && (t.rows ?? []).every((x) => x.wrong === 0) ? 0 : 1;
 }
 
