@@ -9,6 +9,9 @@ import { Stream } from '../device/Stream';
 import { freeWithHooks, hookedCudaAllocation, memoryHooksInstalled } from './MemoryHook';
 import { checkStatus, direct } from '../base/direct';
 import { U64, slot } from '../../ffi/scratch';
+
+/** Scratch slot 0's address, read once (the hot path then loads no array element). */
+const SLOT0 = slot[0];
 import type { OptionKeys } from '../base/options';
 import { describe, lookupName } from '../../ffi/checks';
 
@@ -259,8 +262,8 @@ export function allocateFromPool(
   else {
     // CUDA called directly (size and stream are checked, the pool open): no closure, no result array;
     // mallocFrom's lines in line (a function of their own, V8 counted them twice against what it inlines here);
-    // the output slot passed as U64 (slot 0 onwards), which koffi takes in fewer instructions than slot[0]'s bytes.
-    checkStatus(mallocFromPoolAsync.get()(U64, size, pool.handle, stream.handle), call);
+    // the output slot passed by its address (a bigint), which koffi takes in less time than a typed array.
+    checkStatus(mallocFromPoolAsync.get()(SLOT0, size, pool.handle, stream.handle), call);
     p = U64[0];
   }
   const keep: PoolKeep = [pool, stream, p, size, hookName];
@@ -289,7 +292,7 @@ function hookedFreeFromPool(keep: PoolKeep): void {
 
 /** cudaMallocFromPoolAsync: the address, or throws the CudaError named `call`. */
 function mallocFrom(pool: cudart.cudaMemPool_t, size: number, stream: cudart.cudaStream_t, call: string): bigint {
-  checkStatus(mallocFromPoolAsync.get()(slot[0], size, pool, stream), call);
+  checkStatus(mallocFromPoolAsync.get()(SLOT0, size, pool, stream), call);
   return U64[0];
 }
 
