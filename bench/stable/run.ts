@@ -7,7 +7,8 @@
 // The two shortest calls (OPS' `short`) keep every loop's figure, `--short-loops` a round, and a
 // second table gives each implementation's two modes and two ratios to C: its fast mode's over C's
 // fast mode's, and the median of its loop-by-loop ratios (each loop against C's loop of the same turn).
-//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--out bench/results/stable.json]
+//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--out bench/results/stable.json]
+//   (`--ops`: only these rows, by name, for every implementation that has them)
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
 //   node dist-bench/bench/stable/run.js --table run.json            (a run's table again, from its JSON)
 //   node dist-bench/bench/stable/run.js --floor a.json [b.json …]    (facade and core over the koffi floor, per run)
@@ -224,6 +225,15 @@ async function main(): Promise<void> {
   // two H100 runs of 2026-11-23 disagreed by up to 46% on the shortest calls.
   const cpus = pinTo(opt('--cpus', '8'));
   const outFile = opt('--out', resultsFile('stable'));
+  const wanted = opt('--ops', '');
+  const ops = wanted ? OPS.filter((o) => wanted.split(',').includes(o.op)) : OPS;
+  if (wanted && ops.length !== wanted.split(',').length)
+    throw new Error(
+      `--ops: no such row among ${wanted
+        .split(',')
+        .filter((w) => !OPS.some((o) => o.op === w))
+        .join(', ')}`,
+    );
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-stable-'));
   const cubin = buildKernels(work);
   execFileSync('nvcc', ['-O2', '-o', path.join(work, 'c'), 'bench/stable/c.cu', '-lcuda'], { stdio: 'inherit' });
@@ -245,15 +255,15 @@ async function main(): Promise<void> {
   }
   if (!servers.some((s) => s.impl === 'c')) throw new Error(`the C server did not start: ${notes.join('; ')}`);
   const samples: Results['samples'] = {};
-  for (const s of servers) samples[s.impl] = Object.fromEntries(OPS.map((o) => [o.op, []]));
+  for (const s of servers) samples[s.impl] = Object.fromEntries(ops.map((o) => [o.op, []]));
   const loopsOf: NonNullable<Results['loops']> = {};
-  for (const s of servers) loopsOf[s.impl] = Object.fromEntries(OPS.filter((o) => o.short).map((o) => [o.op, []]));
+  for (const s of servers) loopsOf[s.impl] = Object.fromEntries(ops.filter((o) => o.short).map((o) => [o.op, []]));
   // Round 0 warms every process up (JIT, lazy binding, caches) and is not kept.
   for (let round = 0; round <= rounds; round++) {
     const t0 = Date.now();
     // Each round starts with the next implementation, so none always follows the same one.
     const order = servers.map((_, i) => servers[(i + round) % servers.length]);
-    for (const { op, kind, n, nFor, short } of OPS) {
+    for (const { op, kind, n, nFor, short } of ops) {
       // A sample is the fastest of `loops` timed loops: what the machine adds (another process, an
       // interrupt, a frequency dip) only ever slows a loop down. The implementations take turns loop
       // by loop (C, facade, …, C, facade, …), so a slow spell of the machine falls on all of them
@@ -290,7 +300,7 @@ async function main(): Promise<void> {
       host: os.hostname(),
       notes,
     },
-    ops: OPS,
+    ops,
     samples,
     loops: loopsOf,
   };
