@@ -123,10 +123,27 @@ async function rows(): Promise<Row[]> {
   const [sh, eh, d, ph, poolH] = [s.handle, ev.handle, buf.ptr, pinned.ptr, pool.handle];
   const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
   const packed = new cudart.KernelArgs([d, d, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)]);
-  const i32out = new Int32Array(2);
-  const slot = new BigUint64Array(1);
+  // The floor's outputs go to memory outside V8's heap, passed by address, as ops.ts' koffiOps (and
+  // the facade's and core's scratch slots) since 2026-11-27: koffi takes a bigint faster than a typed array.
+  const page = koffi.alloc('uint8_t', 64);
+  const i32out = BigInt(koffi.address(page) as bigint | number);
+  const slotView = new BigUint64Array(koffi.view(page, 64) as ArrayBuffer);
+  const slot = i32out;
   const w0 = 1 + 4294967296; // dim3 {1, 1, 1} as its two eight-byte words
-  const [getDevice, eventRecord, mallocFromPool, freeAsync, memcpy, memcpyAsync, launchKernel, graphLaunch, eventQuery, malloc, free] = [
+  const [
+    getDevice,
+    eventRecord,
+    mallocFromPool,
+    freeAsync,
+    memcpy,
+    memcpyAsync,
+    launchKernel,
+    graphLaunch,
+    eventQuery,
+    malloc,
+    free,
+    streamQuery,
+  ] = [
     'cudaGetDevice',
     'cudaEventRecord',
     'cudaMallocFromPoolAsync',
@@ -138,6 +155,7 @@ async function rows(): Promise<Row[]> {
     'cudaEventQuery',
     'cudaMalloc',
     'cudaFree',
+    'cudaStreamQuery',
   ].map(R);
   const graphH = (exec as unknown as { handle: bigint }).handle;
   return [
@@ -156,6 +174,13 @@ async function rows(): Promise<Row[]> {
       core: () => ev.query(),
     },
     {
+      name: 'cudaStreamQuery (stream.query)',
+      n: 400_000,
+      floor: () => streamQuery(sh),
+      facade: () => cudart.cudaStreamQuery(sh),
+      core: () => s.query(),
+    },
+    {
       name: 'cudaEventRecord (event.record(stream))',
       n: 400_000,
       floor: () => eventRecord(eh, sh),
@@ -165,14 +190,14 @@ async function rows(): Promise<Row[]> {
     {
       name: 'cudaMallocFromPoolAsync+cudaFreeAsync (pool.allocate/close)',
       n: 200_000,
-      floor: () => (mallocFromPool(slot, 1 << 20, poolH, sh), freeAsync(slot[0], sh)),
+      floor: () => (mallocFromPool(slot, 1 << 20, poolH, sh), freeAsync(slotView[0], sh)),
       facade: () => cudart.cudaFreeAsync(cudart.cudaMallocFromPoolAsync(1 << 20, poolH, sh)[1], sh),
       core: () => pool.allocate(1 << 20, s).close(),
     },
     {
       name: 'cudaMalloc+cudaFree (device.allocate/close)',
       n: 100_000,
-      floor: () => (malloc(slot, 1 << 20), free(slot[0])),
+      floor: () => (malloc(slot, 1 << 20), free(slotView[0])),
       facade: () => cudart.cudaFree(cudart.cudaMalloc(1 << 20)[1]),
       core: () => dev.allocate(1 << 20).close(),
     },

@@ -8,9 +8,11 @@ import type { Device } from './Device';
 import { openStreamHandle, type Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { checkStatus, direct } from '../base/direct';
+import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 
 const eventRecord = direct('cudaEventRecord');
-import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
+const eventQuery = direct('cudaEventQuery');
+const NOT_READY = cudart.cudaError_t.cudaErrorNotReady;
 
 /** What {@link Event.fromHandle} takes: the owner and device of the event, and whether it records timestamps. */
 export interface ForeignEventOptions extends ForeignOptions {
@@ -157,9 +159,10 @@ export class Event extends Resource {
   /** Whether the work before the recorded point is done (cudaEventQuery; true for an event never recorded), without waiting. */
   query(): boolean {
     this.live('query');
-    const [err] = cudart.cudaEventQuery(this.handle);
-    if (err === cudart.cudaError_t.cudaErrorNotReady) return false;
-    check([err], 'cudaEventQuery');
+    // Called directly: the handle is an open event's (the facade's checks and result array would be work done twice).
+    const err = eventQuery.get()(this.handle);
+    if (err === NOT_READY) return false;
+    checkStatus(err, 'cudaEventQuery');
     return true;
   }
 

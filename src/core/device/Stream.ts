@@ -3,11 +3,15 @@ import * as cudart from '../../runtime';
 import { streamSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
+import { checkStatus, direct } from '../base/direct';
 import { Resource, openArg } from '../base/lifetime';
 import { Device } from './Device';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 import { AsyncLocalStorage } from 'node:async_hooks';
+
+const streamQuery = direct('cudaStreamQuery');
+const NOT_READY = cudart.cudaError_t.cudaErrorNotReady;
 
 /** How {@link Device.createStream} makes a stream. */
 export interface StreamOptions {
@@ -214,9 +218,10 @@ export class Stream extends Resource {
   /** Whether all the stream's work is done (cudaStreamQuery), without waiting; throws CudaError when queued work failed. */
   query(): boolean {
     this.live('query');
-    const [err] = cudart.cudaStreamQuery(this.handle);
-    if (err === cudart.cudaError_t.cudaErrorNotReady) return false;
-    check([err], 'cudaStreamQuery');
+    // Called directly: the handle is an open stream's (the facade's checks and result array would be work done twice).
+    const err = streamQuery.get()(this.handle);
+    if (err === NOT_READY) return false;
+    checkStatus(err, 'cudaStreamQuery');
     return true;
   }
 

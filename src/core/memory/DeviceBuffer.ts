@@ -9,9 +9,10 @@ import { Stream, openStreamHandle } from '../device/Stream';
 import { direct } from '../base/direct';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { warnIfBlocking } from './blocking-copies';
+import { pinnedOr } from './pinned-views';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, onlyOption, type OptionKeys } from '../base/options';
-import { describe, lookupName, nonEmpty } from '../../ffi/checks';
+import { describe, lookupName, nonEmpty, type HostMemory } from '../../ffi/checks';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from '../device/foreign';
 
 /** What {@link DeviceBuffer.fromPointer} takes: the memory's owner, its device, and the stream it is ordered on. */
@@ -38,6 +39,11 @@ const memcpyAsync = direct('cudaMemcpyAsync');
 const D2D = cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice;
 const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
+
+/** Host memory as a copy passes it to koffi: a queued copy of pinned memory core viewed passes its address (pinned-views.ts). */
+function hostArg(v: HostMemory, stream: cudart.cudaStream_t | null): HostMemory | bigint {
+  return stream !== null ? pinnedOr(v) : nonEmpty(v);
+}
 
 /** How a DeviceBuffer's memory came to be: it decides how it is freed and what it can do. */
 export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached' | 'ipc' | 'virtual' | 'foreign' | 'resource';
@@ -376,8 +382,8 @@ export class DeviceBuffer extends Resource {
     if (n > this.size) throwTooLarge(fn, n, this.size);
     if (stream === null && Stream.inScope(fn) !== undefined) return this.copyInScope(dst, src, n, kind, fn);
     if (stream !== null) warnIfBlocking((kind === H2D ? src : dst) as HostData, fn);
-    const d = typeof dst === 'bigint' ? dst : nonEmpty(dst!);
-    const s = typeof src === 'bigint' ? src : nonEmpty(src!);
+    const d = typeof dst === 'bigint' ? dst : hostArg(dst!, stream);
+    const s = typeof src === 'bigint' ? src : hostArg(src!, stream);
     const err = stream !== null ? memcpyAsync.get()(d, s, n, kind, stream) : memcpySync.get()(d, s, n, kind);
     if (err !== 0) throwCopyFailed(err, fn, stream !== null);
   }

@@ -8,6 +8,7 @@ import { check } from '../base/errors';
 import { Holds, holdOpen, release } from '../base/lifetime';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, type OptionKeys } from '../base/options';
+import { tagPinned } from './pinned-views';
 
 /** The cudaHostAlloc flags of a {@link HostBuffer} (all off by default). */
 export interface HostBufferOptions {
@@ -162,6 +163,7 @@ export class HostBuffer {
     this.size = size;
     this.devicePtr = options.mapped ? check(cudart.cudaHostGetDevicePointer(this.ptr, 0), 'cudaHostGetDevicePointer') : null;
     this.view = koffi.view(this.ptr, size);
+    tagPinned(this.view, this.ptr);
     // The ArrayBuffer (and every TypedArray over it) keeps the memory: it is freed after them.
     freeWhenUnreachable.register(this.view, this.ptr);
     this.onClose = hookedFree('cudaHostAlloc', 'host', size, size, ptr, () => undefined);

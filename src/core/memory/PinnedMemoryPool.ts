@@ -8,6 +8,7 @@ import { release } from '../base/lifetime';
 import { HostBuffer, hostAllocFlags, type HostBufferOptions, HOST_BUFFER_OPTIONS } from './HostBuffer';
 import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
 import { checkOptions } from '../base/options';
+import { tagPinned } from './pinned-views';
 
 /** How a {@link PinnedMemoryPool} is made. */
 export interface PinnedMemoryPoolOptions {
@@ -73,6 +74,7 @@ export class PinnedMemoryPool {
     const b = block!;
     this.used += rounded;
     const view = koffi.view(b.ptr, size) as ArrayBuffer;
+    tagPinned(view, b.ptr);
     b.views++;
     viewGone.register(view, b);
     const giveBack = () => {

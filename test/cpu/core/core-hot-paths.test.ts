@@ -222,3 +222,49 @@ test('a resource nobody closes is still freed by the collector, and a closed one
   expect(r.afterLoop).toBe(300);
   expect(r.atEnd).toBe(0);
 });
+
+test('a queued copy of pinned memory core viewed passes its address: the bytes land where a typed array would put them', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const d = core.Device.get(0);
+    const s = d.createStream();
+    const buf = d.allocate(16);
+    const host = new core.HostBuffer(64);
+    const all = host.as(Float32Array);
+    all.set(Array.from({ length: 16 }, (_, i) => i + 1));
+    // In: a view 8 bytes in, and one at the start; out: into a view 16 bytes in.
+    buf.copyFrom(new Float32Array(all.buffer, 8, 4), { stream: s });
+    const fromOffset = Array.from(buf.copyTo(new Float32Array(4)));
+    buf.copyFrom(all.subarray(0, 4), { stream: s });
+    const fromStart = Array.from(buf.copyTo(new Float32Array(4)));
+    buf.copyTo(new Float32Array(all.buffer, 16, 4), { stream: s });
+    const landed = Array.from(all);
+    // A pinned pool's block, memory the user registered (not tagged), and a small array of the heap.
+    const pool = new core.PinnedMemoryPool();
+    const block = pool.allocate(32);
+    block.as(Float32Array).set([9, 8, 7, 6]);
+    buf.copyFrom(new Float32Array(block.bytes.buffer, block.bytes.byteOffset, 4), { stream: s });
+    const fromPool = Array.from(buf.copyTo(new Float32Array(4)));
+    const mine = new Float32Array(1024).fill(5);
+    const registered = core.HostBuffer.register(mine);
+    buf.copyFrom(mine.subarray(4, 8), { stream: s });
+    const fromRegistered = Array.from(buf.copyTo(new Float32Array(4)));
+    const small = new Float32Array([4, 3, 2, 1]);
+    buf.copyFrom(small, { stream: s });
+    const fromHeap = Array.from(buf.copyTo(new Float32Array(4)));
+    console.log(JSON.stringify({
+      fromOffset, fromStart, landed, fromPool, fromRegistered, fromHeap,
+      // The tag is no key a user sees: not enumerable, and none on the user's own memory.
+      keys: [Object.keys(all.buffer).length, Object.getOwnPropertySymbols(mine.buffer).length],
+    }));
+    registered.close(); block.close(); host.close();`,
+  ) as Record<string, unknown>;
+  expect(r.fromOffset).toEqual([3, 4, 5, 6]);
+  expect(r.fromStart).toEqual([1, 2, 3, 4]);
+  expect(r.landed).toEqual([1, 2, 3, 4, 1, 2, 3, 4, 9, 10, 11, 12, 13, 14, 15, 16]);
+  expect(r.fromPool).toEqual([9, 8, 7, 6]);
+  expect(r.fromRegistered).toEqual([5, 5, 5, 5]);
+  expect(r.fromHeap).toEqual([4, 3, 2, 1]);
+  expect(r.keys).toEqual([0, 0]);
+});
