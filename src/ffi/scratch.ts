@@ -6,13 +6,12 @@ import koffi from 'koffi';
 export const SLOTS = 8;
 // The slots sit at the start of a page-sized store: a C function that writes more than its slot
 // (an output array the headers type as one value) then lands in memory of ours, not the heap's.
-// The page is outside V8's heap (koffi's, never freed: the module keeps it for the thread's life),
-// and a call gets a slot's address as a bigint: koffi passes a bigint in about 20 ns less than a
-// typed array over the same memory (cudaGetDevice 0.77×, H200 machine: bench/stable/koffi-args.ts).
-const PAGE = 4096;
-const page = koffi.alloc('uint8_t', PAGE);
-const store = koffi.view(page, PAGE) as ArrayBuffer;
-const base = BigInt(koffi.address(page) as bigint | number);
+// A call gets a slot's address as a bigint: koffi passes a bigint in about 20 ns less than a typed
+// array over the same memory (cudaGetDevice 0.77× on the H100 and H200 machines, by
+// bench/stable/koffi-args.ts). An ArrayBuffer's memory is outside V8's heap and never moves, and the
+// views below keep it for the module's life; it is freed with the thread, as before.
+const store = new ArrayBuffer(4096);
+const base = BigInt(koffi.address(new Uint8Array(store)) as bigint | number);
 /** slot[i] is the address of the i-th 8-byte slot, passed to C as a pointer. */
 export const slot: readonly bigint[] = Array.from({ length: SLOTS }, (_, i) => base + BigInt(i * 8));
 export const I32 = new Int32Array(store);

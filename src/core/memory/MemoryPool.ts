@@ -9,11 +9,11 @@ import { Stream } from '../device/Stream';
 import { freeWithHooks, hookedCudaAllocation, memoryHooksInstalled } from './MemoryHook';
 import { checkStatus, direct } from '../base/direct';
 import { U64, slot } from '../../ffi/scratch';
+import type { OptionKeys } from '../base/options';
+import { describe, lookupName } from '../../ffi/checks';
 
 /** Scratch slot 0's address, read once (the hot path then loads no array element). */
 const SLOT0 = slot[0];
-import type { OptionKeys } from '../base/options';
-import { describe, lookupName } from '../../ffi/checks';
 
 /** How {@link Device.createMemoryPool} makes a pool (sizes in bytes). */
 export interface MemoryPoolOptions {
