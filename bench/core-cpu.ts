@@ -13,28 +13,15 @@
 // compile that had not finished by the counted stretch moved a row by hundreds of instructions
 // (D2H's core 1,269–1,836 in three runs). Runs against the build from the repo root:
 //   npm run build && npx tsc -p tsconfig.bench.json && node dist-bench/bench/core-cpu.js [--rounds 15] [--only <row>] [--callgrind]
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CUDART_VERSION } from '../src/runtime/constants.gen';
+import { buildKernelsFake } from './fake-kernels';
 
 if (!process.env.CUDA_BINDINGS_CORE_CPU_BENCH) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'core-cpu-bench-'));
-  const lib = path.join(dir, 'libcudart-fake.so');
-  const source = path.resolve('test', 'cpu', 'fixtures', 'fake-cudart.c');
-  const flags = ['-fPIC', '-O2', '-DFAKE_KERNELS', `-DFAKE_CUDART_VERSION=${CUDART_VERSION}`];
-  const include = process.env.CUDA_HOME ? path.join(process.env.CUDA_HOME, 'include') : '/usr/local/cuda/include';
-  execFileSync('gcc', ['-c', ...flags, '-DFAKE_WITH_HEADER', `-I${include}`, '-o', path.join(dir, 'typed.o'), source]);
-  execFileSync('gcc', [
-    '-shared',
-    ...flags,
-    '-o',
-    lib,
-    source,
-    path.join(dir, 'typed.o'),
-    path.resolve('bench', 'fixtures', 'fake-extra.c'),
-  ]);
+  const lib = buildKernelsFake(dir, 'libcudart-fake.so', ['bench/fixtures/fake-extra.c']);
   const env = { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_CORE_CPU_BENCH: '1' };
   const callgrind = process.argv.includes('--callgrind');
   const node = [process.execPath, '--expose-gc', ...(callgrind ? ['--single-threaded'] : []), __filename, ...process.argv.slice(2)];

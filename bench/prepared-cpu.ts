@@ -2,19 +2,15 @@
 // (test/cpu/fixtures/fake-cudart.c's kernels variant, built here with gcc as the tests build it) whose cudaLaunchKernel returns at
 // once, so what is measured is what JS does per launch. Runs against the build from the repo root:
 //   npm run build && npx tsc -p tsconfig.bench.json && node dist-bench/bench/prepared-cpu.js
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CUDART_VERSION } from '../src/runtime/constants.gen';
+import { buildKernelsFake } from './fake-kernels';
 
 if (!process.env.CUDA_BINDINGS_PREPARED_BENCH) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prepared-bench-'));
-  const lib = path.join(dir, 'libcudart-fake.so');
-  const source = path.resolve('test', 'cpu', 'fixtures', 'fake-cudart.c');
-  const flags = ['-fPIC', '-O2', '-DFAKE_KERNELS', `-DFAKE_CUDART_VERSION=${CUDART_VERSION}`];
-  execFileSync('gcc', ['-c', ...flags, '-DFAKE_WITH_HEADER', '-I/usr/local/cuda/include', '-o', path.join(dir, 'typed.o'), source]);
-  execFileSync('gcc', ['-shared', ...flags, '-o', lib, source, path.join(dir, 'typed.o')]);
+  const lib = buildKernelsFake(dir, 'libcudart-fake.so');
   const r = spawnSync(process.execPath, [__filename], {
     stdio: 'inherit',
     env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_PREPARED_BENCH: '1' },

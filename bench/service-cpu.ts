@@ -10,11 +10,10 @@
 // --no-gpu-work the fake's copies and kernels do nothing, so that the JS side alone sets the pace (as
 // on the H100, where the JS thread is the bottleneck), and every 200 answer counts as wrong.
 //   npx tsx bench/service-cpu.ts [--seconds 10] [--concurrency 64] [--pageable-inputs] [--handover-results] [--cpu-prof FILE] [--node-arg --FLAG]… [--no-gpu-work]
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CUDART_VERSION } from '../src/runtime/constants.gen';
+import { buildKernelsFake } from './fake-kernels';
 import { call, load, withService, type ServiceStats } from './service';
 import { longStretches, type CpuProfile } from './service-profile';
 import { gcSummary, renderRuns, type Row } from './service-stats';
@@ -35,21 +34,6 @@ const REPLACED = [
   'cudaDeviceSynchronize',
   'cudaHostRegister',
 ];
-
-/** Builds the fake libcudart into `dir`; returns its path. */
-function buildFake(dir: string): string {
-  const lib = path.join(dir, 'libcudart-fake-service.so');
-  const source = path.join(root, 'test', 'cpu', 'fixtures', 'fake-cudart.c');
-  const flags = ['-fPIC', '-O2', '-DFAKE_KERNELS', `-DFAKE_CUDART_VERSION=${CUDART_VERSION}`];
-  const include = process.env.CUDA_HOME ? path.join(process.env.CUDA_HOME, 'include') : '/usr/local/cuda/include';
-  const typed = path.join(dir, 'typed.o');
-  execFileSync('gcc', ['-c', ...flags, '-DFAKE_WITH_HEADER', `-I${include}`, '-o', typed, source]);
-  const kernels = path.join(dir, 'kernels.o');
-  execFileSync('gcc', ['-c', ...flags, ...REPLACED.map((f) => `-D${f}=kernels_${f}`), '-o', kernels, source]);
-  const queue = path.join(root, 'bench', 'fixtures', 'fake-gpu-queue.c');
-  execFileSync('gcc', ['-shared', '-pthread', ...flags, '-o', lib, kernels, typed, queue]);
-  return lib;
-}
 
 interface Settings {
   seconds: number;
@@ -147,7 +131,7 @@ async function parent(): Promise<void> {
   try {
     const env = {
       ...process.env,
-      CUDA_BINDINGS_CUDART: buildFake(dir),
+      CUDA_BINDINGS_CUDART: buildKernelsFake(dir, 'libcudart-fake-service.so', ['bench/fixtures/fake-gpu-queue.c'], REPLACED, root),
       SERVICE_CPU_PROFILE: settings.cpuProf ?? '',
       FAKE_GPU_NO_WORK: settings.noGpuWork ? '1' : '',
     };
