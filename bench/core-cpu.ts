@@ -196,7 +196,14 @@ async function rows(): Promise<Row[]> {
       core: () => buf.copyTo(hv),
     },
     {
-      name: 'cudaMemcpyAsync H2D 4 B pinned (buf.copyFrom, stream)',
+      name: 'cudaMemcpyAsync H2D 4 B pinned (buf.copyFrom(view, stream))',
+      n: 400_000,
+      floor: () => memcpyAsync(d, ph, 4, 1, sh),
+      facade: () => cudart.cudaMemcpyAsync(d, ph, 4, 1, sh),
+      core: () => buf.copyFrom(pinnedView, s),
+    },
+    {
+      name: 'cudaMemcpyAsync H2D 4 B pinned (buf.copyFrom(view, { stream }))',
       n: 400_000,
       floor: () => memcpyAsync(d, ph, 4, 1, sh),
       facade: () => cudart.cudaMemcpyAsync(d, ph, 4, 1, sh),

@@ -298,7 +298,8 @@ export async function coreOps(cubin: string): Promise<Ops> {
     'cudaMallocFromPoolAsync+cudaFreeAsync_1MiB': () => pool.allocate(1 << 20, s).close(),
     cudaMemcpy_H2D_4B: () => buf.copyFrom(hv),
     cudaMemcpy_D2H_4B: () => buf.copyTo(hv),
-    cudaMemcpyAsync_H2D_4B_pinned: () => buf.copyFrom(pinnedView, { stream: s }),
+    // The stream itself in place of { stream } (as CuPy's and PyCUDA's copies take it): no options bag to check.
+    cudaMemcpyAsync_H2D_4B_pinned: () => buf.copyFrom(pinnedView, s),
     cudaLaunchKernel_empty: () => empty.launch(cfg),
     // Core's fastest 8-argument path: the prepared launch, plain numbers packed by declared types.
     cudaLaunchKernel_8args: () => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6),

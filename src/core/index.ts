@@ -45,6 +45,7 @@ export {
   DeviceBuffer,
   type HostData,
   type CopyOptions,
+  type CopyStream,
   type FromPointerOptions,
   type DeviceBytes,
   type DeviceByteRange,

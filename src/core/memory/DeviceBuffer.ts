@@ -33,6 +33,38 @@ export interface CopyOptions {
 /** The keys of CopyOptions, for checkOptions. */
 export const COPY_OPTIONS: OptionKeys<CopyOptions> = { stream: true };
 
+/**
+ * What a copy or fill takes after its data: CopyOptions, or the stream itself (`buf.copyFrom(src,
+ * stream)`, as CuPy's and PyCUDA's copies take theirs), which is `{ stream }` spared an options bag.
+ */
+export type CopyStream = Stream | CopyOptions;
+
+/**
+ * @internal `options` as CopyOptions: a Stream given in their place is `{ stream }`; a closed one, or
+ * another core object (an Event), throws as a wrong `stream` parameter does.
+ */
+export function copyOptions(options: CopyStream | undefined, fn: string): CopyOptions | undefined {
+  if (!(options instanceof Resource)) return options;
+  openArg(options, 'Stream', fn, 'stream');
+  return { stream: options as Stream };
+}
+
+/**
+ * hostCopy's stream for anything but an open Stream: the options' checks (misspelt keys, a closed
+ * or foreign stream) apart, which keeps hostCopy small enough for V8 to inline.
+ */
+function optionsStream(o: CopyStream, fn: string): cudart.cudaStream_t | null {
+  if (!onlyOption(o, 'stream')) checkCopyOptions(o, fn);
+  const given = (o as CopyOptions).stream;
+  return given === undefined ? null : openStreamHandle(given, fn, 'options.stream');
+}
+
+/** What optionsStream refuses, apart (its common case, `{ stream }`, never comes here): a closed Stream or another core object, misspelt keys. */
+function checkCopyOptions(o: CopyStream, fn: string): void {
+  if (o instanceof Resource) openArg(o, 'Stream', fn, 'stream');
+  checkOptions(fn, o, COPY_OPTIONS);
+}
+
 const memcpySync = direct('cudaMemcpy');
 const memcpyAsync = direct('cudaMemcpyAsync');
 
@@ -307,12 +339,12 @@ export class DeviceBuffer extends Resource {
   /**
    * Copies all of `src` (host memory, another DeviceBuffer, or a contiguous StridedView) into the
    * start of this buffer: waits for the copy (cudaMemcpy), or queues it on `options.stream`
-   * (cudaMemcpyAsync). Returns this buffer. Throws RangeError when `src` is larger than the buffer,
+   * (cudaMemcpyAsync; `copyFrom(src, stream)` is the same). Returns this buffer. Throws RangeError when `src` is larger than the buffer,
    * CudaError when the copy fails. **Blocks the event loop** for ordinary (pageable) host memory,
    * even on a stream (the driver stages it on the calling thread); {@link DeviceBuffer.upload} does
    * not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once when that happens.
    */
-  copyFrom(src: HostData | DeviceBuffer | DeviceBytes, options?: CopyOptions): this {
+  copyFrom(src: HostData | DeviceBuffer | DeviceBytes, options?: CopyStream): this {
     this.alive('copyFrom');
     // Host memory, the usual source: checked in line, and the copy called directly.
     if (ArrayBuffer.isView(src)) this.hostCopy(this.address, src, src.byteLength, H2D, options, 'DeviceBuffer.copyFrom');
@@ -321,8 +353,8 @@ export class DeviceBuffer extends Resource {
   }
 
   /** copyFrom of anything but a TypedArray, Buffer or DataView (apart: copyFrom is then small enough for V8 to inline). */
-  private copyFromOther(src: HostData | DeviceBuffer | DeviceBytes, options: CopyOptions | undefined): void {
-    if (options === undefined) options = {};
+  private copyFromOther(src: HostData | DeviceBuffer | DeviceBytes, given: CopyStream | undefined): void {
+    const options = copyOptions(given, 'DeviceBuffer.copyFrom') ?? {};
     checkOptions('DeviceBuffer.copyFrom', options, COPY_OPTIONS);
     const device = deviceSide(src, 'DeviceBuffer.copyFrom', 'src', false);
     if (!device) hostOrDevice(src, 'copyFrom', 'src');
@@ -335,13 +367,14 @@ export class DeviceBuffer extends Resource {
   /**
    * Copies the start of this buffer into `dst` (host memory, another DeviceBuffer, or a contiguous
    * StridedView that is not read-only), as many bytes as `dst` holds, and returns `dst`: synchronous,
-   * or queued on `options.stream` (then read `dst` only after the stream is synchronized). Throws
+   * or queued on `options.stream` (`copyTo(dst, stream)` is the same; then read `dst` only after the
+   * stream is synchronized). Throws
    * RangeError when `dst` is larger than the buffer. **Blocks the event loop** for ordinary
    * (pageable) host memory, even on a stream: the call waits for all the stream's earlier work;
    * `await buf.download(…, { stream })` does not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once
    * when that happens.
    */
-  copyTo<T extends HostData | DeviceBuffer | DeviceBytes>(dst: T, options?: CopyOptions): T {
+  copyTo<T extends HostData | DeviceBuffer | DeviceBytes>(dst: T, options?: CopyStream): T {
     this.alive('copyTo');
     // Host memory, the usual destination: checked in line, and the copy called directly.
     if (ArrayBuffer.isView(dst)) this.hostCopy(dst, this.address, dst.byteLength, D2H, options, 'DeviceBuffer.copyTo');
@@ -350,8 +383,8 @@ export class DeviceBuffer extends Resource {
   }
 
   /** copyTo into anything but a TypedArray, Buffer or DataView (apart: copyTo is then small enough for V8 to inline). */
-  private copyToOther(dst: HostData | DeviceBuffer | DeviceBytes, options: CopyOptions | undefined): void {
-    if (options === undefined) options = {};
+  private copyToOther(dst: HostData | DeviceBuffer | DeviceBytes, given: CopyStream | undefined): void {
+    const options = copyOptions(given, 'DeviceBuffer.copyTo') ?? {};
     checkOptions('DeviceBuffer.copyTo', options, COPY_OPTIONS);
     const device = deviceSide(dst, 'DeviceBuffer.copyTo', 'dst', true);
     if (!device) hostOrDevice(dst, 'copyTo', 'dst');
@@ -372,13 +405,13 @@ export class DeviceBuffer extends Resource {
     src: cudart.Pointer,
     n: number,
     kind: cudart.cudaMemcpyKind,
-    o: CopyOptions | undefined,
+    o: CopyStream | undefined,
     fn: 'DeviceBuffer.copyFrom' | 'DeviceBuffer.copyTo',
   ): void {
-    if (o !== undefined && !onlyOption(o, 'stream')) checkOptions(fn, o, COPY_OPTIONS);
-    // An explicit stream only: without one the copy is synchronous (on the current stream of a stream.use(), if any).
-    const given = o?.stream;
-    const stream = given === undefined ? null : openStreamHandle(given, fn, 'options.stream');
+    // An explicit stream only: without one the copy is synchronous (on the current stream of a
+    // stream.use(), if any). An open Stream given itself needs no more checks; options go through
+    // optionsStream (a plain object's `instanceof Stream` is a short walk of its prototypes).
+    const stream = o === undefined ? null : o instanceof Stream && !o.isClosed ? o.handle : optionsStream(o, fn);
     if (n > this.size) throwTooLarge(fn, n, this.size);
     if (stream === null && Stream.inScope(fn) !== undefined) return this.copyInScope(dst, src, n, kind, fn);
     if (stream !== null) warnIfBlocking((kind === H2D ? src : dst) as HostData, fn);
@@ -448,19 +481,20 @@ export class DeviceBuffer extends Resource {
 
   /**
    * Sets every byte of the buffer to `value` (0–255): synchronous (cudaMemset) or queued on
-   * `options.stream` (cudaMemsetAsync). Returns this buffer; throws RangeError for another value.
+   * `options.stream` (cudaMemsetAsync; `fill(value, stream)` is the same). Returns this buffer;
+   * throws RangeError for another value.
    */
-  fill(value: number, options: CopyOptions = {}): this {
+  fill(value: number, options?: CopyStream): this {
     this.alive('fill');
-    checkOptions('DeviceBuffer.fill', options, COPY_OPTIONS);
-    openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');
+    const o = copyOptions(options, 'DeviceBuffer.fill') ?? {};
+    checkOptions('DeviceBuffer.fill', o, COPY_OPTIONS);
+    openOptionalArg(o.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');
     if (!Number.isInteger(value) || value < 0 || value > 255)
       throw new RangeError(`DeviceBuffer.fill: parameter 'value' must be a byte (0 to 255), got ${value}`);
-    const s = options.stream ?? Stream.inScope('DeviceBuffer.fill');
+    const s = o.stream ?? Stream.inScope('DeviceBuffer.fill');
     if (s) check(cudart.cudaMemsetAsync(this.address, value, this.size, s.handle), 'DeviceBuffer.fill (cudaMemsetAsync)');
     else check(cudart.cudaMemset(this.address, value, this.size), 'DeviceBuffer.fill (cudaMemset)');
-    if (s && !options.stream)
-      check(cudart.cudaStreamSynchronize(s.handle), 'DeviceBuffer.fill (cudaStreamSynchronize of the current stream)');
+    if (s && !o.stream) check(cudart.cudaStreamSynchronize(s.handle), 'DeviceBuffer.fill (cudaStreamSynchronize of the current stream)');
     return this;
   }
 

@@ -8,7 +8,16 @@ import { check } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import type { Device } from '../device/Device';
-import { COPY_OPTIONS, DeviceBuffer, asDeviceBytes, type CopyOptions, type DeviceByteRange, type HostData } from './DeviceBuffer';
+import {
+  COPY_OPTIONS,
+  DeviceBuffer,
+  asDeviceBytes,
+  copyOptions,
+  type CopyOptions,
+  type CopyStream,
+  type DeviceByteRange,
+  type HostData,
+} from './DeviceBuffer';
 import { DTYPES, checkDtype, contiguousStrides, type Dtype, type ElementArray } from './dtype';
 import { describeArray, parseArrayInterface, type CudaArrayInterface } from './array-interface';
 import { Stream } from '../device/Stream';
@@ -392,16 +401,16 @@ export class StridedView extends Resource {
   /**
    * Copies the view's elements, in row-major order, into a new TypedArray of the dtype's kind
    * (Float32Array for f32, Uint16Array for f16 and bf16, BigInt64Array for i64, …) and returns it. A view that is not contiguous is copied with one cudaMemcpy2D per run of rows.
-   * Synchronous, or queued on `options.stream`. Throws RangeError when `dst` does not hold exactly
+   * Synchronous, or queued on `options.stream` (or on the stream given in their place). Throws RangeError when `dst` does not hold exactly
    * the view's bytes.
    */
-  copyTo(dst?: undefined, options?: CopyOptions): ElementArray;
+  copyTo(dst?: undefined, options?: CopyStream): ElementArray;
   /**
    * Copies the view's elements into `dst` and returns it: host memory (row-major, exactly the view's
    * bytes), or a contiguous DeviceBuffer or StridedView of the same byte size (device to device).
    */
-  copyTo<T extends HostData | DeviceBuffer | StridedView>(dst: T, options?: CopyOptions): T;
-  copyTo(dst?: HostData | DeviceBuffer | StridedView, options: CopyOptions = {}): HostData | DeviceBuffer | StridedView {
+  copyTo<T extends HostData | DeviceBuffer | StridedView>(dst: T, options?: CopyStream): T;
+  copyTo(dst?: HostData | DeviceBuffer | StridedView, options?: CopyStream): HostData | DeviceBuffer | StridedView {
     this.live('copyTo');
     const out = dst ?? new DTYPES[this.dtype].array(this.length);
     this.transfer(out, false, options, 'copyTo');
@@ -410,10 +419,10 @@ export class StridedView extends Resource {
 
   /**
    * Copies `src` (host elements in row-major order, or a contiguous DeviceBuffer/StridedView) into
-   * the view's elements: synchronous, or queued on `options.stream`. Returns this view. Throws Error
+   * the view's elements: synchronous, or queued on `options.stream` (or the stream given in their place). Returns this view. Throws Error
    * for a read-only view, RangeError when `src` does not hold exactly the view's bytes.
    */
-  copyFrom(src: HostData | DeviceBuffer | StridedView, options: CopyOptions = {}): this {
+  copyFrom(src: HostData | DeviceBuffer | StridedView, options?: CopyStream): this {
     this.live('copyFrom');
     if (this.readonly) throw new Error('StridedView.copyFrom: the view is read-only');
     this.transfer(src, true, options, 'copyFrom');
@@ -421,9 +430,10 @@ export class StridedView extends Resource {
   }
 
   /** The copy of copyTo (`toDevice` false) and copyFrom (true), with `other` on the far side. */
-  private transfer(other: unknown, toDevice: boolean, o: CopyOptions, what: string): void {
+  private transfer(other: unknown, toDevice: boolean, given: CopyStream | undefined, what: string): void {
     const fn = `StridedView.${what}`;
     const param = toDevice ? 'src' : 'dst';
+    const o = copyOptions(given, fn) ?? {};
     checkOptions(fn, o, COPY_OPTIONS);
     openOptionalArg(o.stream, 'Stream', fn, 'options.stream');
     const bytes = this.length * this.itemSize;

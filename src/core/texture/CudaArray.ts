@@ -4,7 +4,7 @@ import * as cudart from '../../runtime';
 import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
 import { Device } from '../device/Device';
-import { DeviceBuffer, COPY_OPTIONS, type HostData, type CopyOptions } from '../memory/DeviceBuffer';
+import { DeviceBuffer, COPY_OPTIONS, copyOptions, type HostData, type CopyOptions, type CopyStream } from '../memory/DeviceBuffer';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { openOptionalArg } from '../base/lifetime';
 import { ChannelFormatDescriptor } from './ChannelFormatDescriptor';
@@ -171,19 +171,21 @@ export class CudaArray extends Resource {
     return this.width * Math.max(this.height, 1) * this.slices * this.format.bytesPerElement;
   }
 
-  /** Copies packed, row-major elements (every layer or face in order) from host memory or a DeviceBuffer into the whole array. */
-  copyFrom(src: HostData | DeviceBuffer, options: CopyOptions = {}): this {
+  /** Copies packed, row-major elements (every layer or face in order) from host memory or a DeviceBuffer into the whole array (on `options.stream`, or the stream given in their place). */
+  copyFrom(src: HostData | DeviceBuffer, options?: CopyStream): this {
     this.live('copyFrom');
-    checkOptions('CudaArray.copyFrom', options, COPY_OPTIONS);
-    this.copy(src, 'src', true, options);
+    const o = copyOptions(options, 'CudaArray.copyFrom') ?? {};
+    checkOptions('CudaArray.copyFrom', o, COPY_OPTIONS);
+    this.copy(src, 'src', true, o);
     return this;
   }
 
-  /** Copies the whole array, packed and row-major, into host memory or a DeviceBuffer; returns `dst`. */
-  copyTo<T extends HostData | DeviceBuffer>(dst: T, options: CopyOptions = {}): T {
+  /** Copies the whole array, packed and row-major, into host memory or a DeviceBuffer; returns `dst` (synchronous, or on `options.stream` or the stream given in their place). */
+  copyTo<T extends HostData | DeviceBuffer>(dst: T, options?: CopyStream): T {
     this.live('copyTo');
-    checkOptions('CudaArray.copyTo', options, COPY_OPTIONS);
-    this.copy(dst, 'dst', false, options);
+    const o = copyOptions(options, 'CudaArray.copyTo') ?? {};
+    checkOptions('CudaArray.copyTo', o, COPY_OPTIONS);
+    this.copy(dst, 'dst', false, o);
     return dst;
   }
 

@@ -207,6 +207,71 @@ test('copy options of only { stream } pass at once; any other shape, after that 
   expect(r.again).toEqual(['ok', 'ok']);
 });
 
+test('the stream itself in place of { stream }: copies and fill are queued on it, and what is not an open Stream is refused by name', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const d = core.Device.get(0);
+    const message = (f) => { try { f(); return 'ok'; } catch (e) { return e.constructor.name + ': ' + e.message; } };
+    const last = L.func('void *fake_copy_stream(void)');
+    // 'sync' after a synchronous copy, 'stream' after one queued on s, else the address queued on.
+    const on = (s) => { const a = koffi.address(last()); return a === 0xffffffffffffffffn ? 'sync' : a === s.handle ? 'stream' : String(a); };
+    const s = d.createStream(), closed = d.createStream(); closed.close();
+    const buf = d.allocate(16), other = d.allocate(16), ev = d.createEvent();
+    const host = new core.HostBuffer(16);
+    host.as(Float32Array).set([1, 2, 3, 4]);
+    const r = {};
+    // Twice each, the second time as a repeated call (V8's optimised code) does it.
+    r.copyFrom = [0, 1].map(() => { buf.copyFrom(host.as(Float32Array), s); return on(s); });
+    r.copyTo = [0, 1].map(() => { const out = buf.copyTo(new Float32Array(4), s); return [on(s), Array.from(out)]; });
+    r.subarray = (buf.copyFrom(host.as(Float32Array).subarray(2), s), [on(s), Array.from(buf.copyTo(new Float32Array(2)))]);
+    r.sync = (buf.copyFrom(new Float32Array([5, 6, 7, 8])), on(s));
+    r.device = (other.copyFrom(buf, s), [on(s), Array.from(other.copyTo(new Float32Array(4)))]);
+    r.deviceTo = (buf.copyTo(other, s), on(s));
+    r.fill = (other.fill(0, s), [on(s), Array.from(other.copyTo(new Uint8Array(4)))]);
+    const view = other.view({ dtype: 'f32', shape: [4] });
+    r.view = (view.copyFrom(new Float32Array([9, 10, 11, 12]), s), [on(s), Array.from(view.copyTo(undefined, s)), on(s)]);
+    const array = core.CudaArray.create({ format: core.ChannelFormatDescriptor.of('f32'), width: 4 });
+    r.cudaArray = Array.from(array.copyFrom(new Float32Array([13, 14, 15, 16]), s).copyTo(new Float32Array(4), s));
+    r.refused = [
+      message(() => buf.copyFrom(new Float32Array(1), closed)),
+      message(() => buf.copyTo(new Float32Array(1), closed)),
+      message(() => buf.copyFrom(other, closed)),
+      message(() => other.fill(1, closed)),
+      message(() => view.copyTo(undefined, closed)),
+      message(() => array.copyFrom(new Float32Array(4), closed)),
+      message(() => buf.copyFrom(new Float32Array(1), ev)),
+      message(() => buf.copyTo(other, ev)),
+    ];
+    // The options bag still works after the stream itself, and the stream after a refusal.
+    r.after = [message(() => buf.copyFrom(new Float32Array(1), { stream: s })), on(s), message(() => buf.copyTo(new Float32Array(1), s)), on(s)];
+    console.log(JSON.stringify(r));`,
+  ) as Record<string, unknown>;
+  expect(r.copyFrom).toEqual(['stream', 'stream']);
+  expect(r.copyTo).toEqual([
+    ['stream', [1, 2, 3, 4]],
+    ['stream', [1, 2, 3, 4]],
+  ]);
+  expect(r.subarray).toEqual(['stream', [3, 4]]);
+  expect(r.sync).toBe('sync');
+  expect(r.device).toEqual(['stream', [5, 6, 7, 8]]);
+  expect(r.deviceTo).toBe('stream');
+  expect(r.fill).toEqual(['stream', [0, 0, 0, 0]]);
+  expect(r.view).toEqual(['stream', [9, 10, 11, 12], 'stream']);
+  expect(r.cudaArray).toEqual([13, 14, 15, 16]);
+  expect(r.refused).toEqual([
+    "Error: DeviceBuffer.copyFrom: parameter 'stream' is a Stream that was closed",
+    "Error: DeviceBuffer.copyTo: parameter 'stream' is a Stream that was closed",
+    "Error: DeviceBuffer.copyFrom: parameter 'stream' is a Stream that was closed",
+    "Error: DeviceBuffer.fill: parameter 'stream' is a Stream that was closed",
+    "Error: StridedView.copyTo: parameter 'stream' is a Stream that was closed",
+    "Error: CudaArray.copyFrom: parameter 'stream' is a Stream that was closed",
+    "TypeError: DeviceBuffer.copyFrom: parameter 'stream' must be a Stream, got a Event",
+    "TypeError: DeviceBuffer.copyTo: parameter 'stream' must be a Stream, got a Event",
+  ]);
+  expect(r.after).toEqual(['ok', 'stream', 'ok', 'stream']);
+});
+
 test('a resource nobody closes is still freed by the collector, and a closed one only once', () => {
   const r = runWithFake(
     fake.lib,
