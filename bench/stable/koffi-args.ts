@@ -137,6 +137,7 @@ function rows(): [Row[], () => void] {
           ["core's Stream", () => memcpyAsync(d, pinned, 4, 1, cs.handle)],
           ["all three of core's, addresses", () => memcpyAsync(buf.ptr, host.ptr, 4, 1, cs.handle)],
           ["core's call: buf.copyFrom(view, { stream })", () => buf.copyFrom(hostView, { stream: cs })],
+          ["core's call: buf.copyFrom(view, stream)", () => buf.copyFrom(hostView, cs)],
         ],
       },
       {
