@@ -318,8 +318,12 @@ test('a queued copy of pinned memory core viewed passes its address: the bytes l
     const small = new Float32Array([4, 3, 2, 1]);
     buf.copyFrom(small, { stream: s });
     const fromHeap = Array.from(buf.copyTo(new Float32Array(4)));
+    // Views seen before (their address remembered): each still lands its own bytes, the last written.
+    const at8 = new Float32Array(all.buffer, 8, 4), at0 = all.subarray(0, 4);
+    all.set([21, 22, 23, 24, 25, 26]);
+    const seenAgain = [at8, at0, at8, at0].map((v) => (buf.copyFrom(v, s), Array.from(buf.copyTo(new Float32Array(4)))));
     console.log(JSON.stringify({
-      fromOffset, fromStart, landed, fromPool, fromRegistered, fromHeap,
+      fromOffset, fromStart, landed, fromPool, fromRegistered, fromHeap, seenAgain,
       // The tag is no key a user sees: not enumerable, and none on the user's own memory.
       keys: [Object.keys(all.buffer).length, Object.getOwnPropertySymbols(mine.buffer).length],
     }));
@@ -331,5 +335,11 @@ test('a queued copy of pinned memory core viewed passes its address: the bytes l
   expect(r.fromPool).toEqual([9, 8, 7, 6]);
   expect(r.fromRegistered).toEqual([5, 5, 5, 5]);
   expect(r.fromHeap).toEqual([4, 3, 2, 1]);
+  expect(r.seenAgain).toEqual([
+    [23, 24, 25, 26],
+    [21, 22, 23, 24],
+    [23, 24, 25, 26],
+    [21, 22, 23, 24],
+  ]);
   expect(r.keys).toEqual([0, 0]);
 });
