@@ -339,8 +339,8 @@ export class DeviceBuffer extends Resource {
   /**
    * Copies all of `src` (host memory, another DeviceBuffer, or a contiguous StridedView) into the
    * start of this buffer: waits for the copy (cudaMemcpy), or queues it on `options.stream`
-   * (cudaMemcpyAsync; `copyFrom(src, stream)` is the same). Returns this buffer. Throws RangeError when `src` is larger than the buffer,
-   * CudaError when the copy fails. **Blocks the event loop** for ordinary (pageable) host memory,
+   * (cudaMemcpyAsync; `copyFrom(src, stream)` is the same). Returns this buffer. Throws RangeError
+   * when `src` is larger than the buffer, CudaError when the copy fails. **Blocks the event loop** for ordinary (pageable) host memory,
    * even on a stream (the driver stages it on the calling thread); {@link DeviceBuffer.upload} does
    * not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once when that happens.
    */
@@ -368,8 +368,7 @@ export class DeviceBuffer extends Resource {
    * Copies the start of this buffer into `dst` (host memory, another DeviceBuffer, or a contiguous
    * StridedView that is not read-only), as many bytes as `dst` holds, and returns `dst`: synchronous,
    * or queued on `options.stream` (`copyTo(dst, stream)` is the same; then read `dst` only after the
-   * stream is synchronized). Throws
-   * RangeError when `dst` is larger than the buffer. **Blocks the event loop** for ordinary
+   * stream is synchronized). Throws RangeError when `dst` is larger than the buffer. **Blocks the event loop** for ordinary
    * (pageable) host memory, even on a stream: the call waits for all the stream's earlier work;
    * `await buf.download(…, { stream })` does not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once
    * when that happens.

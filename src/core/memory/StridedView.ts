@@ -400,9 +400,10 @@ export class StridedView extends Resource {
 
   /**
    * Copies the view's elements, in row-major order, into a new TypedArray of the dtype's kind
-   * (Float32Array for f32, Uint16Array for f16 and bf16, BigInt64Array for i64, …) and returns it. A view that is not contiguous is copied with one cudaMemcpy2D per run of rows.
-   * Synchronous, or queued on `options.stream` (or on the stream given in their place). Throws RangeError when `dst` does not hold exactly
-   * the view's bytes.
+   * (Float32Array for f32, Uint16Array for f16 and bf16, BigInt64Array for i64, …) and returns it. A
+   * view that is not contiguous is copied with one cudaMemcpy2D per run of rows. Synchronous, or
+   * queued on `options.stream` (or on the stream given in their place). Throws RangeError when `dst`
+   * does not hold exactly the view's bytes.
    */
   copyTo(dst?: undefined, options?: CopyStream): ElementArray;
   /**
@@ -419,8 +420,9 @@ export class StridedView extends Resource {
 
   /**
    * Copies `src` (host elements in row-major order, or a contiguous DeviceBuffer/StridedView) into
-   * the view's elements: synchronous, or queued on `options.stream` (or the stream given in their place). Returns this view. Throws Error
-   * for a read-only view, RangeError when `src` does not hold exactly the view's bytes.
+   * the view's elements: synchronous, or queued on `options.stream` (or the stream given in their
+   * place). Returns this view. Throws Error for a read-only view, RangeError when `src` does not hold
+   * exactly the view's bytes.
    */
   copyFrom(src: HostData | DeviceBuffer | StridedView, options?: CopyStream): this {
     this.live('copyFrom');

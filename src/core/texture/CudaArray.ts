@@ -171,7 +171,10 @@ export class CudaArray extends Resource {
     return this.width * Math.max(this.height, 1) * this.slices * this.format.bytesPerElement;
   }
 
-  /** Copies packed, row-major elements (every layer or face in order) from host memory or a DeviceBuffer into the whole array (on `options.stream`, or the stream given in their place). */
+  /**
+   * Copies packed, row-major elements (every layer or face in order) from host memory or a
+   * DeviceBuffer into the whole array: synchronous, or on `options.stream` (or the stream given in their place).
+   */
   copyFrom(src: HostData | DeviceBuffer, options?: CopyStream): this {
     this.live('copyFrom');
     const o = copyOptions(options, 'CudaArray.copyFrom') ?? {};
@@ -180,7 +183,10 @@ export class CudaArray extends Resource {
     return this;
   }
 
-  /** Copies the whole array, packed and row-major, into host memory or a DeviceBuffer; returns `dst` (synchronous, or on `options.stream` or the stream given in their place). */
+  /**
+   * Copies the whole array, packed and row-major, into host memory or a DeviceBuffer and returns
+   * `dst`: synchronous, or on `options.stream` (or the stream given in their place).
+   */
   copyTo<T extends HostData | DeviceBuffer>(dst: T, options?: CopyStream): T {
     this.live('copyTo');
     const o = copyOptions(options, 'CudaArray.copyTo') ?? {};
