@@ -31,7 +31,7 @@ export interface CopyOptions {
 }
 
 /** The keys of CopyOptions, for checkOptions. */
-export const COPY_OPTIONS: OptionKeys<CopyOptions> = { stream: true };
+const COPY_OPTIONS: OptionKeys<CopyOptions> = { stream: true };
 
 /**
  * What a copy or fill takes after its data: CopyOptions, or the stream itself (`buf.copyFrom(src,
@@ -40,13 +40,17 @@ export const COPY_OPTIONS: OptionKeys<CopyOptions> = { stream: true };
 export type CopyStream = Stream | CopyOptions;
 
 /**
- * @internal `options` as CopyOptions: a Stream given in their place is `{ stream }`; a closed one, or
- * another core object (an Event), throws as a wrong `stream` parameter does.
+ * @internal `options` as CopyOptions, checked (a misspelt key throws TypeError, naming `fn`): a Stream
+ * given in their place is `{ stream }`, and a closed one, or another core object (an Event), throws as
+ * a wrong `stream` parameter does; none is `{}`.
  */
-export function copyOptions(options: CopyStream | undefined, fn: string): CopyOptions | undefined {
-  if (!(options instanceof Resource)) return options;
-  openArg(options, 'Stream', fn, 'stream');
-  return { stream: options as Stream };
+export function copyOptions(options: CopyStream | undefined, fn: string): CopyOptions {
+  if (options instanceof Resource) {
+    openArg(options, 'Stream', fn, 'stream');
+    return { stream: options as Stream };
+  }
+  checkOptions(fn, options, COPY_OPTIONS);
+  return options ?? {};
 }
 
 /**
@@ -54,15 +58,11 @@ export function copyOptions(options: CopyStream | undefined, fn: string): CopyOp
  * or foreign stream) apart, which keeps hostCopy small enough for V8 to inline.
  */
 function optionsStream(o: CopyStream, fn: string): cudart.cudaStream_t | null {
-  if (!onlyOption(o, 'stream')) checkCopyOptions(o, fn);
+  // `{ stream }` passes at once; anything else (a closed Stream, another core object, other keys) is
+  // checked as the general path checks it.
+  if (!onlyOption(o, 'stream')) copyOptions(o, fn);
   const given = (o as CopyOptions).stream;
   return given === undefined ? null : openStreamHandle(given, fn, 'options.stream');
-}
-
-/** What optionsStream refuses, apart (its common case, `{ stream }`, never comes here): a closed Stream or another core object, misspelt keys. */
-function checkCopyOptions(o: CopyStream, fn: string): void {
-  if (o instanceof Resource) openArg(o, 'Stream', fn, 'stream');
-  checkOptions(fn, o, COPY_OPTIONS);
 }
 
 const memcpySync = direct('cudaMemcpy');
@@ -340,9 +340,10 @@ export class DeviceBuffer extends Resource {
    * Copies all of `src` (host memory, another DeviceBuffer, or a contiguous StridedView) into the
    * start of this buffer: waits for the copy (cudaMemcpy), or queues it on `options.stream`
    * (cudaMemcpyAsync; `copyFrom(src, stream)` is the same). Returns this buffer. Throws RangeError
-   * when `src` is larger than the buffer, CudaError when the copy fails. **Blocks the event loop** for ordinary (pageable) host memory,
-   * even on a stream (the driver stages it on the calling thread); {@link DeviceBuffer.upload} does
-   * not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once when that happens.
+   * when `src` is larger than the buffer, CudaError when the copy fails. **Blocks the event loop**
+   * for ordinary (pageable) host memory, even on a stream (the driver stages it on the calling
+   * thread); {@link DeviceBuffer.upload} does not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once
+   * when that happens.
    */
   copyFrom(src: HostData | DeviceBuffer | DeviceBytes, options?: CopyStream): this {
     this.alive('copyFrom');
@@ -354,8 +355,7 @@ export class DeviceBuffer extends Resource {
 
   /** copyFrom of anything but a TypedArray, Buffer or DataView (apart: copyFrom is then small enough for V8 to inline). */
   private copyFromOther(src: HostData | DeviceBuffer | DeviceBytes, given: CopyStream | undefined): void {
-    const options = copyOptions(given, 'DeviceBuffer.copyFrom') ?? {};
-    checkOptions('DeviceBuffer.copyFrom', options, COPY_OPTIONS);
+    const options = copyOptions(given, 'DeviceBuffer.copyFrom');
     const device = deviceSide(src, 'DeviceBuffer.copyFrom', 'src', false);
     if (!device) hostOrDevice(src, 'copyFrom', 'src');
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyFrom', 'options.stream');
@@ -368,10 +368,10 @@ export class DeviceBuffer extends Resource {
    * Copies the start of this buffer into `dst` (host memory, another DeviceBuffer, or a contiguous
    * StridedView that is not read-only), as many bytes as `dst` holds, and returns `dst`: synchronous,
    * or queued on `options.stream` (`copyTo(dst, stream)` is the same; then read `dst` only after the
-   * stream is synchronized). Throws RangeError when `dst` is larger than the buffer. **Blocks the event loop** for ordinary
-   * (pageable) host memory, even on a stream: the call waits for all the stream's earlier work;
-   * `await buf.download(…, { stream })` does not. CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once
-   * when that happens.
+   * stream is synchronized). Throws RangeError when `dst` is larger than the buffer. **Blocks the
+   * event loop** for ordinary (pageable) host memory, even on a stream: the call waits for all the
+   * stream's earlier work; `await buf.download(…, { stream })` does not.
+   * CUDA_BINDINGS_WARN_BLOCKING_COPIES=1 warns once when that happens.
    */
   copyTo<T extends HostData | DeviceBuffer | DeviceBytes>(dst: T, options?: CopyStream): T {
     this.alive('copyTo');
@@ -383,8 +383,7 @@ export class DeviceBuffer extends Resource {
 
   /** copyTo into anything but a TypedArray, Buffer or DataView (apart: copyTo is then small enough for V8 to inline). */
   private copyToOther(dst: HostData | DeviceBuffer | DeviceBytes, given: CopyStream | undefined): void {
-    const options = copyOptions(given, 'DeviceBuffer.copyTo') ?? {};
-    checkOptions('DeviceBuffer.copyTo', options, COPY_OPTIONS);
+    const options = copyOptions(given, 'DeviceBuffer.copyTo');
     const device = deviceSide(dst, 'DeviceBuffer.copyTo', 'dst', true);
     if (!device) hostOrDevice(dst, 'copyTo', 'dst');
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyTo', 'options.stream');
@@ -485,8 +484,7 @@ export class DeviceBuffer extends Resource {
    */
   fill(value: number, options?: CopyStream): this {
     this.alive('fill');
-    const o = copyOptions(options, 'DeviceBuffer.fill') ?? {};
-    checkOptions('DeviceBuffer.fill', o, COPY_OPTIONS);
+    const o = copyOptions(options, 'DeviceBuffer.fill');
     openOptionalArg(o.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');
     if (!Number.isInteger(value) || value < 0 || value > 255)
       throw new RangeError(`DeviceBuffer.fill: parameter 'value' must be a byte (0 to 255), got ${value}`);

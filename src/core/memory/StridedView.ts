@@ -9,7 +9,6 @@ import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import type { Device } from '../device/Device';
 import {
-  COPY_OPTIONS,
   DeviceBuffer,
   asDeviceBytes,
   copyOptions,
@@ -435,8 +434,7 @@ export class StridedView extends Resource {
   private transfer(other: unknown, toDevice: boolean, given: CopyStream | undefined, what: string): void {
     const fn = `StridedView.${what}`;
     const param = toDevice ? 'src' : 'dst';
-    const o = copyOptions(given, fn) ?? {};
-    checkOptions(fn, o, COPY_OPTIONS);
+    const o = copyOptions(given, fn);
     openOptionalArg(o.stream, 'Stream', fn, 'options.stream');
     const bytes = this.length * this.itemSize;
     let far: cudart.Pointer;

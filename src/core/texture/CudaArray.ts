@@ -4,7 +4,7 @@ import * as cudart from '../../runtime';
 import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
 import { Device } from '../device/Device';
-import { DeviceBuffer, COPY_OPTIONS, copyOptions, type HostData, type CopyOptions, type CopyStream } from '../memory/DeviceBuffer';
+import { DeviceBuffer, copyOptions, type HostData, type CopyOptions, type CopyStream } from '../memory/DeviceBuffer';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { openOptionalArg } from '../base/lifetime';
 import { ChannelFormatDescriptor } from './ChannelFormatDescriptor';
@@ -177,8 +177,7 @@ export class CudaArray extends Resource {
    */
   copyFrom(src: HostData | DeviceBuffer, options?: CopyStream): this {
     this.live('copyFrom');
-    const o = copyOptions(options, 'CudaArray.copyFrom') ?? {};
-    checkOptions('CudaArray.copyFrom', o, COPY_OPTIONS);
+    const o = copyOptions(options, 'CudaArray.copyFrom');
     this.copy(src, 'src', true, o);
     return this;
   }
@@ -189,8 +188,7 @@ export class CudaArray extends Resource {
    */
   copyTo<T extends HostData | DeviceBuffer>(dst: T, options?: CopyStream): T {
     this.live('copyTo');
-    const o = copyOptions(options, 'CudaArray.copyTo') ?? {};
-    checkOptions('CudaArray.copyTo', o, COPY_OPTIONS);
+    const o = copyOptions(options, 'CudaArray.copyTo');
     this.copy(dst, 'dst', false, o);
     return dst;
   }
