@@ -47,7 +47,21 @@ export interface StructValue {
 /** What a kernel launch takes per argument: a typed scalar, a device pointer (bigint), or a struct. */
 export type KernelArgInput = KernelArg | bigint | StructValue;
 
-const SIZE: Record<ScalarType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f16: 2, f32: 4, f64: 8, ptr: 8 };
+/** @internal Bytes of each scalar argument type; each is aligned to its size. */
+export const SIZE: Readonly<Record<ScalarType, number>> = {
+  i8: 1,
+  u8: 1,
+  i16: 2,
+  u16: 2,
+  i32: 4,
+  u32: 4,
+  i64: 8,
+  u64: 8,
+  f16: 2,
+  f32: 4,
+  f64: 8,
+  ptr: 8,
+};
 
 /** Bits and signedness of the integer argument types (an f16 KernelArg holds its 16 raw bits). */
 const INT_KIND = {

@@ -1,6 +1,7 @@
 // A kernel's parameter types from its C signature: what prepare('void k(float *x, int n)') packs.
 import type { ScalarType } from '../../runtime';
 import { describe, isOwnName } from '../../ffi/checks';
+import { SIZE as SCALAR_SIZE } from '../../ffi/kernel-args';
 import { VECTOR_TYPES, type VectorType } from './vector-types';
 
 /** A struct's C layout: its size (sizeof) and alignment (alignof) in bytes. */
@@ -196,29 +197,13 @@ export function checkParamTypes(types: readonly unknown[], fn: string): ParamTyp
   });
 }
 
-/** The sizes of the named parameter types (a scalar is aligned to its size; a tensor map to 64). */
-const SIZE: Readonly<Record<ScalarType | 'tensormap', number>> = {
-  i8: 1,
-  u8: 1,
-  i16: 2,
-  u16: 2,
-  i32: 4,
-  u32: 4,
-  i64: 8,
-  u64: 8,
-  f16: 2,
-  f32: 4,
-  f64: 8,
-  ptr: 8,
-  tensormap: 128,
-};
-
-/** @internal A checked parameter type's size and alignment in the argument memory. */
+/** @internal A checked parameter type's size and alignment in the argument memory (a scalar is aligned to its size; a 128-byte tensor map to 64). */
 export function paramLayout(t: ParamType): StructLayoutLike {
   if (typeof t !== 'string') return structLayout(t)!;
   if (isOwnName(VECTOR_TYPES, t)) return VECTOR_TYPES[t];
-  const size = SIZE[t];
-  return { size, align: t === 'tensormap' ? 64 : size };
+  if (t === 'tensormap') return { size: 128, align: 64 };
+  const size = SCALAR_SIZE[t];
+  return { size, align: size };
 }
 
 /** @internal A checked parameter type as an error message names it: `'f32'`, `'float3'`, `'struct(16 bytes, align 8)'`. */
