@@ -3,6 +3,7 @@
 // its C type is ambiguous, so it must be wrapped (i32(n), f32(x), …).
 import koffi from 'koffi';
 import {
+  bigint64,
   checkF64,
   checkI32,
   checkI64,
@@ -104,15 +105,15 @@ export function u32(v: number): KernelArg {
 }
 /** long long argument. */
 export function i64(v: bigint | number): KernelArg {
-  return new KernelArg('i64', BigInt(checkI64(v, 'i64()', 'value')));
+  return new KernelArg('i64', bigint64(checkI64(v, 'i64()', 'value')));
 }
 /** unsigned long long (and size_t) argument. */
 export function u64(v: bigint | number): KernelArg {
-  return new KernelArg('u64', BigInt(checkU64(v, 'u64()', 'value')));
+  return new KernelArg('u64', bigint64(checkU64(v, 'u64()', 'value')));
 }
 /** A pointer argument (a device address). */
 export function ptr(v: bigint | number): KernelArg {
-  return new KernelArg('ptr', BigInt(checkU64(v, 'ptr()', 'value')));
+  return new KernelArg('ptr', bigint64(checkU64(v, 'ptr()', 'value')));
 }
 /** Rounds half-way cases to the even neighbour, as IEEE 754's default rounding does. */
 function roundHalfEven(x: number): number {
@@ -271,10 +272,10 @@ export class KernelArgs {
       case 'f64':
         return dv.setFloat64(at, checkF64(v, fn, 'value'), true);
       case 'i64':
-        return dv.setBigInt64(at, BigInt(checkI64(v, fn, 'value')), true);
+        return dv.setBigInt64(at, bigint64(checkI64(v, fn, 'value')), true);
       case 'u64':
       case 'ptr':
-        return dv.setBigUint64(at, BigInt(checkU64(v, fn, 'value')), true);
+        return dv.setBigUint64(at, bigint64(checkU64(v, fn, 'value')), true);
     }
     if (t === 'f16') return dv.setUint16(at, halfBits(checkF64(v, fn, 'value')), true);
     const n = checkIntN(v, fn, 'value', INT_KIND[t][0], INT_KIND[t][1]);

@@ -5,6 +5,7 @@ import type * as WorkerThreads from 'node:worker_threads';
 import {
   checkBool,
   checkF64,
+  bigint64,
   checkHandle,
   checkI32,
   checkI64,
@@ -146,6 +147,5 @@ export function cStringAt(b: Uint8Array, start: number, n: number): string {
 /** Makes a handle value from an integer (the handle types' constructors: `cudaStream_t(123)`). */
 export function handleFrom(v: unknown, brand: string): bigint {
   if (typeof v === 'bigint' && v >= 0n && v < U64_LIMIT) return v;
-  if (typeof v === 'number' && v >= 0 && Number.isSafeInteger(v)) return BigInt(v);
-  return BigInt(checkU64(v, `${brand}()`, 'value'));
+  return bigint64(checkU64(v, `${brand}()`, 'value'));
 }

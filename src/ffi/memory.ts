@@ -1,6 +1,6 @@
 // Checked writers and plain readers of C values in memory (struct fields, packed arrays), little-endian.
 import koffi from 'koffi';
-import { checkAddress, checkBool, checkF64, checkI64, checkIntN, checkSize, checkU64 } from './checks';
+import { bigint64, checkAddress, checkBool, checkF64, checkI64, checkIntN, checkSize, checkU64 } from './checks';
 
 type Writer = (dv: DataView, off: number, v: unknown, name: string) => void;
 
@@ -29,10 +29,10 @@ export const W = {
     dv.setUint32(off, checkIntN(typeof v === 'boolean' ? +v : v, name, undefined, 32, false), true);
   },
   i64(dv: DataView, off: number, v: unknown, name: string): void {
-    dv.setBigInt64(off, BigInt(checkI64(v, name)), true);
+    dv.setBigInt64(off, bigint64(checkI64(v, name)), true);
   },
   u64(dv: DataView, off: number, v: unknown, name: string): void {
-    dv.setBigUint64(off, BigInt(checkU64(v, name)), true);
+    dv.setBigUint64(off, bigint64(checkU64(v, name)), true);
   },
   /** A size_t: a non-negative safe integer, as a number or a bigint (it reads back as a number). */
   size(dv: DataView, off: number, v: unknown, name: string): void {

@@ -2,7 +2,7 @@
 import koffi from 'koffi';
 export { borrowed } from './memory';
 import { arrayArg } from './marshal';
-import { checkI32, checkU64, rangeError, typeError } from './checks';
+import { bigint64, checkI32, checkU64, rangeError, typeError } from './checks';
 import { U64, I32 } from './scratch';
 import { CStruct, type StructClass, packValues, passHostFns, checkHeld } from './struct-base';
 import { cudaMemRangeAttributeAccessedBy } from './constants.gen';
@@ -124,7 +124,7 @@ export interface AttrTable {
 
 /** Writes an attribute value into scratch slot i as the attribute's C type. */
 export function attrIn(t: AttrTable, attr: number, v: unknown, i: number, fn: string, p: string): void {
-  if (t.u64.has(attr)) U64[i] = BigInt(checkU64(v, fn, p));
+  if (t.u64.has(attr)) U64[i] = bigint64(checkU64(v, fn, p));
   else I32[2 * i] = checkI32(v, fn, p);
 }
 

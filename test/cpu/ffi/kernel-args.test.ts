@@ -179,3 +179,24 @@ test('f16(x) converts a number to half precision, rounding to nearest even; f16.
   expect(() => f16.bits(65536)).toThrow(/must be an integer within \[0, 65535\], got 65536/);
   expect(() => f16('1' as never)).toThrow(TypeError);
 });
+
+test('i64(), u64() and ptr() given a number hold the bigint BigInt() makes of it, at both ends of the safe range and across the 32-bit word', () => {
+  const signed = [0, -0, 1, -1, 5, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2 ** 32 - 1, 2 ** 32, -(2 ** 32), -(2 ** 32) - 1, 2 ** 52 + 3];
+  const edges = [...signed, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 123456789012345, -123456789012345];
+  for (const v of edges) {
+    const a = i64(v);
+    expect(typeof a.value).toBe('bigint');
+    expect(a.value).toBe(BigInt(v));
+  }
+  for (const v of edges.filter((x) => x >= 0)) {
+    expect(u64(v).value).toBe(BigInt(v));
+    expect(ptr(v).value).toBe(BigInt(v));
+  }
+  // KernelArgs.set takes the same conversion: the bytes are the value's two's complement.
+  const a = new KernelArgs([i64(0n), u64(0n)]);
+  const dv = new DataView(a.buffer.buffer, a.buffer.byteOffset, a.buffer.byteLength);
+  a.set(0, -(2 ** 32) - 1);
+  expect(dv.getBigInt64(0, true)).toBe(-(2n ** 32n) - 1n);
+  a.set(1, Number.MAX_SAFE_INTEGER);
+  expect(dv.getBigUint64(8, true)).toBe(2n ** 53n - 1n);
+});
