@@ -244,6 +244,12 @@ type Pool = Resource & { readonly handle: cudart.cudaMemPool_t; readonly device:
  */
 type PoolKeep = [pool: Pool, stream: Stream, address: bigint, size: number, hookName: string];
 
+// V8 inlines at most 920 bytes of bytecode into one function (Node 20). `pool.allocate(n, s).close()`
+// in a user's loop spends ~832 of them on allocate, this function, close and freeFromPool, and
+// DeviceBuffer's constructor (108) is left to a call, with Resource's constructor and track() inlined
+// into it. Take ~20 bytes out of that chain and the constructor gets in without Resource's: slower
+// (bench/README.md, "The pool rows: V8's inlining budget"). Check `core-cpu.js --callgrind --only
+// pool.allocate` after changing any of them.
 /**
  * `size` bytes of a cudaMemPool in `stream`'s order, seen by the memory hooks as allocator `hookName`;
  * close() frees them in the stream's order (once the stream is closed, the legacy default stream's).
