@@ -1,0 +1,60 @@
+// How does a synchronous 4-byte D2H copy's time depend on the loop it is timed in? Two things that
+// differ between the stable run's own processes and floor.ts's one process: the calls a loop makes
+// (run.ts 2,000 a loop, floor.ts 400 at its default scale) and the CPU time a binding spends between
+// two copies. This times the floor's cudaMemcpy (a koffi declaration of its own, as d2h-steps.cjs),
+// after a launch on a created stream (as every server of the stable run has made), in loops of 100 to
+// 8,000 calls, and in loops of 2,000 with a busy wait of 0 to 2,000 ns between calls (the wait's own
+// time taken off): the fastest of 7 loops, ns a call, for each of 3 passes.
+//   npm run build && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
+//   taskset -c 8 node bench/stable/d2h-gap.cjs /tmp/k.cubin
+const path = require('node:path');
+const koffi = require('koffi');
+const { cudart } = require(path.resolve('dist'));
+const cubin = process.argv[2];
+const lib = koffi.load(cudart.libraryInfo().path);
+const memcpy = lib.func('int cudaMemcpy(void *dst, void *src, size_t n, int kind)');
+const malloc = lib.func('int cudaMalloc(void *p, size_t n)');
+const slot = new BigUint64Array(1);
+if (malloc(slot, 1 << 20) !== 0) throw new Error('cudaMalloc failed');
+const d = slot[0];
+const hv = new Int32Array(1);
+const [, l] = cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0);
+const [, k] = cudart.cudaLibraryGetKernel(l, 'empty');
+const [, s] = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking);
+const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
+const [err] = cudart.cudaLaunchKernel(k, g, g, null, 0, s);
+if (err !== 0) throw new Error(`cudaLaunchKernel failed with status ${err}`);
+cudart.cudaStreamSynchronize(s);
+
+const now = process.hrtime.bigint;
+/** Spins until `ns` have passed. */
+function spin(ns) {
+  const end = now() + BigInt(ns);
+  while (now() < end);
+}
+/** ns a call of `calls` copies, each followed by `gap` ns of spinning; the spin's own time (timed alone) is taken off. */
+function best(calls, gap) {
+  let b = Infinity;
+  let spinOnly = Infinity;
+  for (let r = 0; r < 7; r++) {
+    const t0 = now();
+    for (let i = 0; i < calls; i++) {
+      memcpy(hv, d, 4, 2);
+      if (gap) spin(gap);
+    }
+    b = Math.min(b, Number(now() - t0) / calls);
+    if (gap) {
+      const t1 = now();
+      for (let i = 0; i < calls; i++) spin(gap);
+      spinOnly = Math.min(spinOnly, Number(now() - t1) / calls);
+    }
+  }
+  return (gap ? b - spinOnly : b).toFixed(0);
+}
+
+const rows = [
+  ...[100, 400, 2000, 8000].map((n) => [`${n} calls a loop`, n, 0]),
+  ...[250, 500, 1000, 2000].map((gap) => [`2000 calls, ${gap} ns between`, 2000, gap]),
+].map(([name, n, gap]) => ({ name, n, gap, ns: [] }));
+for (let pass = 0; pass < 3; pass++) for (const r of rows) r.ns.push(best(r.n, r.gap));
+for (const r of rows) console.log(`${r.name.padEnd(30)} ${r.ns.join(' ')}`);
