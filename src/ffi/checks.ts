@@ -114,8 +114,9 @@ export function checkI64(v: unknown, fn: string, p?: string): bigint | number {
 }
 
 // bigint64's 8 bytes: a bigint read from a BigInt64Array is made in line, where BigInt(number) is a
-// call (issue #37: BigInt(5) was ~210 of the 2,625 instructions of a launch with i64(5) among its
-// arguments). Words in the host's order, little-endian, as scratch.ts's readSize reads them.
+// call of the runtime once the call site has seen more than numbers (issue #37: with every row of
+// bench/core-cpu.ts in one process, a launch with i64(5) among its arguments took 2,625 instructions,
+// 2,490 with this). Words in the host's order, little-endian, as scratch.ts's readSize reads them.
 const WORDS = new Int32Array(2);
 const WIDE = new BigInt64Array(WORDS.buffer);
 

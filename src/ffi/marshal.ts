@@ -3,9 +3,9 @@
 import koffi from 'koffi';
 import type * as WorkerThreads from 'node:worker_threads';
 import {
+  bigint64,
   checkBool,
   checkF64,
-  bigint64,
   checkHandle,
   checkI32,
   checkI64,
