@@ -91,6 +91,7 @@ test('8 awaited 1-second waits hold no pool thread: an fs.promises.readFile mean
   const [result] = onFake(`
     const streams = Array.from({ length: 8 }, (_, i) => cudart.cudaStream_t(0x1000 + i));
     const events = [];
+    const t0 = performance.now(); // before the work is queued (see the test of another device's stream)
     for (const s of streams.slice(4)) {
       fake.delay(s, 1000);
       const [, ev] = cudart.cudaEventCreateWithFlags(2);
@@ -98,7 +99,6 @@ test('8 awaited 1-second waits hold no pool thread: an fs.promises.readFile mean
       events.push(ev);
     }
     for (const s of streams.slice(0, 4)) fake.delay(s, 1000);
-    const t0 = performance.now();
     const waits = [...streams.slice(0, 4).map((s) => cudart.async.cudaStreamSynchronize(s)), ...events.map((e) => cudart.async.cudaEventSynchronize(e))];
     await new Promise((r) => setTimeout(r, 50));
     const r0 = performance.now();
@@ -134,8 +134,10 @@ test('a short wait resolves within milliseconds, and a long one costs about one 
 test("a stream of another device is pinned by an event made on its device; the caller's device is restored", () => {
   const [r] = onFake(`
     const s = cudart.cudaStream_t(0x5000);
-    fake.delay(s, 100);
+    // t0 before the work is queued: a stall of this process between the two would otherwise be
+    // taken off the wait (CI measured 87.7 ms of a 100 ms one).
     const t0 = performance.now();
+    fake.delay(s, 100);
     const status = await cudart.async.cudaStreamSynchronize(s);
     out({ status, ms: performance.now() - t0, device: cudart.cudaGetDevice(), eventsLive: fake.eventsLive() });`) as Record<
     string,
@@ -148,8 +150,8 @@ test("a stream of another device is pinned by an event made on its device; the c
 test('a device wait polls an event recorded for its context (cuCtxRecordEvent), not cuCtxSynchronize on the pool', () => {
   const [waited, timedOut] = onFake(`
     const device = 0xde71ce;
+    const t0 = performance.now(); // before the work is queued, as above
     fake.delay(device, 300);
-    const t0 = performance.now();
     const status = await cudart.async.cudaDeviceSynchronize();
     out({ status, ms: performance.now() - t0, syncs: fake.syncs(), eventsLive: fake.eventsLive() });
     fake.delay(device, 5000);
