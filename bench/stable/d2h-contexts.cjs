@@ -9,38 +9,15 @@
 // and round.
 //   npm run build && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node bench/stable/d2h-contexts.cjs /tmp/k.cubin [n=6] [rounds=4]
-const path = require('node:path');
 const { spawn } = require('node:child_process');
 const readline = require('node:readline');
 
 if (process.argv[2] === '--child') {
-  const koffi = require('koffi');
-  const { cudart } = require(path.resolve('dist'));
-  const cubin = process.argv[3];
-  const lib = koffi.load(cudart.libraryInfo().path);
-  const memcpy = lib.func('int cudaMemcpy(void *dst, void *src, size_t n, int kind)');
-  const malloc = lib.func('int cudaMalloc(void *p, size_t n)');
-  const slot = new BigUint64Array(1);
-  if (malloc(slot, 1 << 20) !== 0) throw new Error('cudaMalloc failed');
-  const d = slot[0];
-  const hv = new Int32Array(1);
-  const [, l] = cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0);
-  const [, k] = cudart.cudaLibraryGetKernel(l, 'empty');
-  const [, s] = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking);
-  const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
-  const [err] = cudart.cudaLaunchKernel(k, g, g, null, 0, s);
-  if (err !== 0) throw new Error(`cudaLaunchKernel failed with status ${err}`);
-  cudart.cudaStreamSynchronize(s);
+  const { floorD2H, fastest, launchEmpty, createdStream } = require('./d2h-floor.cjs');
+  const copy = floorD2H();
+  launchEmpty(process.argv[3], createdStream());
   console.log('ready');
-  readline.createInterface({ input: process.stdin }).on('line', () => {
-    let best = Infinity;
-    for (let r = 0; r < 7; r++) {
-      const t0 = process.hrtime.bigint();
-      for (let i = 0; i < 1500; i++) memcpy(hv, d, 4, 2);
-      best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1500);
-    }
-    console.log(best.toFixed(0));
-  });
+  readline.createInterface({ input: process.stdin }).on('line', () => console.log(fastest(copy).toFixed(0)));
 } else {
   const [cubin, n = '6', rounds = '4'] = process.argv.slice(2);
   (async () => {

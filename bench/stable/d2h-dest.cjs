@@ -7,29 +7,17 @@
 // in its page.
 //   npm run build && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node bench/stable/d2h-dest.cjs /tmp/k.cubin
-const path = require('node:path');
 const koffi = require('koffi');
-const { cudart } = require(path.resolve('dist'));
-const cubin = process.argv[2];
-const lib = koffi.load(cudart.libraryInfo().path);
-const memcpy = lib.func('int cudaMemcpy(void *dst, void *src, size_t n, int kind)');
+const { lib, memcpy, D2H, ok, deviceMemory, fastest, launchEmpty } = require('./d2h-floor.cjs');
 const memcpyAddr = lib.func('int cudaMemcpy(uint64_t dst, void *src, size_t n, int kind)');
-const malloc = lib.func('int cudaMalloc(void *p, size_t n)');
 const mallocHost = lib.func('int cudaMallocHost(void *p, size_t n)');
+const d = deviceMemory();
 const slot = new BigUint64Array(1);
-const ok = (r, what) => {
-  if (r !== 0) throw new Error(`${what} failed with status ${r}`);
-  return slot[0];
-};
-const d = ok(malloc(slot, 1 << 20), 'cudaMalloc');
-const pinned = ok(mallocHost(slot, 4096), 'cudaMallocHost');
+ok(mallocHost(slot, 4096), 'cudaMallocHost');
+const pinned = slot[0];
 
 // One kernel launch first, as every process of the stable run makes one before its rows.
-const [, l] = cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0);
-const [, k] = cudart.cudaLibraryGetKernel(l, 'empty');
-const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
-ok(cudart.cudaLaunchKernel(k, g, g, null, 0, null)[0], 'cudaLaunchKernel');
-cudart.cudaDeviceSynchronize();
+launchEmpty(process.argv[2], null);
 
 const big = new ArrayBuffer(1 << 16);
 /** Each destination: a name and the value passed to cudaMemcpy as dst. */
@@ -44,13 +32,7 @@ const addr = (v) => (typeof v === 'bigint' ? v : BigInt(koffi.address(v)));
 
 function time(dst) {
   const f = typeof dst === 'bigint' ? memcpyAddr : memcpy;
-  let best = Infinity;
-  for (let r = 0; r < 7; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < 1500; i++) f(dst, d, 4, 2);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1500);
-  }
-  return best;
+  return fastest(() => f(dst, d, 4, D2H));
 }
 
 const rows = dests.map(([name, v]) => ({ name, at: addr(v), ns: [] }));

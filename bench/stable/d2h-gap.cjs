@@ -7,24 +7,10 @@
 // time taken off): the fastest of 7 loops, ns a call, for each of 3 passes.
 //   npm run build && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node bench/stable/d2h-gap.cjs /tmp/k.cubin
-const path = require('node:path');
-const koffi = require('koffi');
-const { cudart } = require(path.resolve('dist'));
-const cubin = process.argv[2];
-const lib = koffi.load(cudart.libraryInfo().path);
-const memcpy = lib.func('int cudaMemcpy(void *dst, void *src, size_t n, int kind)');
-const malloc = lib.func('int cudaMalloc(void *p, size_t n)');
-const slot = new BigUint64Array(1);
-if (malloc(slot, 1 << 20) !== 0) throw new Error('cudaMalloc failed');
-const d = slot[0];
-const hv = new Int32Array(1);
-const [, l] = cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0);
-const [, k] = cudart.cudaLibraryGetKernel(l, 'empty');
-const [, s] = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking);
-const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
-const [err] = cudart.cudaLaunchKernel(k, g, g, null, 0, s);
-if (err !== 0) throw new Error(`cudaLaunchKernel failed with status ${err}`);
-cudart.cudaStreamSynchronize(s);
+const { floorD2H, fastest, launchEmpty, createdStream } = require('./d2h-floor.cjs');
+
+const copy = floorD2H();
+launchEmpty(process.argv[2], createdStream());
 
 const now = process.hrtime.bigint;
 /** Spins until `ns` have passed. */
@@ -34,22 +20,12 @@ function spin(ns) {
 }
 /** ns a call of `calls` copies, each followed by `gap` ns of spinning; the spin's own time (timed alone) is taken off. */
 function best(calls, gap) {
-  let b = Infinity;
-  let spinOnly = Infinity;
-  for (let r = 0; r < 7; r++) {
-    const t0 = now();
-    for (let i = 0; i < calls; i++) {
-      memcpy(hv, d, 4, 2);
-      if (gap) spin(gap);
-    }
-    b = Math.min(b, Number(now() - t0) / calls);
-    if (gap) {
-      const t1 = now();
-      for (let i = 0; i < calls; i++) spin(gap);
-      spinOnly = Math.min(spinOnly, Number(now() - t1) / calls);
-    }
-  }
-  return (gap ? b - spinOnly : b).toFixed(0);
+  if (!gap) return fastest(copy, calls).toFixed(0);
+  const withSpin = fastest(() => {
+    copy();
+    spin(gap);
+  }, calls);
+  return (withSpin - fastest(() => spin(gap), calls)).toFixed(0);
 }
 
 const rows = [

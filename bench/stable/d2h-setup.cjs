@@ -8,45 +8,24 @@
 //   npm run build && npx tsc -p tsconfig.bench.json && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node bench/stable/d2h-setup.cjs /tmp/k.cubin koffi,core
 const path = require('node:path');
-const koffi = require('koffi');
-const { cudart } = require(path.resolve('dist'));
+const { floorD2H, fastest, launchEmpty } = require('./d2h-floor.cjs');
 const ops = require(path.resolve('dist-bench/bench/stable/ops.js'));
 
 const [cubin, which = 'none'] = process.argv.slice(2);
-const lib = koffi.load(cudart.libraryInfo().path);
-const memcpy = lib.func('int cudaMemcpy(void *dst, void *src, size_t n, int kind)');
-const malloc = lib.func('int cudaMalloc(void *p, size_t n)');
-const slot = new BigUint64Array(1);
-if (malloc(slot, 1 << 20) !== 0) throw new Error('cudaMalloc failed');
-const d = slot[0];
-const hv = new Int32Array(1);
-
-function best(f) {
-  let b = Infinity;
-  for (let r = 0; r < 7; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < 1500; i++) f();
-    b = Math.min(b, Number(process.hrtime.bigint() - t0) / 1500);
-  }
-  return b.toFixed(0);
-}
+const floor = floorD2H();
+const best = (f) => fastest(f).toFixed(0);
 
 (async () => {
-  const out = [`floor at start ${best(() => memcpy(hv, d, 4, 2))}`];
+  const out = [`floor at start ${best(floor)}`];
   const impls = [];
-  if (which === 'none') {
-    const [, l] = cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0);
-    const [, k] = cudart.cudaLibraryGetKernel(l, 'empty');
-    const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
-    cudart.cudaLaunchKernel(k, g, g, null, 0, null);
-    cudart.cudaDeviceSynchronize();
-  } else
+  if (which === 'none') launchEmpty(cubin, null);
+  else
     for (const name of ['koffi', 'facade', 'core'])
       if (which.split(',').includes(name))
         impls.push([name, await { koffi: ops.koffiOps, facade: ops.facadeOps, core: ops.coreOps }[name](cubin)]);
   const times = (label) => {
     const own = impls.map(([name, [o]]) => `${name} ${best(o.cudaMemcpy_D2H_4B)}`).join(', ');
-    out.push(`${label}: floor ${best(() => memcpy(hv, d, 4, 2))}${own ? `, ${own}` : ''}`);
+    out.push(`${label}: floor ${best(floor)}${own ? `, ${own}` : ''}`);
   };
   times(`after the setup of ${which}`);
   for (const [, [o, sync]] of impls) {

@@ -4,37 +4,21 @@
 //   npm run build && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node bench/stable/d2h-steps.cjs /tmp/k.cubin [facade-launch-first]
 const path = require('node:path');
-const koffi = require('koffi');
 const { cudart, core } = require(path.resolve('dist'));
+const { floorD2H, fastest, launchEmpty, createdStream } = require('./d2h-floor.cjs');
 const cubin = process.argv[2];
-const lib = koffi.load(cudart.libraryInfo().path);
-const memcpy = lib.func('int cudaMemcpy(void *dst, void *src, size_t n, int kind)');
-const malloc = lib.func('int cudaMalloc(void *p, size_t n)');
-const slot = new BigUint64Array(1);
-malloc(slot, 1 << 20);
-const d = slot[0];
 const hv = new Int32Array(1);
+const floor = floorD2H(hv);
 const out = [];
 function t(label) {
-  let best = Infinity;
-  for (let k = 0; k < 7; k++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < 1500; i++) memcpy(hv, d, 4, 2);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1500);
-  }
-  out.push(`${label} ${best.toFixed(0)}`);
+  out.push(`${label} ${fastest(floor).toFixed(0)}`);
 }
 (async () => {
   t('start');
   t('start again');
   if (process.argv[3] === 'facade-launch-first') {
     // The facade's launch of the same kernel first, as ops.ts' facadeOps launches it.
-    const [, l] = cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0);
-    const [, k] = cudart.cudaLibraryGetKernel(l, 'empty');
-    const [, fs] = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking);
-    const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
-    cudart.cudaLaunchKernel(k, g, g, null, 0, fs);
-    cudart.cudaStreamSynchronize(fs);
+    launchEmpty(cubin, createdStream());
     t('the facade: library, stream, one launch');
   }
   const dev = core.Device.get(0).makeCurrent();

@@ -115,8 +115,8 @@ export function checkI64(v: unknown, fn: string, p?: string): bigint | number {
 
 // bigint64's 8 bytes: a bigint read from a BigInt64Array is made in line, where BigInt(number) may
 // be a call (issue #37: with every row of bench/core-cpu.ts in one process, a launch with i64(5) among
-// its arguments took 2,625 instructions, 2,490 with this; with that row alone, 2,388 and 2,414). Words in the host's order, little-endian, as scratch.ts's
-// readSize reads them.
+// its arguments took 2,625 instructions, 2,490 with this; with that row alone, 2,388 and 2,414).
+// Words in the host's order, little-endian, as scratch.ts's readSize reads them.
 const WORDS = new Int32Array(2);
 const WIDE = new BigInt64Array(WORDS.buffer);
 
