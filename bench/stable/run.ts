@@ -8,7 +8,8 @@
 // second table gives each implementation's two modes and two ratios to C: its fast mode's over C's
 // fast mode's, and the median of its loop-by-loop ratios (each loop against C's loop of the same turn).
 //   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--out bench/results/stable.json]
-//   (`--ops`: only these rows, by name, for every implementation that has them)
+//   (`--ops`: only these rows, by name, for every implementation that has them; `--core-v8-flags
+//   "--a --b"`: V8 flags for core's process alone, e.g. a larger inlining budget, to measure what it changes)
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
 //   node dist-bench/bench/stable/run.js --table run.json            (a run's table again, from its JSON)
 //   node dist-bench/bench/stable/run.js --floor a.json [b.json …]    (facade and core over the koffi floor, per run)
@@ -226,6 +227,7 @@ async function main(): Promise<void> {
   const cpus = pinTo(opt('--cpus', '8'));
   const outFile = opt('--out', resultsFile('stable'));
   const wanted = opt('--ops', '');
+  const coreFlags = opt('--core-v8-flags', '').split(' ').filter(Boolean);
   const ops = wanted ? OPS.filter((o) => wanted.split(',').includes(o.op)) : OPS;
   if (wanted && ops.length !== wanted.split(',').length)
     throw new Error(
@@ -243,7 +245,7 @@ async function main(): Promise<void> {
   const cmds: Record<Impl, string[]> = {
     c: [path.join(work, 'c'), cubin],
     facade: [node, here, 'facade', cubin],
-    core: [node, here, 'core', cubin],
+    core: [node, ...coreFlags, here, 'core', cubin],
     'cuda-python': ['python3', 'bench/stable/py.py', 'cuda-python', cubin],
     cupy: ['python3', 'bench/stable/py.py', 'cupy', cubin],
     koffi: [node, here, 'koffi', cubin],
@@ -297,6 +299,7 @@ async function main(): Promise<void> {
       loops,
       shortLoops: shortLoopCount,
       cpus,
+      ...(coreFlags.length ? { coreV8Flags: coreFlags } : {}),
       host: os.hostname(),
       notes,
     },
