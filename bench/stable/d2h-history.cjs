@@ -5,19 +5,21 @@
 // (d2h-floor.cjs) and core's own after the setup and after each step. A step is one of core's ops
 // (200 calls, 20 for the In/Out ones), or raw-in / raw-out: 20 pageable 4 MiB cudaMemcpyAsync calls
 // host to device / device to host on a stream of their own, through the facade, as C's InOut makes
-// them. Each step ends with a wait. Times: the fastest of 7 loops of 1,500 calls, ns a call.
+// them; raw-malloc / raw-mallochost: 20 new 4 MiB allocations of device / pinned host memory (kept);
+// kernel: 20 launches of copyFloats over 4 MiB (core, buffers made once); raw-inout: 20 of C's InOut
+// (raw-in, that launch, raw-out on one stream). Each step ends with a wait. Times: the fastest of 7 loops of 1,500 calls, ns a call.
 //   npm run build && npx tsc -p tsconfig.bench.json && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node bench/stable/d2h-history.cjs /tmp/k.cubin cudaEventRecord InOut_4MiB cudaEventRecord
 const path = require('node:path');
 const { floorD2H, fastest, ok, createdStream } = require('./d2h-floor.cjs');
-const { cudart } = require(path.resolve('dist'));
+const { cudart, core } = require(path.resolve('dist'));
 const ops = require(path.resolve('dist-bench/bench/stable/ops.js'));
 
 const [cubin, ...steps] = process.argv.slice(2);
 const floor = floorD2H();
 const best = (f) => fastest(f).toFixed(0);
 
-/** The raw 4 MiB pageable copies: a function per direction that makes one and waits. */
+/** The steps that are not core's ops (see the top): a function each that does one and, where it queues work, waits. */
 function rawCopies() {
   const bytes = 4 << 20;
   const [made, d] = cudart.cudaMalloc(bytes);
@@ -25,7 +27,24 @@ function rawCopies() {
   const host = new Float32Array(bytes / 4);
   const s = createdStream();
   const wait = () => ok(cudart.cudaStreamSynchronize(s)[0], 'cudaStreamSynchronize');
+  // The kernel's steps: core's launch on a core stream (the raw copies of raw-inout on it too).
+  const dev = core.Device.get(0);
+  const stream = dev.createStream({ nonBlocking: true });
+  const waitLaunch = () => ok(cudart.cudaStreamSynchronize(stream.handle)[0], 'cudaStreamSynchronize');
+  const [dx, dy] = [dev.allocate(bytes), dev.allocate(bytes)];
+  const copy = core.Module.load(cubin).kernel('copyFloats');
+  const launch = () => copy.launch({ grid: bytes / 4 / 256, block: 256, stream }, dx, dy, core.i32(bytes / 4));
   return {
+    kernel: () => {
+      launch();
+      waitLaunch();
+    },
+    'raw-inout': () => {
+      ok(cudart.cudaMemcpyAsync(dx.ptr, host, bytes, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, stream.handle)[0], 'cudaMemcpyAsync');
+      launch();
+      ok(cudart.cudaMemcpyAsync(host, dy.ptr, bytes, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost, stream.handle)[0], 'cudaMemcpyAsync');
+      waitLaunch();
+    },
     'raw-in': () => {
       ok(cudart.cudaMemcpyAsync(d, host, bytes, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s)[0], 'cudaMemcpyAsync');
       wait();
@@ -34,6 +53,8 @@ function rawCopies() {
       ok(cudart.cudaMemcpyAsync(host, d, bytes, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost, s)[0], 'cudaMemcpyAsync');
       wait();
     },
+    'raw-malloc': () => ok(cudart.cudaMalloc(bytes)[0], 'cudaMalloc'),
+    'raw-mallochost': () => ok(cudart.cudaMallocHost(bytes)[0], 'cudaMallocHost'),
   };
 }
 
@@ -41,7 +62,7 @@ function rawCopies() {
   const [o, sync] = await ops.coreOps(cubin);
   const raw = rawCopies();
   for (const step of steps)
-    if (!o[step] && !raw[step]) throw new Error(`no step '${step}' (raw-in, raw-out, ${Object.keys(o).join(', ')})`);
+    if (!o[step] && !raw[step]) throw new Error(`no step '${step}' (${[...Object.keys(raw), ...Object.keys(o)].join(', ')})`);
   const out = [`steps ${steps.join(' ')}`];
   const times = (label) => out.push(`${label}: floor ${best(floor)}, core ${best(o.cudaMemcpy_D2H_4B)}`);
   times('after the setup');
