@@ -13,10 +13,6 @@ export type Impl = (typeof IMPLS)[number];
  * `short`: one of the two shortest calls (29–50 ns in C), whose loops fall in two modes within a run
  * (issue #37): timed in `--short-loops` loops a round of n / 4 calls each (the same calls in all), every
  * loop kept, so that each implementation's two modes can be told apart (see twoModes).
- * `apart`: timed in a second process of each implementation, not the one that times the other rows.
- * Its kernel fills the GPU, and after such launches a process's synchronous D2H copies took 1.1–1.5 µs
- * longer for the rest of its life, the floor's included (bench/README.md, "The D2H row follows what
- * the process ran before").
  */
 export const OPS: {
   op: string;
@@ -25,7 +21,6 @@ export const OPS: {
   base?: string;
   nFor?: Partial<Record<Impl, number>>;
   short?: true;
-  apart?: true;
 }[] = [
   { op: 'cudaGetDevice', kind: 'loop', n: 200_000, short: true },
   { op: 'cudaPeekAtLastError', kind: 'loop', n: 200_000, short: true },
@@ -51,8 +46,8 @@ export const OPS: {
   { op: 'cuLaunchKernel_8args', kind: 'batch', n: 12_800 },
   { op: 'cudaGraphLaunch_1kernel', kind: 'batch', n: 12_800 },
   { op: 'launch+sync_empty', kind: 'loop', n: 2_000 },
-  { op: 'InOut_4MiB', kind: 'loop', n: 20, apart: true },
-  { op: 'InOut_4MiB_manual', kind: 'loop', n: 20, base: 'InOut_4MiB', apart: true },
+  { op: 'InOut_4MiB', kind: 'loop', n: 20 },
+  { op: 'InOut_4MiB_manual', kind: 'loop', n: 20, base: 'InOut_4MiB' },
 ];
 
 /** Two modes of a set of timings: each one's median and count, split where it best separates them. */

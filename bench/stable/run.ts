@@ -7,8 +7,6 @@
 // The two shortest calls (OPS' `short`) keep every loop's figure, `--short-loops` a round, and a
 // second table gives each implementation's two modes and two ratios to C: its fast mode's over C's
 // fast mode's, and the median of its loop-by-loop ratios (each loop against C's loop of the same turn).
-// The rows marked `apart` in plan.ts (the In/Out launches) run in a second process of each
-// implementation, so that their kernel does not change what the other rows measure.
 //   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--out bench/results/stable.json]
 //   (`--ops`: only these rows, by name, for every implementation that has them; `--core-v8-flags
 //   "--a --b"`: V8 flags for core's process alone, e.g. a larger inlining budget, to measure what it changes)
@@ -258,13 +256,6 @@ async function main(): Promise<void> {
     if (s) servers.push(s);
   }
   if (!servers.some((s) => s.impl === 'c')) throw new Error(`the C server did not start: ${notes.join('; ')}`);
-  // The `apart` rows (plan.ts) go to a second process of each implementation that started.
-  const apartServers: Server[] = [];
-  if (ops.some((o) => o.apart))
-    for (const { impl } of servers) {
-      const s = await start(impl, cmds[impl], cpus, notes);
-      if (s) apartServers.push(s);
-    }
   const samples: Results['samples'] = {};
   for (const s of servers) samples[s.impl] = Object.fromEntries(ops.map((o) => [o.op, []]));
   const loopsOf: NonNullable<Results['loops']> = {};
@@ -272,10 +263,9 @@ async function main(): Promise<void> {
   // Round 0 warms every process up (JIT, lazy binding, caches) and is not kept.
   for (let round = 0; round <= rounds; round++) {
     const t0 = Date.now();
-    for (const { op, kind, n, nFor, short, apart } of ops) {
-      // Each round starts with the next implementation, so none always follows the same one.
-      const group = apart ? apartServers : servers;
-      const order = group.map((_, i) => group[(i + round) % group.length]);
+    // Each round starts with the next implementation, so none always follows the same one.
+    const order = servers.map((_, i) => servers[(i + round) % servers.length]);
+    for (const { op, kind, n, nFor, short } of ops) {
       // A sample is the fastest of `loops` timed loops: what the machine adds (another process, an
       // interrupt, a frequency dip) only ever slows a loop down. The implementations take turns loop
       // by loop (C, facade, …, C, facade, …), so a slow spell of the machine falls on all of them
@@ -294,7 +284,7 @@ async function main(): Promise<void> {
     }
     process.stderr.write(`round ${round}/${rounds}${round === 0 ? ' (warm-up, not kept)' : ''}: ${Date.now() - t0} ms\n`);
   }
-  for (const s of [...servers, ...apartServers]) {
+  for (const s of servers) {
     s.stop();
     // What a server said of itself on stderr (`# …` lines: an operation it had to leave out, and why).
     for (const l of s.stderr.join('').split('\n')) if (l.startsWith('# ')) notes.push(`${s.impl}: ${l.slice(2)}`);
@@ -310,7 +300,6 @@ async function main(): Promise<void> {
       shortLoops: shortLoopCount,
       cpus,
       ...(coreFlags.length ? { coreV8Flags: coreFlags } : {}),
-      apart: ops.filter((o) => o.apart).map((o) => o.op),
       host: os.hostname(),
       notes,
     },
