@@ -7,20 +7,23 @@
 // host to device / device to host on a stream of their own, through the facade, as C's InOut makes
 // them; raw-malloc / raw-mallochost: 20 new 4 MiB allocations of device / pinned host memory (kept);
 // kernel: 20 launches of copyFloats over 4 MiB (core, buffers made once); raw-inout: 20 of C's InOut
-// (raw-in, that launch, raw-out on one stream). Each step ends with a wait. Times: the fastest of 7 loops of 1,500 calls, ns a call.
+// (raw-in, that launch, raw-out on one stream); launch-sync: 200 launches of the empty kernel, each
+// waited for; props: 200 cudaGetDeviceProperties; peek: 200 cudaPeekAtLastError. Each step ends with
+// a wait. It also times cudaStreamQuery of an idle stream of its own, through a koffi declaration. Times: the fastest of 7 loops of 1,500 calls, ns a call.
 //   npm run build && npx tsc -p tsconfig.bench.json && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node bench/stable/d2h-history.cjs /tmp/k.cubin cudaEventRecord InOut_4MiB cudaEventRecord
 const path = require('node:path');
-const { floorD2H, fastest, ok, createdStream } = require('./d2h-floor.cjs');
+const { lib, floorD2H, fastest, ok, createdStream } = require('./d2h-floor.cjs');
 const { cudart, core } = require(path.resolve('dist'));
 const ops = require(path.resolve('dist-bench/bench/stable/ops.js'));
 
 const [cubin, ...steps] = process.argv.slice(2);
 const floor = floorD2H();
+const streamQuery = lib.func('int cudaStreamQuery(void *s)');
 const best = (f) => fastest(f).toFixed(0);
 
 /** The steps that are not core's ops (see the top): a function each that does one and, where it queues work, waits. */
-function rawCopies() {
+function otherSteps() {
   const bytes = 4 << 20;
   const [made, d] = cudart.cudaMalloc(bytes);
   ok(made, 'cudaMalloc');
@@ -32,7 +35,9 @@ function rawCopies() {
   const stream = dev.createStream({ nonBlocking: true });
   const waitLaunch = () => ok(cudart.cudaStreamSynchronize(stream.handle)[0], 'cudaStreamSynchronize');
   const [dx, dy] = [dev.allocate(bytes), dev.allocate(bytes)];
-  const copy = core.Module.load(cubin).kernel('copyFloats');
+  const mod = core.Module.load(cubin);
+  const copy = mod.kernel('copyFloats');
+  const empty = mod.kernel('empty');
   const launch = () => copy.launch({ grid: bytes / 4 / 256, block: 256, stream }, dx, dy, core.i32(bytes / 4));
   return {
     kernel: () => {
@@ -53,6 +58,12 @@ function rawCopies() {
       ok(cudart.cudaMemcpyAsync(host, d, bytes, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost, s)[0], 'cudaMemcpyAsync');
       wait();
     },
+    'launch-sync': () => {
+      empty.launch({ grid: 1, block: 1, stream });
+      waitLaunch();
+    },
+    props: () => ok(cudart.cudaGetDeviceProperties(0)[0], 'cudaGetDeviceProperties'),
+    peek: () => cudart.cudaPeekAtLastError(),
     'raw-malloc': () => ok(cudart.cudaMalloc(bytes)[0], 'cudaMalloc'),
     'raw-mallochost': () => ok(cudart.cudaMallocHost(bytes)[0], 'cudaMallocHost'),
   };
@@ -60,14 +71,17 @@ function rawCopies() {
 
 (async () => {
   const [o, sync] = await ops.coreOps(cubin);
-  const raw = rawCopies();
+  const raw = otherSteps();
+  const idle = createdStream();
+  const query = () => streamQuery(idle);
   for (const step of steps)
     if (!o[step] && !raw[step]) throw new Error(`no step '${step}' (${[...Object.keys(raw), ...Object.keys(o)].join(', ')})`);
   const out = [`steps ${steps.join(' ')}`];
-  const times = (label) => out.push(`${label}: floor ${best(floor)}, core ${best(o.cudaMemcpy_D2H_4B)}`);
+  const times = (label) =>
+    out.push(`${label}: floor ${best(floor)}, core ${best(o.cudaMemcpy_D2H_4B)}, query ${fastest(query, 20_000).toFixed(0)}`);
   times('after the setup');
   for (const step of steps) {
-    const calls = raw[step] || step.startsWith('InOut') ? 20 : 200;
+    const calls = (raw[step] && !['launch-sync', 'props', 'peek'].includes(step)) || step.startsWith('InOut') ? 20 : 200;
     for (let i = 0; i < calls; i++) (raw[step] ?? o[step])();
     sync();
     times(`after ${calls} x ${step}`);

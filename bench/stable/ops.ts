@@ -305,6 +305,11 @@ export async function coreOps(cubin: string): Promise<Ops> {
     cudaLaunchKernel_8args: () => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6),
     cudaLaunchKernel_8args_typed: () => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)),
     cudaGraphLaunch_1kernel: () => exec.launch(s),
+    // Not a row (plan.ts has none): run.ts's settle step for core, which has no blocking wait of its own.
+    settle: () => {
+      empty.launch(cfg);
+      sync();
+    },
     InOut_4MiB: () => copy.launch(big, core.In(hx), core.Out(hy), i32(n)),
     // The same through core with the copies written out by hand (buffers allocated once).
     InOut_4MiB_manual: () => {

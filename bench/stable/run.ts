@@ -7,7 +7,12 @@
 // The two shortest calls (OPS' `short`) keep every loop's figure, `--short-loops` a round, and a
 // second table gives each implementation's two modes and two ratios to C: its fast mode's over C's
 // fast mode's, and the median of its loop-by-loop ratios (each loop against C's loop of the same turn).
-//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--out bench/results/stable.json]
+// Every timed loop starts from the same state of the CUDA driver: each implementation first launches
+// an empty kernel and waits for it (`--no-settle`: not). A process's synchronous D2H copy and
+// stream query took ~1.1 us longer after such a wait than after a batch of pinned async copies
+// (bench/README.md, "The D2H row follows what the process ran before"), and which of the two came
+// last depended on the rows each implementation has.
+//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--no-settle] [--out bench/results/stable.json]
 //   (`--ops`: only these rows, by name, for every implementation that has them; `--core-v8-flags
 //   "--a --b"`: V8 flags for core's process alone, e.g. a larger inlining budget, to measure what it changes)
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
@@ -185,6 +190,16 @@ class Server {
   }
 }
 
+/** The op with which each implementation settles before a timed loop: an empty kernel launched and waited for (core's own: ops.ts `settle`). */
+const SETTLE: Record<Impl, string> = {
+  c: 'launch+sync_empty',
+  facade: 'launch+sync_empty',
+  core: 'settle',
+  'cuda-python': 'launch+sync_empty',
+  cupy: 'launch+sync_empty',
+  koffi: 'launch+sync_empty',
+};
+
 async function start(impl: Impl, cmd: string[], cpus: string | null, notes: string[]): Promise<Server | null> {
   const argv = cpus ? ['taskset', '-c', cpus, ...cmd] : cmd;
   const proc = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NCCL_NVLS_ENABLE: '0' } });
@@ -228,6 +243,7 @@ async function main(): Promise<void> {
   const outFile = opt('--out', resultsFile('stable'));
   const wanted = opt('--ops', '');
   const coreFlags = opt('--core-v8-flags', '').split(' ').filter(Boolean);
+  const settle = !args.includes('--no-settle');
   const ops = wanted ? OPS.filter((o) => wanted.split(',').includes(o.op)) : OPS;
   if (wanted && ops.length !== wanted.split(',').length)
     throw new Error(
@@ -274,7 +290,11 @@ async function main(): Promise<void> {
       const count = short ? shortLoopCount : loops;
       const calls = (impl: Impl) => Math.max(1, Math.round(((nFor?.[impl] ?? n) * loops) / count));
       const v = new Map<Server, (number | null)[]>(order.map((s) => [s, []]));
-      for (let k = 0; k < count; k++) for (const s of order) v.get(s)!.push(await s.ask(op, kind, calls(s.impl)));
+      for (let k = 0; k < count; k++)
+        for (const s of order) {
+          if (settle) await s.ask(SETTLE[s.impl], 'loop', 1);
+          v.get(s)!.push(await s.ask(op, kind, calls(s.impl)));
+        }
       if (round > 0)
         for (const s of order) {
           const t = v.get(s)!;
@@ -300,6 +320,7 @@ async function main(): Promise<void> {
       shortLoops: shortLoopCount,
       cpus,
       ...(coreFlags.length ? { coreV8Flags: coreFlags } : {}),
+      settle,
       host: os.hostname(),
       notes,
     },
