@@ -10,7 +10,7 @@
 // Every timed loop starts from the same state of the CUDA driver: each implementation first launches
 // an empty kernel and waits for it (`--no-settle`: not). A process's synchronous D2H copy and
 // stream query took ~1.1 us longer after such a wait than after a batch of pinned async copies
-// (bench/README.md, "The D2H row follows what the process ran before"), and which of the two came
+// (bench/README.md, "Two driver states, and every timed loop settled into one"), and which came
 // last depended on the rows each implementation has.
 //   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--no-settle] [--out bench/results/stable.json]
 //   (`--ops`: only these rows, by name, for every implementation that has them; `--core-v8-flags
