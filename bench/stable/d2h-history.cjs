@@ -9,7 +9,8 @@
 // kernel: 20 launches of copyFloats over 4 MiB (core, buffers made once); raw-inout: 20 of C's InOut
 // (raw-in, that launch, raw-out on one stream); launch-sync: 200 launches of the empty kernel, each
 // waited for; props: 200 cudaGetDeviceProperties; peek: 200 cudaPeekAtLastError. Each step ends with
-// a wait. It also times cudaStreamQuery of an idle stream of its own, through a koffi declaration. Times: the fastest of 7 loops of 1,500 calls, ns a call.
+// a wait. It also times cudaStreamQuery of an idle stream of its own, through a koffi declaration.
+// Times: the fastest of 7 loops of 1,500 calls (20,000 for the query), ns a call.
 //   npm run build && npx tsc -p tsconfig.bench.json && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node bench/stable/d2h-history.cjs /tmp/k.cubin cudaEventRecord InOut_4MiB cudaEventRecord
 const path = require('node:path');
@@ -22,50 +23,71 @@ const floor = floorD2H();
 const streamQuery = lib.func('int cudaStreamQuery(void *s)');
 const best = (f) => fastest(f).toFixed(0);
 
-/** The steps that are not core's ops (see the top): a function each that does one and, where it queues work, waits. */
+/** Waits for `stream`'s work (a raw handle), or throws. */
+function waitFor(stream) {
+  ok(cudart.cudaStreamSynchronize(stream)[0], 'cudaStreamSynchronize');
+}
+
+/** The steps that are not core's ops (see the top): each one's call, which waits where it queues work, and how many calls a step makes. */
 function otherSteps() {
   const bytes = 4 << 20;
+  const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
+  const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
   const [made, d] = cudart.cudaMalloc(bytes);
   ok(made, 'cudaMalloc');
   const host = new Float32Array(bytes / 4);
   const s = createdStream();
-  const wait = () => ok(cudart.cudaStreamSynchronize(s)[0], 'cudaStreamSynchronize');
   // The kernel's steps: core's launch on a core stream (the raw copies of raw-inout on it too).
   const dev = core.Device.get(0);
   const stream = dev.createStream({ nonBlocking: true });
-  const waitLaunch = () => ok(cudart.cudaStreamSynchronize(stream.handle)[0], 'cudaStreamSynchronize');
   const [dx, dy] = [dev.allocate(bytes), dev.allocate(bytes)];
   const mod = core.Module.load(cubin);
   const copy = mod.kernel('copyFloats');
   const empty = mod.kernel('empty');
   const launch = () => copy.launch({ grid: bytes / 4 / 256, block: 256, stream }, dx, dy, core.i32(bytes / 4));
+  const memcpy = (dst, src, kind, h) => ok(cudart.cudaMemcpyAsync(dst, src, bytes, kind, h)[0], 'cudaMemcpyAsync');
   return {
-    kernel: () => {
-      launch();
-      waitLaunch();
-    },
-    'raw-inout': () => {
-      ok(cudart.cudaMemcpyAsync(dx.ptr, host, bytes, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, stream.handle)[0], 'cudaMemcpyAsync');
-      launch();
-      ok(cudart.cudaMemcpyAsync(host, dy.ptr, bytes, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost, stream.handle)[0], 'cudaMemcpyAsync');
-      waitLaunch();
-    },
-    'raw-in': () => {
-      ok(cudart.cudaMemcpyAsync(d, host, bytes, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s)[0], 'cudaMemcpyAsync');
-      wait();
-    },
-    'raw-out': () => {
-      ok(cudart.cudaMemcpyAsync(host, d, bytes, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost, s)[0], 'cudaMemcpyAsync');
-      wait();
-    },
-    'launch-sync': () => {
-      empty.launch({ grid: 1, block: 1, stream });
-      waitLaunch();
-    },
-    props: () => ok(cudart.cudaGetDeviceProperties(0)[0], 'cudaGetDeviceProperties'),
-    peek: () => cudart.cudaPeekAtLastError(),
-    'raw-malloc': () => ok(cudart.cudaMalloc(bytes)[0], 'cudaMalloc'),
-    'raw-mallochost': () => ok(cudart.cudaMallocHost(bytes)[0], 'cudaMallocHost'),
+    kernel: [
+      20,
+      () => {
+        launch();
+        waitFor(stream.handle);
+      },
+    ],
+    'raw-inout': [
+      20,
+      () => {
+        memcpy(dx.ptr, host, H2D, stream.handle);
+        launch();
+        memcpy(host, dy.ptr, D2H, stream.handle);
+        waitFor(stream.handle);
+      },
+    ],
+    'raw-in': [
+      20,
+      () => {
+        memcpy(d, host, H2D, s);
+        waitFor(s);
+      },
+    ],
+    'raw-out': [
+      20,
+      () => {
+        memcpy(host, d, D2H, s);
+        waitFor(s);
+      },
+    ],
+    'launch-sync': [
+      200,
+      () => {
+        empty.launch({ grid: 1, block: 1, stream });
+        waitFor(stream.handle);
+      },
+    ],
+    props: [200, () => ok(cudart.cudaGetDeviceProperties(0)[0], 'cudaGetDeviceProperties')],
+    peek: [200, () => cudart.cudaPeekAtLastError()],
+    'raw-malloc': [20, () => ok(cudart.cudaMalloc(bytes)[0], 'cudaMalloc')],
+    'raw-mallochost': [20, () => ok(cudart.cudaMallocHost(bytes)[0], 'cudaMallocHost')],
   };
 }
 
@@ -81,8 +103,8 @@ function otherSteps() {
     out.push(`${label}: floor ${best(floor)}, core ${best(o.cudaMemcpy_D2H_4B)}, query ${fastest(query, 20_000).toFixed(0)}`);
   times('after the setup');
   for (const step of steps) {
-    const calls = (raw[step] && !['launch-sync', 'props', 'peek'].includes(step)) || step.startsWith('InOut') ? 20 : 200;
-    for (let i = 0; i < calls; i++) (raw[step] ?? o[step])();
+    const [calls, call] = raw[step] ?? [step.startsWith('InOut') ? 20 : 200, o[step]];
+    for (let i = 0; i < calls; i++) call();
     sync();
     times(`after ${calls} x ${step}`);
   }
