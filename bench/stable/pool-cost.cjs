@@ -4,6 +4,7 @@
 // its instructions out moved it by 1-3% there (bench/README.md). This times, in one process, taking
 // turns round after round, the floor's pair of calls and the same pair with one thing of core's added:
 //   floor        cudaMallocFromPoolAsync + cudaFreeAsync through koffi declarations (ops.ts' floor)
+//   floor-own    the same on a stream of the floor server's kind (cudaStreamCreateWithFlags) in place of core's
 //   facade       the tuple facade's pair
 //   core         pool.allocate(1 MiB, stream).close()
 //   +alloc       the floor, and an object of 11 fields and a 5-element array made and let go of per
@@ -11,14 +12,16 @@
 //   +touch       the floor, and one field read from each of 24 objects made apart (in the old
 //                generation) per call: the objects core's chain reads, without making any
 //   +work        the floor, and 25 dependent integer multiply-adds (~100 cycles; no object, no memory)
-// Each sample is the fastest of 5 loops of 6,400 calls in synchronised batches of 128 (run.js's
-// batch timing); each round every variant takes a turn. Prints ns a call (median over rounds) and
-// the median per-round ratio to the floor.
+// Each sample is the fastest of 5 loops of 6,400 calls in synchronised batches of 128, each variant
+// with a timing loop of its own (run.js's, timers.ts); each round every variant takes a turn. Prints
+// ns a call (median over rounds) and the median per-round ratio to the floor. `--only a,b`: these
+// variants alone (in processes of their own, as run.js's servers); `--set-device`: see below.
 //   npm run build && npx tsc -p tsconfig.bench.json
-//   taskset -c 8 node bench/stable/pool-cost.cjs [--rounds 12]   (any node flags before the script: e.g. --max-semi-space-size=1)
+//   taskset -c 8 node [node flags, e.g. --max-semi-space-size=1] bench/stable/pool-cost.cjs [--rounds 12] [--set-device] [--only floor,core]
 const path = require('node:path');
 const koffi = require('koffi');
 const { cudart, core } = require(path.resolve('dist'));
+const { timersFor } = require(path.resolve('dist-bench/bench/stable/timers.js'));
 
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 12;
 const lib = koffi.load(cudart.libraryInfo().path);
@@ -26,8 +29,34 @@ const mallocFromPool = lib.func('int cudaMallocFromPoolAsync(uint64_t p, size_t 
 const freeAsync = lib.func('int cudaFreeAsync(uint64_t p, void *s)');
 const synchronize = lib.func('int cudaStreamSynchronize(void *s)');
 
+/** Throws naming `what` unless `status` is cudaSuccess. */
+function ok(status, what) {
+  if (status !== 0) throw new Error(`${what} failed with status ${status}`);
+}
+
+// --set-device: the process first calls cudaSetDevice(0) and cudaFree(0), as C's, CuPy's, cuda-python's
+// and the koffi floor's servers do; core's makeCurrent() calls cudaSetDevice only when cudaGetDevice
+// names another device, so core's server never calls it for device 0.
+if (process.argv.includes('--set-device')) {
+  ok(lib.func('int cudaSetDevice(int d)')(0), 'cudaSetDevice');
+  ok(lib.func('int cudaFree(void *p)')(null), 'cudaFree');
+}
 const dev = core.Device.get(0).makeCurrent();
 const stream = dev.createStream({ nonBlocking: true });
+// floor-own: the floor's pair on a stream of its own from cudaStreamCreateWithFlags (the floor's server's).
+const ownStream = (() => {
+  const out = new BigUint64Array(1);
+  let create;
+  try {
+    create = lib.func('int cudaStreamCreateWithFlags(void *s, unsigned int flags)');
+  } catch {
+    // The dev machine's fake libcudart has only the call core makes.
+    const withPriority = lib.func('int cudaStreamCreateWithPriority(void *s, unsigned int flags, int priority)');
+    create = (o, flags) => withPriority(o, flags, 0);
+  }
+  ok(create(out, 1), 'cudaStreamCreateWithFlags');
+  return out[0];
+})();
 const pool = dev.memoryPool;
 const [sh, poolH] = [stream.handle, pool.handle];
 const page = koffi.alloc('uint8_t', 64);
@@ -100,6 +129,7 @@ function workPair() {
 
 const variants = {
   floor: floorPair,
+  'floor-own': () => (mallocFromPool(slot, N, poolH, ownStream), freeAsync(slotView[0], ownStream)),
   facade: () => cudart.cudaFreeAsync(cudart.cudaMallocFromPoolAsync(N, poolH, sh)[1], sh),
   core: () => pool.allocate(N, stream).close(),
   '+alloc': allocPair,
@@ -107,36 +137,36 @@ const variants = {
   '+work': workPair,
 };
 
-/** run.js's batch timing: n calls in batches of 128, each batch timed and then synchronised; ns a call. */
-function timeBatches(f, n = 6400) {
-  let total = 0n;
-  for (let b = 0; b < n / 128; b++) {
-    const t = process.hrtime.bigint();
-    for (let i = 0; i < 128; i++) f();
-    total += process.hrtime.bigint() - t;
-    synchronize(sh);
-  }
-  return Number(total) / n;
-}
+/** run.js's batch timing (each variant a timing loop of its own, as run.js's): ns a call over 6,400 calls in batches of 128. */
+const timeBatches = (name) => {
+  const t = timersFor(`pool-cost ${name}`).batch;
+  const f = variants[name];
+  const sync = name === 'floor-own' ? () => synchronize(ownStream) : () => synchronize(sh);
+  return () => t(f, 6400, sync);
+};
 
 const median = (a) => {
   const s = [...a].sort((x, y) => x - y);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-for (const f of Object.values(variants)) for (let i = 0; i < 3; i++) timeBatches(f); // JIT warm-up
-const samples = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+const onlyAt = process.argv.indexOf('--only');
+const names = onlyAt > 0 ? process.argv[onlyAt + 1].split(',') : Object.keys(variants);
+for (const n of names) if (!variants[n]) throw new Error(`pool-cost: no variant '${n}' (${Object.keys(variants).join(', ')})`);
+const timed = Object.fromEntries(names.map((k) => [k, timeBatches(k)]));
+for (const t of Object.values(timed)) for (let i = 0; i < 3; i++) t(); // JIT warm-up
+const samples = Object.fromEntries(names.map((k) => [k, []]));
 for (let r = 0; r < rounds; r++)
-  for (const [name, f] of Object.entries(variants)) {
+  for (const [name, t] of Object.entries(timed)) {
     let best = Infinity;
-    for (let l = 0; l < 5; l++) best = Math.min(best, timeBatches(f));
+    for (let l = 0; l < 5; l++) best = Math.min(best, t());
     samples[name].push(best);
   }
 console.log(
-  `# node ${process.version} ${process.execArgv.join(' ')}; ${rounds} rounds; ns a call (median), ÷ floor (median of per-round ratios) [range]`,
+  `# node ${process.version} ${process.execArgv.join(' ')}${process.argv.includes('--set-device') ? ' --set-device' : ''}; ${rounds} rounds; ns a call (median), ÷ floor (median of per-round ratios) [range]`,
 );
 for (const [name, s] of Object.entries(samples)) {
-  const ratios = s.map((v, i) => v / samples.floor[i]);
+  const ratios = s.map((v, i) => v / (samples.floor ?? s)[i]);
   console.log(
     `${name.padEnd(8)} ${median(s).toFixed(0).padStart(6)} ns  ${median(ratios).toFixed(3)} [${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}]  per round: ${s.map((v) => v.toFixed(0)).join(' ')}`,
   );
