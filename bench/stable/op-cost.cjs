@@ -9,7 +9,7 @@
 // core's excess is its own CPU work; if it jumps by more, the GPU or driver side takes part
 // (bench/README.md says what was seen).
 //   npm run build && npx tsc -p tsconfig.bench.json && nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
-//   taskset -c 8 node bench/stable/op-cost.cjs /tmp/k.cubin cudaLaunchKernel_8args [--core cudaLaunchKernel_8args_typed] [--work 0,2,5,10,20,40] [--rounds 8] [--calls 6400]
+//   taskset -c 8 node bench/stable/op-cost.cjs /tmp/k.cubin cudaLaunchKernel_8args [--core cudaLaunchKernel_8args_typed] [--work 0,2,5,10,20,40] [--rounds 8] [--calls 6400] [--history InOut_4MiB,…]
 const path = require('node:path');
 const { timersFor } = require(path.resolve('dist-bench/bench/stable/timers.js'));
 const ops = require(path.resolve('dist-bench/bench/stable/ops.js'));
@@ -23,6 +23,10 @@ const rounds = Number(arg('--rounds', '8'));
 const calls = Number(arg('--calls', '6400'));
 const work = arg('--work', '0,2,5,10,20,40').split(',').map(Number);
 const coreRows = [row, ...arg('--core', '').split(',').filter(Boolean)];
+// --history: core's ops run before each round, untimed (20 calls of an In/Out row, 200 of another), as
+// run.js's core server runs every row of a round: does what the process ran move the floor with core?
+// `--history all`: every row of core's but the timed ones.
+let history = arg('--history', '').split(',').filter(Boolean);
 
 let sink = 0;
 /** The floor's op followed by `n` dependent multiply-adds the optimiser cannot fold. */
@@ -45,7 +49,8 @@ const median = (a) => {
   const [floor, floorSync] = ops.koffiOps(cubin);
   const [core, coreSync] = await ops.coreOps(cubin);
   if (!floor[row]) throw new Error(`op-cost: the floor has no row '${row}'`);
-  for (const r of coreRows) if (!core[r]) throw new Error(`op-cost: core has no row '${r}'`);
+  if (history[0] === 'all') history = Object.keys(core).filter((k) => k !== 'settle' && !coreRows.includes(k));
+  for (const r of [...coreRows, ...history]) if (!core[r]) throw new Error(`op-cost: core has no row '${r}'`);
   const floorSettle = floor['launch+sync_empty'];
   /** name -> [op, sync, settle]. */
   const variants = {};
@@ -64,12 +69,17 @@ const median = (a) => {
   });
   for (const [, t] of timed) for (let i = 0; i < 3; i++) t(); // JIT warm-up
   const samples = Object.fromEntries(timed.map(([name]) => [name, []]));
-  for (let r = 0; r < rounds; r++)
+  for (let r = 0; r < rounds; r++) {
+    for (const h of history) {
+      for (let i = 0, n = h.startsWith('InOut') ? 20 : 200; i < n; i++) core[h]();
+      coreSync();
+    }
     for (const [name, t] of timed) {
       let best = Infinity;
       for (let l = 0; l < 5; l++) best = Math.min(best, t());
       samples[name].push(best);
     }
+  }
   // The work's own time, alone (a plain loop, no CUDA call): what floor+N would add if the call's cost stayed.
   const alone = work
     .filter((n) => n > 0)
