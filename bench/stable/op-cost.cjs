@@ -92,7 +92,7 @@ const median = (a) => {
     });
   console.log(`# the work alone, ns a call (fastest of 20 loops): ${alone.join(', ')}`);
   console.log(
-    `# ${row}: node ${process.version}; ${rounds} rounds of ${calls} calls; ns a call (median), − floor (median of per-round differences), ÷ floor [range]`,
+    `# ${row}${history.length ? ` (history: ${history.join(', ')})` : ''}: node ${process.version}; ${rounds} rounds of ${calls} calls; ns a call (median), − floor (median of per-round differences), ÷ floor [range]`,
   );
   for (const [name, s] of Object.entries(samples)) {
     const diffs = s.map((v, i) => v - samples.floor[i]);
