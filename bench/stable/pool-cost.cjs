@@ -7,6 +7,7 @@
 //   floor-own    the same on a stream of the floor server's kind (cudaStreamCreateWithFlags) in place of core's
 //   facade       the tuple facade's pair
 //   core         pool.allocate(1 MiB, stream).close()
+//   object       the floor's calls with core's DeviceBuffer made and closed around them (no checks)
 //   +alloc       the floor, and an object of 11 fields and a 5-element array made and let go of per
 //                call, held in a 256-slot batch until the next call, as core's DeviceBuffer and keep list
 //   +touch       the floor, and one field read from each of 24 objects made apart (in the old
@@ -127,11 +128,22 @@ function workPair() {
   sink += x & 1;
 }
 
+// object: the floor's calls, and core's DeviceBuffer made and closed around them (what allocate() adds
+// beyond: its checks, the memory hooks' test, the output slot of its own).
+const freeKeep = (k) => freeAsync(k[2], k[1].handle);
+function objectPair() {
+  mallocFromPool(slot, N, poolH, sh);
+  const p = slotView[0];
+  const keep = [pool, stream, p, N, 'MemoryPool'];
+  core.DeviceBuffer.fromAllocation(p, N, dev, 'pool', freeKeep, keep, keep).close();
+}
+
 const variants = {
   floor: floorPair,
   'floor-own': () => (mallocFromPool(slot, N, poolH, ownStream), freeAsync(slotView[0], ownStream)),
   facade: () => cudart.cudaFreeAsync(cudart.cudaMallocFromPoolAsync(N, poolH, sh)[1], sh),
   core: () => pool.allocate(N, stream).close(),
+  object: objectPair,
   '+alloc': allocPair,
   '+touch': touchPair,
   '+work': workPair,
