@@ -18,7 +18,7 @@
 // ns a call (median over rounds) and the median per-round ratio to the floor. `--only a,b`: these
 // variants alone (in processes of their own, as run.js's servers); `--set-device`: see below.
 //   npm run build && npx tsc -p tsconfig.bench.json
-//   taskset -c 8 node [node flags, e.g. --max-semi-space-size=1] bench/stable/pool-cost.cjs [--rounds 12] [--set-device] [--only floor,core]
+//   taskset -c 8 node [node flags, e.g. --max-semi-space-size=1] bench/stable/pool-cost.cjs [--rounds 12] [--set-device] [--only floor,core] [--idle 300]
 const path = require('node:path');
 const koffi = require('koffi');
 const { cudart, core } = require(path.resolve('dist'));
@@ -168,20 +168,29 @@ for (const n of names) if (!variants[n]) throw new Error(`pool-cost: no variant 
 const timed = Object.fromEntries(names.map((k) => [k, timeBatches(k)]));
 for (const t of Object.values(timed)) for (let i = 0; i < 3; i++) t(); // JIT warm-up
 const samples = Object.fromEntries(names.map((k) => [k, []]));
-for (let r = 0; r < rounds; r++)
-  for (const [name, t] of Object.entries(timed)) {
-    let best = Infinity;
-    for (let l = 0; l < 5; l++) best = Math.min(best, t());
-    samples[name].push(best);
-  }
-console.log(
-  `# node ${process.version} ${process.execArgv.join(' ')}${process.argv.includes('--set-device') ? ' --set-device' : ''}; ${rounds} rounds; ns a call (median), ÷ floor (median of per-round ratios) [range]`,
-);
-for (const [name, s] of Object.entries(samples)) {
-  const ratios = s.map((v, i) => v / (samples.floor ?? s)[i]);
+// --idle ms: the process sleeps (its event loop idle) before each loop, as a run.js server waits while
+// the other implementations take their turns.
+const idle = Number(process.argv[process.argv.indexOf('--idle') + 1]) || 0;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+(async () => {
+  for (let r = 0; r < rounds; r++)
+    for (const [name, t] of Object.entries(timed)) {
+      let best = Infinity;
+      for (let l = 0; l < 5; l++) {
+        if (idle) await sleep(idle);
+        best = Math.min(best, t());
+      }
+      samples[name].push(best);
+    }
   console.log(
-    `${name.padEnd(8)} ${median(s).toFixed(0).padStart(6)} ns  ${median(ratios).toFixed(3)} [${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}]  per round: ${s.map((v) => v.toFixed(0)).join(' ')}`,
+    `# node ${process.version} ${process.execArgv.join(' ')}${process.argv.includes('--set-device') ? ' --set-device' : ''}${idle ? ` --idle ${idle}` : ''}; ${rounds} rounds; ns a call (median), ÷ floor (median of per-round ratios) [range]`,
   );
-}
-if (sink === 0.5) console.log('');
-process.exit(0);
+  for (const [name, s] of Object.entries(samples)) {
+    const ratios = s.map((v, i) => v / (samples.floor ?? s)[i]);
+    console.log(
+      `${name.padEnd(8)} ${median(s).toFixed(0).padStart(6)} ns  ${median(ratios).toFixed(3)} [${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}]  per round: ${s.map((v) => v.toFixed(0)).join(' ')}`,
+    );
+  }
+  if (sink === 0.5) console.log('');
+  process.exit(0);
+})();
