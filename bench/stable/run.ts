@@ -12,7 +12,7 @@
 // stream query took ~1.1 us longer after such a wait than after a batch of pinned async copies
 // (bench/README.md, "Two driver states, and every timed loop settled into one"), and which came
 // last depended on the rows each implementation has.
-//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--no-settle] [--out bench/results/stable.json]
+//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--no-settle] [--warm N] [--out bench/results/stable.json]
 //   (`--ops`: only these rows, by name, for every implementation that has them; `--core-v8-flags
 //   "--a --b"`: V8 flags for core's process alone, e.g. a larger inlining budget, to measure what it changes)
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
@@ -244,6 +244,10 @@ async function main(): Promise<void> {
   const wanted = opt('--ops', '');
   const coreFlags = opt('--core-v8-flags', '').split(' ').filter(Boolean);
   const settle = !args.includes('--no-settle');
+  // --warm N: before each loop, N untimed calls of the row's own operation (at most a loop's), then the
+  // settle. A server idles while the others take their turns; after 300 ms idle the floor's pool pair
+  // was 10-13% slower and core's excess over it larger (bench/README.md, "The second settled pair").
+  const warm = Number(opt('--warm', '0'));
   const ops = wanted ? OPS.filter((o) => wanted.split(',').includes(o.op)) : OPS;
   if (wanted && ops.length !== wanted.split(',').length)
     throw new Error(
@@ -292,6 +296,7 @@ async function main(): Promise<void> {
       const v = new Map<Server, (number | null)[]>(order.map((s) => [s, []]));
       for (let k = 0; k < count; k++)
         for (const s of order) {
+          if (warm > 0) await s.ask(op, kind, Math.min(warm, calls(s.impl)));
           if (settle) await s.ask(SETTLE[s.impl], 'loop', 1);
           v.get(s)!.push(await s.ask(op, kind, calls(s.impl)));
         }
@@ -321,6 +326,7 @@ async function main(): Promise<void> {
       cpus,
       ...(coreFlags.length ? { coreV8Flags: coreFlags } : {}),
       settle,
+      ...(warm > 0 ? { warm } : {}),
       host: os.hostname(),
       notes,
     },
