@@ -22,6 +22,7 @@ const arg = (name, fallback) => {
 const rounds = Number(arg('--rounds', '8'));
 const calls = Number(arg('--calls', '6400'));
 const work = arg('--work', '0,2,5,10,20,40').split(',').map(Number);
+if (!work.includes(0)) work.unshift(0); // the floor itself: every ratio is to it
 const coreRows = [row, ...arg('--core', '').split(',').filter(Boolean)];
 // --history: core's ops run before each round, untimed (20 calls of an In/Out row, 200 of another), as
 // run.js's core server runs every row of a round: does what the process ran move the floor with core?
