@@ -13,12 +13,10 @@
 const path = require('node:path');
 const { timersFor } = require(path.resolve('dist-bench/bench/stable/timers.js'));
 const ops = require(path.resolve('dist-bench/bench/stable/ops.js'));
+const { median, options } = require(path.resolve('dist-bench/bench/stable/plan.js'));
 
 const [cubin, row] = process.argv.slice(2);
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
+const arg = options(process.argv);
 const rounds = Number(arg('--rounds', '8'));
 const calls = Number(arg('--calls', '6400'));
 const work = arg('--work', '0,2,5,10,20,40').split(',').map(Number);
@@ -39,11 +37,6 @@ function withWork(f, n) {
     sink += x & 1;
   };
 }
-
-const median = (a) => {
-  const s = [...a].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 (async () => {
   if (!cubin || !row) throw new Error('usage: op-cost.cjs <cubin> <row> [--core rows] [--work n,…] [--rounds n] [--calls n]');

@@ -23,17 +23,14 @@ const path = require('node:path');
 const koffi = require('koffi');
 const { cudart, core } = require(path.resolve('dist'));
 const { timersFor } = require(path.resolve('dist-bench/bench/stable/timers.js'));
+const { median, options } = require(path.resolve('dist-bench/bench/stable/plan.js'));
+const { lib, ok } = require('./d2h-floor.cjs');
 
-const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 12;
-const lib = koffi.load(cudart.libraryInfo().path);
+const opt = options(process.argv);
+const rounds = Number(opt('--rounds', '12'));
 const mallocFromPool = lib.func('int cudaMallocFromPoolAsync(uint64_t p, size_t n, void *pool, void *s)');
 const freeAsync = lib.func('int cudaFreeAsync(uint64_t p, void *s)');
 const synchronize = lib.func('int cudaStreamSynchronize(void *s)');
-
-/** Throws naming `what` unless `status` is cudaSuccess. */
-function ok(status, what) {
-  if (status !== 0) throw new Error(`${what} failed with status ${status}`);
-}
 
 // --set-device: the process first calls cudaSetDevice(0) and cudaFree(0), as C's, CuPy's, cuda-python's
 // and the koffi floor's servers do; core's makeCurrent() calls cudaSetDevice only when cudaGetDevice
@@ -157,20 +154,14 @@ const timeBatches = (name) => {
   return () => t(f, 6400, sync);
 };
 
-const median = (a) => {
-  const s = [...a].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
-const onlyAt = process.argv.indexOf('--only');
-const names = onlyAt > 0 ? process.argv[onlyAt + 1].split(',') : Object.keys(variants);
+const names = opt('--only', Object.keys(variants).join(',')).split(',');
 for (const n of names) if (!variants[n]) throw new Error(`pool-cost: no variant '${n}' (${Object.keys(variants).join(', ')})`);
 const timed = Object.fromEntries(names.map((k) => [k, timeBatches(k)]));
 for (const t of Object.values(timed)) for (let i = 0; i < 3; i++) t(); // JIT warm-up
 const samples = Object.fromEntries(names.map((k) => [k, []]));
 // --idle ms: the process sleeps (its event loop idle) before each loop, as a run.js server waits while
 // the other implementations take their turns.
-const idle = Number(process.argv[process.argv.indexOf('--idle') + 1]) || 0;
+const idle = Number(opt('--idle', '0'));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 (async () => {
   for (let r = 0; r < rounds; r++)
