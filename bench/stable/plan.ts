@@ -4,8 +4,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 
-/** The implementations, in the order of a round's first turn. */
-export const IMPLS = ['c', 'facade', 'core', 'cuda-python', 'cupy', 'koffi'] as const;
+/**
+ * The implementations, in the order of a round's first turn. `core-b` is core from a second build
+ * (run.ts `--core-b DIR`), served only when asked for: two versions of core in one run, beside the same floor.
+ */
+export const IMPLS = ['c', 'facade', 'core', 'cuda-python', 'cupy', 'koffi', 'core-b'] as const;
 export type Impl = (typeof IMPLS)[number];
 
 /**

@@ -13,12 +13,14 @@
 //   +touch       the floor, and one field read from each of 24 objects made apart (in the old
 //                generation) per call: the objects core's chain reads, without making any
 //   +work        the floor, and 25 dependent integer multiply-adds (~100 cycles; no object, no memory)
+//   core-b       core's pair as built in --core-b DIR (its dist/, e.g. a worktree of another branch),
+//                loaded beside this one in the same process, on a device, stream and pool of its own
 // Each sample is the fastest of 5 loops of 6,400 calls in synchronised batches of 128, each variant
 // with a timing loop of its own (run.js's, timers.ts); each round every variant takes a turn. Prints
 // ns a call (median over rounds) and the median per-round ratio to the floor. `--only a,b`: these
 // variants alone (in processes of their own, as run.js's servers); `--set-device`: see below.
 //   npm run build && npx tsc -p tsconfig.bench.json
-//   taskset -c 8 node [node flags, e.g. --max-semi-space-size=1] bench/stable/pool-cost.cjs [--rounds 12] [--set-device] [--only floor,core] [--idle 300]
+//   taskset -c 8 node [node flags, e.g. --max-semi-space-size=1] bench/stable/pool-cost.cjs [--rounds 12] [--set-device] [--only floor,core] [--idle 300] [--core-b DIR]
 const path = require('node:path');
 const koffi = require('koffi');
 const { cudart, core } = require(path.resolve('dist'));
@@ -135,6 +137,15 @@ function objectPair() {
   core.DeviceBuffer.fromAllocation(p, N, dev, 'pool', freeKeep, keep, keep).close();
 }
 
+// core-b: a second build of the package, loaded beside the first (only with --core-b).
+const coreB = (() => {
+  if (!process.argv.includes('--core-b')) return null;
+  const b = require(path.resolve(opt('--core-b', ''), 'dist')).core;
+  const d = b.Device.get(0).makeCurrent();
+  const s = d.createStream({ nonBlocking: true });
+  return { stream: s, pool: d.memoryPool, handle: s.handle };
+})();
+
 const variants = {
   floor: floorPair,
   'floor-own': () => (mallocFromPool(slot, N, poolH, ownStream), freeAsync(slotView[0], ownStream)),
@@ -144,13 +155,15 @@ const variants = {
   '+alloc': allocPair,
   '+touch': touchPair,
   '+work': workPair,
+  ...(coreB ? { 'core-b': () => coreB.pool.allocate(N, coreB.stream).close() } : {}),
 };
 
 /** run.js's batch timing (each variant a timing loop of its own, as run.js's): ns a call over 6,400 calls in batches of 128. */
 const timeBatches = (name) => {
   const t = timersFor(`pool-cost ${name}`).batch;
   const f = variants[name];
-  const sync = name === 'floor-own' ? () => synchronize(ownStream) : () => synchronize(sh);
+  const own = name === 'floor-own' ? ownStream : name === 'core-b' ? coreB.handle : sh;
+  const sync = () => synchronize(own);
   return () => t(f, 6400, sync);
 };
 

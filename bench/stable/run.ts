@@ -12,7 +12,9 @@
 // stream query took ~1.1 us longer after such a wait than after a batch of pinned async copies
 // (bench/README.md, "Two driver states, and every timed loop settled into one"), and which came
 // last depended on the rows each implementation has.
-//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--no-settle] [--warm N] [--out bench/results/stable.json]
+//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--short-loops 20] [--cpus 8] [--ops a,b] [--no-settle] [--warm N] [--core-b DIR] [--out bench/results/stable.json]
+//   (`--core-b DIR`: a seventh server, core as built in DIR (its dist/ and dist-bench/, e.g. a git
+//   worktree of another branch), so that two versions of core are timed in one run beside one floor)
 //   (`--ops`: only these rows, by name, for every implementation that has them; `--core-v8-flags
 //   "--a --b"`: V8 flags for core's process alone, e.g. a larger inlining budget, to measure what it changes)
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
@@ -86,15 +88,19 @@ function ratios(r: Results, impl: string, op: string, against = 'c'): number[] {
 }
 
 /**
- * The facade and core against the koffi floor, and the facade against cuda-python: the median of
- * the per-round ratios, for each run given (issue #18's "within 5% of the floor" and "no row slower
- * than cuda-python").
+ * The facade and core (and core-b, where a run has it) against the koffi floor, the facade against
+ * cuda-python and core against CuPy: the median of the per-round ratios, for each run given (issue
+ * #18's "within 5% of the floor" and "no row slower than cuda-python", #37's "no core row slower than CuPy").
  */
 function floors(runs: Results[]): string {
+  const b = runs.some((r) => r.samples['core-b']);
   const pairs: [string, string][] = [
     ['facade', 'koffi'],
     ['core', 'koffi'],
+    ...(b ? [['core-b', 'koffi'] as [string, string]] : []),
     ['facade', 'cuda-python'],
+    ['core', 'cupy'],
+    ...(b ? [['core-b', 'cupy'] as [string, string]] : []),
   ];
   const head = pairs.map(([a, b]) => `${a} / ${b}`);
   const lines = [`| operation | ${head.join(' | ')} |`, `|---|${head.map(() => '---:').join('|')}|`];
@@ -198,11 +204,13 @@ const SETTLE: Record<Impl, string> = {
   'cuda-python': 'launch+sync_empty',
   cupy: 'launch+sync_empty',
   koffi: 'launch+sync_empty',
+  'core-b': 'settle',
 };
 
-async function start(impl: Impl, cmd: string[], cpus: string | null, notes: string[]): Promise<Server | null> {
+/** Starts implementation `impl`'s server (`cmd`, in directory `cwd`), or notes why it did not start. */
+async function start(impl: Impl, cmd: string[], cpus: string | null, notes: string[], cwd?: string): Promise<Server | null> {
   const argv = cpus ? ['taskset', '-c', cpus, ...cmd] : cmd;
-  const proc = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NCCL_NVLS_ENABLE: '0' } });
+  const proc = spawn(argv[0], argv.slice(1), { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NCCL_NVLS_ENABLE: '0' } });
   const err: string[] = [];
   const s = new Server(impl, proc, err);
   try {
@@ -248,6 +256,9 @@ async function main(): Promise<void> {
   // settle. A server idles while the others take their turns; after 300 ms idle the floor's pool pair
   // was 10-13% slower and core's excess over it larger (bench/README.md, "The second settled pair").
   const warm = Number(opt('--warm', '0'));
+  const coreB = args.includes('--core-b') ? path.resolve(opt('--core-b', '')) : null;
+  if (coreB !== null && !fs.existsSync(path.join(coreB, 'dist-bench', 'bench', 'stable', 'node.js')))
+    throw new Error(`--core-b: ${coreB} has no dist-bench/bench/stable/node.js (build it there first)`);
   const ops = wanted ? OPS.filter((o) => wanted.split(',').includes(o.op)) : OPS;
   if (wanted && ops.length !== wanted.split(',').length)
     throw new Error(
@@ -262,17 +273,20 @@ async function main(): Promise<void> {
   const notes: string[] = [];
   const node = process.execPath;
   const here = path.join('dist-bench', 'bench', 'stable', 'node.js');
-  const cmds: Record<Impl, string[]> = {
+  const cmds: Record<Impl, string[] | null> = {
     c: [path.join(work, 'c'), cubin],
     facade: [node, here, 'facade', cubin],
     core: [node, ...coreFlags, here, 'core', cubin],
     'cuda-python': ['python3', 'bench/stable/py.py', 'cuda-python', cubin],
     cupy: ['python3', 'bench/stable/py.py', 'cupy', cubin],
     koffi: [node, here, 'koffi', cubin],
+    // Run in its own directory, whose dist/ it loads (ops.ts resolves 'dist' from the working directory).
+    'core-b': coreB === null ? null : [node, ...coreFlags, path.join(coreB, here), 'core', cubin],
   };
   const servers: Server[] = [];
   for (const impl of IMPLS) {
-    const s = await start(impl, cmds[impl], cpus, notes);
+    const cmd = cmds[impl];
+    const s = cmd && (await start(impl, cmd, cpus, notes, impl === 'core-b' ? coreB! : undefined));
     if (s) servers.push(s);
   }
   if (!servers.some((s) => s.impl === 'c')) throw new Error(`the C server did not start: ${notes.join('; ')}`);
@@ -327,6 +341,7 @@ async function main(): Promise<void> {
       ...(coreFlags.length ? { coreV8Flags: coreFlags } : {}),
       settle,
       ...(warm > 0 ? { warm } : {}),
+      ...(coreB !== null ? { coreB } : {}),
       host: os.hostname(),
       notes,
     },
