@@ -40,9 +40,24 @@ export const splitSmallStructs = process.platform !== 'win32' && (process.arch =
 export interface LazyLibrary<D> {
   /** Whether bound functions take small integer structs as their 8-byte words (see splitSmallStructs). */
   readonly splitSmallStructs: boolean;
-  /** The koffi function for `name`; one whose symbol the library lacks throws when called. */
-  bind(name: keyof D & string): KoffiFunction;
+  /**
+   * The koffi function for `name`; one whose symbol the library lacks throws when called. The
+   * `void *` parameters at the indexes `addresses` (of the declaration as bound) are bound as `uint64_t` (see addressParams).
+   */
+  bind(name: keyof D & string, addresses?: readonly number[]): KoffiFunction;
   info(): LibraryInfo;
+}
+
+/**
+ * A declaration's parameters with the `void *` ones at the indexes `at` as `uint64_t`, for a caller
+ * that passes them addresses as numbers (exact below 2^53; never null, a bigint, a typed array or a
+ * string): the same register on every 64-bit platform (CUDA has no other), and koffi converts a
+ * number for an integer parameter in a few ns less than an address for a pointer
+ * (bench/stable/koffi-args.ts). Throws if a parameter at `at` is not a `void *`.
+ */
+export function addressParams(params: readonly (string | TypeObject)[], at: readonly number[]): (string | TypeObject)[] {
+  for (const i of at) if (params[i] !== 'void *') throw new Error(`addressParams: parameter ${i} is not a void * (${String(params[i])})`);
+  return params.map((p, i) => (at.includes(i) ? 'uint64_t' : p));
 }
 
 /** What a library's generated declarations module (src/ffi/<lib>.gen.ts) exports. */
@@ -75,11 +90,12 @@ export function lazyLibrary<D extends Record<string, Decl>>(
   const open = () => (loaded ??= openLibrary(spec));
   return {
     splitSmallStructs,
-    bind(name) {
+    bind(name, addresses) {
       const { lib, resolvedPath } = open();
       const { declarations, perThreadSymbols } = (decls ??= load());
       const [symbol, ret, structParams, split] = declarations[name];
-      const params = splitSmallStructs && split ? split : structParams;
+      const declared = splitSmallStructs && split ? split : structParams;
+      const params = addresses ? addressParams(declared, addresses) : declared;
       const sym = (perThreadDefaultStream() && perThreadSymbols[name]) || symbol;
       try {
         return lib.func(sym, ret, params);

@@ -5,6 +5,7 @@
 import { libcudart } from '../../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../../ffi/binding';
 import { runtimeError } from './errors';
+import { slot } from '../../ffi/scratch';
 
 /**
  * A libcudart function by its C name, bound on the first call of get(). An object with a method
@@ -14,7 +15,10 @@ import { runtimeError } from './errors';
 export class DirectFunction {
   private f: KoffiFunction | undefined = undefined;
 
-  constructor(private readonly name: Parameters<typeof libcudart.bind>[0]) {}
+  constructor(
+    private readonly name: Parameters<typeof libcudart.bind>[0],
+    private readonly addresses: readonly number[] | undefined,
+  ) {}
 
   /** The koffi function, bound on the first call. */
   get(): KoffiFunction {
@@ -23,13 +27,39 @@ export class DirectFunction {
 
   /** get()'s first call, apart (get() is then small enough for V8 to inline into every hot path). */
   private bind(): KoffiFunction {
-    return (this.f = libcudart.bind(this.name));
+    return (this.f = libcudart.bind(this.name, this.addresses));
   }
 }
 
 /** A libcudart function by its C name, bound on first use (`f.get()(…)`). */
 export function direct(name: Parameters<typeof libcudart.bind>[0]): DirectFunction {
-  return new DirectFunction(name);
+  return new DirectFunction(name, undefined);
+}
+
+/**
+ * direct() of a function whose pointer parameters at the indexes `at` the caller passes as numbers
+ * (SLOT0_ADDRESS, a handle's addressNumber()): they are bound as uint64_t, which koffi converts from a
+ * number ~3.5 ns (~60 instructions) faster than a pointer from a bigint. A bigint for one costs ~5 ns
+ * more than for a pointer, so the others stay pointers (issue #37: core-cpu.js, with and without).
+ */
+export function directByAddress(name: Parameters<typeof libcudart.bind>[0], at: readonly number[]): DirectFunction {
+  return new DirectFunction(name, at);
+}
+
+/** Scratch slot 0's address as a number (exact: a heap address is below 2^47), for directByAddress's parameters. */
+export const SLOT0_ADDRESS = Number(slot[0]);
+
+/**
+ * A handle as the number directByAddress's parameters take; throws a RangeError naming `fn` and its
+ * parameter 'handle' for one at or above 2^53, which a number cannot hold exactly (a handle the
+ * driver made is a heap address, below 2^47: only a foreign one can be).
+ */
+export function addressNumber(handle: bigint, fn: string): number {
+  if (handle < 0n || handle > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new RangeError(
+      `${fn}: parameter 'handle' is 0x${handle.toString(16)}, not an address below 2^53 (core passes handles to C as numbers)`,
+    );
+  return Number(handle);
 }
 
 /** Throws the CudaError of runtime status `err` (named by `fn`, as check() names it) unless it is cudaSuccess. */

@@ -10,11 +10,8 @@ import type { NvmlDevice, GpuHealth } from '../nvml/NvmlDevice';
 import { checkOptions } from '../base/options';
 import { describe } from '../../ffi/checks';
 import type { DeviceAttributes } from './DeviceAttributes';
-import { checkStatus, direct } from '../base/direct';
-import { I32, slot } from '../../ffi/scratch';
-
-/** Scratch slot 0's address, read once (the hot path then loads no array element). */
-const SLOT0 = slot[0];
+import { SLOT0_ADDRESS, checkStatus, directByAddress } from '../base/direct';
+import { I32 } from '../../ffi/scratch';
 
 // The driver facade and the NVML room load on first use: `Device.get(0)` needs neither, and they
 // were most of `require('cuda-bindings/core')`'s start-up (issue #37).
@@ -29,7 +26,7 @@ type Unprefixed<K> = K extends `cudaDevAttr${infer R}` ? R : never;
 
 /** The Device of each device number, made on first use. */
 const devices: Device[] = [];
-const getDevice = direct('cudaGetDevice');
+const getDevice = directByAddress('cudaGetDevice', [0]);
 
 /**
  * A CUDA device (a GPU as this process numbers it, after CUDA_VISIBLE_DEVICES): its properties and
@@ -109,7 +106,7 @@ export class Device {
 
   /** The device the calling (JS) thread uses now (cudaGetDevice): 0 until something makes another current. */
   static current(): Device {
-    checkStatus(getDevice.get()(SLOT0), 'cudaGetDevice');
+    checkStatus(getDevice.get()(SLOT0_ADDRESS), 'cudaGetDevice');
     const n = I32[0];
     return devices[n] ?? Device.get(n);
   }
@@ -216,7 +213,7 @@ export class Device {
   makeCurrent(): this {
     // cudaSetDevice only when the device changes: every factory calls this, and on an H100 a
     // cudaSetDevice before each cudaMalloc+cudaFree pair made the pair 69 µs instead of 3 µs.
-    if (getDevice.get()(SLOT0) !== 0 || I32[0] !== this.ordinal) check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
+    if (getDevice.get()(SLOT0_ADDRESS) !== 0 || I32[0] !== this.ordinal) check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
     return this;
   }
 

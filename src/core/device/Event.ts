@@ -7,11 +7,11 @@ import { Resource, openArg } from '../base/lifetime';
 import type { Device } from './Device';
 import { openStreamHandle, type Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
-import { checkStatus, direct } from '../base/direct';
+import { addressNumber, checkStatus, direct, directByAddress } from '../base/direct';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 
 const eventRecord = direct('cudaEventRecord');
-const eventQuery = direct('cudaEventQuery');
+const eventQuery = directByAddress('cudaEventQuery', [0]);
 const NOT_READY = cudart.cudaError_t.cudaErrorNotReady;
 
 /** What {@link Event.fromHandle} takes: the owner and device of the event, and whether it records timestamps. */
@@ -55,6 +55,9 @@ export const EVENT_OPTIONS: OptionKeys<EventOptions> = { timing: true, blockingS
  * ```
  */
 export class Event extends Resource {
+  /** @internal The handle as a number (exact: an address is below 2^53), for core's directByAddress calls. */
+  declare private readonly handleNumber: number;
+
   private constructor(
     /** The runtime handle, for calls into the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaEvent_t,
@@ -67,6 +70,7 @@ export class Event extends Resource {
     readonly owned = true,
   ) {
     super(owned ? () => void cudart.cudaEventDestroy(handle) : () => undefined, keep);
+    this.handleNumber = addressNumber(handle, 'Event.fromHandle');
   }
 
   /** @internal Use device.createEvent(). */
@@ -160,7 +164,7 @@ export class Event extends Resource {
   query(): boolean {
     this.live('query');
     // Called directly: the handle is an open event's (the facade's checks and result array would be work done twice).
-    const err = eventQuery.get()(this.handle);
+    const err = eventQuery.get()(this.handleNumber);
     if (err === NOT_READY) return false;
     checkStatus(err, 'cudaEventQuery');
     return true;

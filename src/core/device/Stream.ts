@@ -3,14 +3,14 @@ import * as cudart from '../../runtime';
 import { streamSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
-import { checkStatus, direct } from '../base/direct';
+import { addressNumber, checkStatus, directByAddress } from '../base/direct';
 import { Resource, openArg } from '../base/lifetime';
 import { Device } from './Device';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-const streamQuery = direct('cudaStreamQuery');
+const streamQuery = directByAddress('cudaStreamQuery', [0]);
 const NOT_READY = cudart.cudaError_t.cudaErrorNotReady;
 
 /** How {@link Device.createStream} makes a stream. */
@@ -58,6 +58,9 @@ const defaults = new Map<string, Stream>();
  * ```
  */
 export class Stream extends Resource {
+  /** @internal The handle as a number (exact: an address is below 2^53), for core's directByAddress calls. */
+  declare readonly handleNumber: number;
+
   private constructor(
     /** The runtime handle, for calls into the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaStream_t,
@@ -68,6 +71,7 @@ export class Stream extends Resource {
     readonly owned = true,
   ) {
     super(owned ? () => void cudart.cudaStreamDestroy(handle) : () => undefined, keep);
+    this.handleNumber = addressNumber(handle, 'Stream.fromHandle');
   }
 
   /** @internal A stream made elsewhere for this package (a green context's): destroyed at close(), keeping `keep` alive until then. */
@@ -219,7 +223,7 @@ export class Stream extends Resource {
   query(): boolean {
     this.live('query');
     // Called directly: the handle is an open stream's (the facade's checks and result array would be work done twice).
-    const err = streamQuery.get()(this.handle);
+    const err = streamQuery.get()(this.handleNumber);
     if (err === NOT_READY) return false;
     checkStatus(err, 'cudaStreamQuery');
     return true;

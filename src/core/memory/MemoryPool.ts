@@ -7,13 +7,10 @@ import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
 import { freeWithHooks, hookedCudaAllocation, memoryHooksInstalled } from './MemoryHook';
-import { checkStatus, direct } from '../base/direct';
-import { U64, slot } from '../../ffi/scratch';
+import { SLOT0_ADDRESS, checkStatus, directByAddress } from '../base/direct';
+import { U64 } from '../../ffi/scratch';
 import type { OptionKeys } from '../base/options';
 import { describe, lookupName } from '../../ffi/checks';
-
-/** Scratch slot 0's address, read once (the hot path then loads no array element). */
-const SLOT0 = slot[0];
 
 /** How {@link Device.createMemoryPool} makes a pool (sizes in bytes). */
 export interface MemoryPoolOptions {
@@ -56,8 +53,8 @@ export interface MemoryPoolStats {
 }
 
 const A = cudart.cudaMemPoolAttr;
-const mallocFromPoolAsync = direct('cudaMallocFromPoolAsync');
-const freeAsync = direct('cudaFreeAsync');
+const mallocFromPoolAsync = directByAddress('cudaMallocFromPoolAsync', [0, 3]);
+const freeAsync = directByAddress('cudaFreeAsync', [1]);
 
 /**
  * A stream-ordered memory pool (cudaMallocAsync): an allocation and its free are queued on a stream,
@@ -268,8 +265,8 @@ export function allocateFromPool(
   else {
     // CUDA called directly (size and stream are checked, the pool open): no closure, no result array;
     // mallocFrom's lines in line (a function of their own, V8 counted them twice against what it inlines here);
-    // the output slot passed by its address (a bigint), which koffi takes in less time than a typed array.
-    checkStatus(mallocFromPoolAsync.get()(SLOT0, size, pool.handle, stream.handle), call);
+    // the output slot's and the stream's addresses passed as numbers (see directByAddress).
+    checkStatus(mallocFromPoolAsync.get()(SLOT0_ADDRESS, size, pool.handle, stream.handleNumber), call);
     p = U64[0];
   }
   const keep: PoolKeep = [pool, stream, p, size, hookName];
@@ -278,7 +275,7 @@ export function allocateFromPool(
 
 /** mallocFrom as the memory hooks see it (a function of its own, so that allocateFromPool makes no closure). */
 function hookedMallocFrom(pool: Pool, size: number, stream: Stream, hookName: string, call: string): bigint {
-  return hookedCudaAllocation(hookName, pool.device.ordinal, size, () => mallocFrom(pool.handle, size, stream.handle, call));
+  return hookedCudaAllocation(hookName, pool.device.ordinal, size, () => mallocFrom(pool.handle, size, stream.handleNumber, call));
 }
 
 /** Frees a pool buffer (its PoolKeep) in its stream's order; as hookedFree's, it tells the hooks installed when it runs. */
@@ -286,19 +283,19 @@ function freeFromPool(k: unknown): void {
   const keep = k as PoolKeep;
   const stream = keep[1];
   const p = keep[2];
-  if (!memoryHooksInstalled()) freeAsync.get()(p, stream.isClosed ? null : stream.handle);
+  if (!memoryHooksInstalled()) freeAsync.get()(p, stream.isClosed ? 0 : stream.handleNumber);
   else hookedFreeFromPool(keep);
 }
 
 /** freeFromPool as the memory hooks see it (apart: its closure would cost every free a context). */
 function hookedFreeFromPool(keep: PoolKeep): void {
   const [pool, stream, p, size, hookName] = keep;
-  freeWithHooks(hookName, pool.device.ordinal, size, size, p, () => void freeAsync.get()(p, stream.isClosed ? null : stream.handle));
+  freeWithHooks(hookName, pool.device.ordinal, size, size, p, () => void freeAsync.get()(p, stream.isClosed ? 0 : stream.handleNumber));
 }
 
 /** cudaMallocFromPoolAsync: the address, or throws the CudaError named `call`. */
-function mallocFrom(pool: cudart.cudaMemPool_t, size: number, stream: cudart.cudaStream_t, call: string): bigint {
-  checkStatus(mallocFromPoolAsync.get()(SLOT0, size, pool, stream), call);
+function mallocFrom(pool: cudart.cudaMemPool_t, size: number, stream: number, call: string): bigint {
+  checkStatus(mallocFromPoolAsync.get()(SLOT0_ADDRESS, size, pool, stream), call);
   return U64[0];
 }
 

@@ -105,6 +105,9 @@ test('bad handles, pointers and options are refused naming the function and the 
     const s = core.Stream.fromHandle(5n); s.close();
     t('pointer closed stream', () => core.DeviceBuffer.fromPointer(0x1000n, 16, { stream: s }));
     t('kernel module', () => core.Kernel.fromHandle(1n, {}));
+    t('stream above 2^53', () => core.Stream.fromHandle(1n << 60n));
+    t('event above 2^53', () => core.Event.fromHandle(2n ** 53n));
+    t('stream at 2^53 - 1', () => String(core.Stream.fromHandle(2n ** 53n - 1n).handle));
   `);
   expect(r['stream string']).toMatch(/^TypeError: Stream.fromHandle: parameter 'handle' must be a handle or address/);
   expect(r['event null']).toBe("RangeError: Event.fromHandle: parameter 'handle' is 0 (a null handle)");
@@ -116,4 +119,12 @@ test('bad handles, pointers and options are refused naming the function and the 
   expect(r['pointer option']).toMatch(/^TypeError: DeviceBuffer.fromPointer: unknown option 'onwer' \(did you mean 'owner'\?\)/);
   expect(r['pointer closed stream']).toBe("Error: DeviceBuffer.fromPointer: parameter 'options.stream' is a Stream that was closed");
   expect(r['kernel module']).toBe("TypeError: Kernel.fromHandle: parameter 'module' must be a Module, got a Object");
+  // Core passes a stream's or event's handle to C as a number: one a number cannot hold exactly is refused.
+  expect(r['stream above 2^53']).toBe(
+    "RangeError: Stream.fromHandle: parameter 'handle' is 0x1000000000000000, not an address below 2^53 (core passes handles to C as numbers)",
+  );
+  expect(r['event above 2^53']).toBe(
+    "RangeError: Event.fromHandle: parameter 'handle' is 0x20000000000000, not an address below 2^53 (core passes handles to C as numbers)",
+  );
+  expect(r['stream at 2^53 - 1']).toBe('returned');
 });
