@@ -8,7 +8,7 @@ import type { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
 import { freeWithHooks, hookedCudaAllocation, memoryHooksInstalled } from './MemoryHook';
 import { SLOT0_ADDRESS, checkStatus, directByAddress } from '../base/direct';
-import { U64 } from '../../ffi/scratch';
+import { U64, readSize } from '../../ffi/scratch';
 import type { OptionKeys } from '../base/options';
 import { describe, lookupName } from '../../ffi/checks';
 
@@ -54,7 +54,7 @@ export interface MemoryPoolStats {
 
 const A = cudart.cudaMemPoolAttr;
 const mallocFromPoolAsync = directByAddress('cudaMallocFromPoolAsync', [0, 3]);
-const freeAsync = directByAddress('cudaFreeAsync', [1]);
+const freeAsync = directByAddress('cudaFreeAsync', [0, 1]);
 
 /**
  * A stream-ordered memory pool (cudaMallocAsync): an allocation and its free are queued on a stream,
@@ -237,9 +237,10 @@ type Pool = Resource & { readonly handle: cudart.cudaMemPool_t; readonly device:
 /**
  * A pool buffer's keep list, which is also what frees it (freeFromPool's argument: one array per
  * buffer instead of a keep list, a closure and its context): the pool and the stream, kept alive,
- * then the address, the size and the allocator's name for the memory hooks.
+ * then the address (a number, as freeAsync takes it: a device address is below 2^53), the size and
+ * the allocator's name for the memory hooks.
  */
-type PoolKeep = [pool: Pool, stream: Stream, address: bigint, size: number, hookName: string];
+type PoolKeep = [pool: Pool, stream: Stream, address: number, size: number, hookName: string];
 
 // V8 inlines at most 920 bytes of bytecode into one function (Node 20). `pool.allocate(n, s).close()`
 // in a user's loop spends ~832 of them on allocate, this function, close and freeFromPool, and
@@ -261,15 +262,17 @@ export function allocateFromPool(
   call: string,
 ): DeviceBuffer {
   let p: bigint;
-  if (memoryHooksInstalled()) p = hookedMallocFrom(pool, size, stream, hookName, call);
+  let at: number;
+  if (memoryHooksInstalled()) at = Number((p = hookedMallocFrom(pool, size, stream, hookName, call)));
   else {
     // CUDA called directly (size and stream are checked, the pool open): no closure, no result array;
     // mallocFrom's lines in line (a function of their own, V8 counted them twice against what it inlines here);
     // the output slot's and the stream's addresses passed as numbers (see directByAddress).
     checkStatus(mallocFromPoolAsync.get()(SLOT0_ADDRESS, size, pool.handle, stream.handleNumber), call);
     p = U64[0];
+    at = readSize(0);
   }
-  const keep: PoolKeep = [pool, stream, p, size, hookName];
+  const keep: PoolKeep = [pool, stream, at, size, hookName];
   return DeviceBuffer.fromAllocation(p, size, pool.device, kind, freeFromPool, keep, keep);
 }
 
@@ -290,7 +293,14 @@ function freeFromPool(k: unknown): void {
 /** freeFromPool as the memory hooks see it (apart: its closure would cost every free a context). */
 function hookedFreeFromPool(keep: PoolKeep): void {
   const [pool, stream, p, size, hookName] = keep;
-  freeWithHooks(hookName, pool.device.ordinal, size, size, p, () => void freeAsync.get()(p, stream.isClosed ? 0 : stream.handleNumber));
+  freeWithHooks(
+    hookName,
+    pool.device.ordinal,
+    size,
+    size,
+    BigInt(p),
+    () => void freeAsync.get()(p, stream.isClosed ? 0 : stream.handleNumber),
+  );
 }
 
 /** cudaMallocFromPoolAsync: the address, or throws the CudaError named `call`. */
