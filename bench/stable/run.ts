@@ -255,6 +255,8 @@ async function main(): Promise<void> {
   // --warm N: before each loop, N untimed calls of the row's own operation (at most a loop's), then the
   // settle. A server idles while the others take their turns; after 300 ms idle the floor's pool pair
   // was 10-13% slower and core's excess over it larger (bench/README.md, "The second settled pair").
+  // In full runs it made every implementation's pool pair slower and core's excess no smaller
+  // (runs 46-49, "Two versions of core in one run"), so the runs reported do not use it.
   const warm = Number(opt('--warm', '0'));
   const coreB = args.includes('--core-b') ? path.resolve(opt('--core-b', '')) : null;
   if (coreB !== null && !fs.existsSync(path.join(coreB, 'dist-bench', 'bench', 'stable', 'node.js')))
