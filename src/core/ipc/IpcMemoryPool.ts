@@ -5,6 +5,7 @@ import * as cudart from '../../runtime';
 import { describe } from '../../ffi/checks';
 import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
+import { addressNumber } from '../base/direct';
 import { DeviceBuffer, checkSize } from '../memory/DeviceBuffer';
 import { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
@@ -42,6 +43,9 @@ const FD = cudart.cudaMemAllocationHandleType.cudaMemHandleTypePosixFileDescript
  * ```
  */
 export class IpcMemoryPool extends Resource {
+  /** @internal The handle as a number (exact: an address is below 2^53), for core's directByAddress calls. */
+  declare readonly handleNumber: number;
+
   private constructor(
     /** The runtime handle (cudaMemPool_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaMemPool_t,
@@ -51,6 +55,7 @@ export class IpcMemoryPool extends Resource {
     readonly isImported: boolean,
   ) {
     super(() => void cudart.cudaMemPoolDestroy(handle), [device]);
+    this.handleNumber = addressNumber(handle, 'IpcMemoryPool');
   }
 
   /** A new pool of `device`'s memory that can be shared (cudaMemPoolCreate with POSIX file descriptor handles). */

@@ -5,6 +5,7 @@ import { describe } from '../../ffi/checks';
 import * as cudart from '../../runtime';
 import { CudaError, check, runtimeError } from '../base/errors';
 import { Resource } from '../base/lifetime';
+import { addressNumber } from '../base/direct';
 import { type DeviceBuffer, checkSize, type MemoryLocation } from './DeviceBuffer';
 import { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
@@ -34,6 +35,9 @@ export interface ManagedMemoryPoolOptions {
  * ```
  */
 export class ManagedMemoryPool extends Resource {
+  /** @internal The handle as a number (exact: an address is below 2^53), for core's directByAddress calls. */
+  declare readonly handleNumber: number;
+
   private constructor(
     /** The runtime handle (cudaMemPool_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaMemPool_t,
@@ -41,6 +45,7 @@ export class ManagedMemoryPool extends Resource {
     readonly device: Device,
   ) {
     super(() => void cudart.cudaMemPoolDestroy(handle), [device]);
+    this.handleNumber = addressNumber(handle, 'ManagedMemoryPool');
   }
 
   /**

@@ -7,7 +7,7 @@ import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
 import { freeWithHooks, hookedCudaAllocation, memoryHooksInstalled } from './MemoryHook';
-import { SLOT0_ADDRESS, checkStatus, directByAddress } from '../base/direct';
+import { SLOT0_ADDRESS, addressNumber, checkStatus, directByAddress } from '../base/direct';
 import { U64, readSize } from '../../ffi/scratch';
 import type { OptionKeys } from '../base/options';
 import { describe, lookupName } from '../../ffi/checks';
@@ -53,7 +53,7 @@ export interface MemoryPoolStats {
 }
 
 const A = cudart.cudaMemPoolAttr;
-const mallocFromPoolAsync = directByAddress('cudaMallocFromPoolAsync', [0, 3]);
+const mallocFromPoolAsync = directByAddress('cudaMallocFromPoolAsync', [0, 2, 3]);
 const freeAsync = directByAddress('cudaFreeAsync', [0, 1]);
 
 /**
@@ -75,6 +75,9 @@ const freeAsync = directByAddress('cudaFreeAsync', [0, 1]);
  * ```
  */
 export class MemoryPool extends Resource {
+  /** @internal The handle as a number (exact: an address is below 2^53), for core's directByAddress calls. */
+  declare readonly handleNumber: number;
+
   private constructor(
     /** The runtime handle (cudaMemPool_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaMemPool_t,
@@ -88,6 +91,7 @@ export class MemoryPool extends Resource {
     readonly numaNode: number | null = null,
   ) {
     super(isDefault ? () => undefined : () => void cudart.cudaMemPoolDestroy(handle), [device]);
+    this.handleNumber = addressNumber(handle, 'MemoryPool');
   }
 
   /** @internal Use device.memoryPool. */
@@ -232,7 +236,7 @@ export class MemoryPool extends Resource {
 }
 
 /** A pool that allocateFromPool takes memory from. */
-type Pool = Resource & { readonly handle: cudart.cudaMemPool_t; readonly device: Device };
+type Pool = Resource & { readonly handle: cudart.cudaMemPool_t; readonly handleNumber: number; readonly device: Device };
 
 /**
  * A pool buffer's keep list, which is also what frees it (freeFromPool's argument: one array per
@@ -267,8 +271,8 @@ export function allocateFromPool(
   else {
     // CUDA called directly (size and stream are checked, the pool open): no closure, no result array;
     // mallocFrom's lines in line (a function of their own, V8 counted them twice against what it inlines here);
-    // the output slot's and the stream's addresses passed as numbers (see directByAddress).
-    checkStatus(mallocFromPoolAsync.get()(SLOT0_ADDRESS, size, pool.handle, stream.handleNumber), call);
+    // the output slot's, the pool's and the stream's addresses passed as numbers (see directByAddress).
+    checkStatus(mallocFromPoolAsync.get()(SLOT0_ADDRESS, size, pool.handleNumber, stream.handleNumber), call);
     p = U64[0];
     at = readSize(0);
   }
@@ -278,7 +282,7 @@ export function allocateFromPool(
 
 /** mallocFrom as the memory hooks see it (a function of its own, so that allocateFromPool makes no closure). */
 function hookedMallocFrom(pool: Pool, size: number, stream: Stream, hookName: string, call: string): bigint {
-  return hookedCudaAllocation(hookName, pool.device.ordinal, size, () => mallocFrom(pool.handle, size, stream.handleNumber, call));
+  return hookedCudaAllocation(hookName, pool.device.ordinal, size, () => mallocFrom(pool.handleNumber, size, stream.handleNumber, call));
 }
 
 /** Frees a pool buffer (its PoolKeep) in its stream's order; as hookedFree's, it tells the hooks installed when it runs. */
@@ -304,7 +308,7 @@ function hookedFreeFromPool(keep: PoolKeep): void {
 }
 
 /** cudaMallocFromPoolAsync: the address, or throws the CudaError named `call`. */
-function mallocFrom(pool: cudart.cudaMemPool_t, size: number, stream: number, call: string): bigint {
+function mallocFrom(pool: number, size: number, stream: number, call: string): bigint {
   checkStatus(mallocFromPoolAsync.get()(SLOT0_ADDRESS, size, pool, stream), call);
   return U64[0];
 }
