@@ -5,12 +5,12 @@ import type { WaitOptions } from '../../ffi/waits';
 import { check, runtimeError } from '../base/errors';
 import { Resource, openArg } from '../base/lifetime';
 import type { Device } from './Device';
-import { openStreamHandle, type Stream } from './Stream';
+import { openStreamArg, type Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
-import { addressNumber, checkStatus, direct, directByAddress } from '../base/direct';
+import { addressNumber, checkStatus, directByAddress } from '../base/direct';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
 
-const eventRecord = direct('cudaEventRecord');
+const eventRecord = directByAddress('cudaEventRecord', [0, 1]);
 const eventQuery = directByAddress('cudaEventQuery', [0]);
 const NOT_READY = cudart.cudaError_t.cudaErrorNotReady;
 
@@ -146,7 +146,8 @@ export class Event extends Resource {
    */
   record(stream?: Stream): this {
     this.live('record');
-    checkStatus(eventRecord.get()(this.handle, openStreamHandle(stream, 'Event.record', 'stream')), 'cudaEventRecord');
+    const s = openStreamArg(stream, 'Event.record', 'stream');
+    checkStatus(eventRecord.get()(this.handleNumber, s === null ? 0 : s.handleNumber), 'cudaEventRecord');
     this.recordedHere = true;
     return this;
   }

@@ -263,15 +263,18 @@ export function inStreamScope(): boolean {
 }
 
 /**
- * The handle of an optional Stream parameter for a hot path (absent: the current stream of a
- * stream.use(), else null for the legacy default stream): an open Stream of
- * this module at once, anything else through openArg, which throws as openOptionalArg does (or
- * accepts a Stream of another copy of this package).
+ * An optional Stream parameter of a hot path (absent: the current stream of a stream.use(), else
+ * null for the legacy default stream): an open Stream of this module at once, anything else through
+ * openArg, which throws as openOptionalArg does (or accepts a Stream of another copy of this package).
  */
-export function openStreamHandle(stream: unknown, where: string, param: string): cudart.cudaStream_t | null {
+export function openStreamArg(stream: unknown, where: string, param: string): Stream | null {
   // No stream: the current stream of a stream.use() scope, else the legacy default stream.
-  if (stream === undefined) return Stream.inScope(where)?.handle ?? null;
-  if (stream instanceof Stream && !stream.isClosed) return stream.handle;
-  openArg(stream, 'Stream', where, param);
-  return (stream as Stream).handle;
+  if (stream === undefined) return Stream.inScope(where) ?? null;
+  if (!(stream instanceof Stream) || stream.isClosed) openArg(stream, 'Stream', where, param);
+  return stream as Stream;
+}
+
+/** The handle of openStreamArg's stream (null for the legacy default stream). */
+export function openStreamHandle(stream: unknown, where: string, param: string): cudart.cudaStream_t | null {
+  return openStreamArg(stream, where, param)?.handle ?? null;
 }

@@ -5,13 +5,13 @@ import * as cudart from '../../runtime';
 import { check, runtimeError } from '../base/errors';
 import { Resource, holdAll, openArg, openOptionalArg } from '../base/lifetime';
 import { checkOptions, type OptionKeys } from '../base/options';
-import { direct } from '../base/direct';
+import { addressNumber, directByAddress } from '../base/direct';
 import { extend } from '../base/extend';
 import { describe } from '../../ffi/checks';
 import { launchHostFns, retainHostFns, releaseHostFns } from '../../ffi/host-callbacks';
 import { Device } from '../device/Device';
 import { Event } from '../device/Event';
-import { Stream, openStreamHandle } from '../device/Stream';
+import { Stream, openStreamArg } from '../device/Stream';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import {
   ChildGraphNode,
@@ -37,7 +37,7 @@ declare module './GraphNode' {
   }
 }
 
-const graphLaunch = direct('cudaGraphLaunch');
+const graphLaunch = directByAddress('cudaGraphLaunch', [0, 1]);
 
 /** How an executable graph is made (cudaGraphInstantiateFlags): `graph.instantiate(options)`, `builder.instantiate(options)`. */
 export interface InstantiateOptions {
@@ -266,6 +266,8 @@ function execAddress(v: unknown, fn: string, p: string): bigint {
  * node is given by a set-params call is held the same way. Methods after close throw Error.
  */
 export class GraphExec extends Resource {
+  /** The handle as a number (exact: an address is below 2^53), for core's directByAddress calls. */
+  private readonly handleNumber: number;
   /** The JS host functions its launches may run: its graph's, and those of graphs it was updated from. */
   private readonly hostFns: bigint[];
   /** Let-go functions of what set-params calls gave its nodes. */
@@ -296,15 +298,17 @@ export class GraphExec extends Resource {
     }, [device]);
     this.hostFns = held;
     this.extraHolds = extra;
+    this.handleNumber = addressNumber(handle, 'GraphExec');
   }
 
   /** Queues the whole graph on `stream` (absent: the current stream of a {@link Stream.use}, else the legacy default stream). */
   launch(stream?: Stream): void {
     this.live('launch');
-    const s = openStreamHandle(stream, 'GraphExec.launch', 'stream');
+    const st = openStreamArg(stream, 'GraphExec.launch', 'stream');
+    const s = st === null ? null : st.handle;
     // Its JS host functions are pending until they ran: a blocking wait meanwhile would deadlock.
     if (this.hostFns.length) launchHostFns(this.hostFns, s);
-    const err = graphLaunch.get()(this.handle, s) as cudart.cudaError_t;
+    const err = graphLaunch.get()(this.handleNumber, st === null ? 0 : st.handleNumber) as cudart.cudaError_t;
     if (err !== cudart.cudaError_t.cudaSuccess) {
       if (this.hostFns.length) launchHostFns(this.hostFns, s, true);
       check([err], 'cudaGraphLaunch');
