@@ -5,8 +5,8 @@ import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/wai
 import { check, runtimeError } from '../base/errors';
 import { Resource, openArg, openOptionalArg } from '../base/lifetime';
 import { Device } from '../device/Device';
-import { Stream, openStreamHandle } from '../device/Stream';
-import { direct } from '../base/direct';
+import { Stream, openStreamArg } from '../device/Stream';
+import { direct, directByAddress } from '../base/direct';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { warnIfBlocking } from './blocking-copies';
 import { pinnedOr } from './pinned-views';
@@ -57,23 +57,24 @@ export function copyOptions(options: CopyStream | undefined, fn: string): CopyOp
  * hostCopy's stream for anything but an open Stream: the options' checks (misspelt keys, a closed
  * or foreign stream) apart, which keeps hostCopy small enough for V8 to inline.
  */
-function optionsStream(o: CopyStream, fn: string): cudart.cudaStream_t | null {
+function optionsStream(o: CopyStream, fn: string): number | null {
   // `{ stream }` passes at once; anything else (a closed Stream, another core object, other keys) is
   // checked as the general path checks it.
   if (!onlyOption(o, 'stream')) copyOptions(o, fn);
   const given = (o as CopyOptions).stream;
-  return given === undefined ? null : openStreamHandle(given, fn, 'options.stream');
+  return given === undefined ? null : (openStreamArg(given, fn, 'options.stream') as Stream).handleNumber;
 }
 
 const memcpySync = direct('cudaMemcpy');
-const memcpyAsync = direct('cudaMemcpyAsync');
+/** The stream by number (see directByAddress); the host side may be a typed array, so it stays a pointer. */
+const memcpyAsync = directByAddress('cudaMemcpyAsync', [4]);
 
 const D2D = cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice;
 const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
 
 /** Host memory as a copy passes it to koffi: a queued copy of pinned memory core viewed passes its address (pinned-views.ts). */
-function hostArg(v: HostMemory, stream: cudart.cudaStream_t | null): HostMemory | bigint {
+function hostArg(v: HostMemory, stream: number | null): HostMemory | bigint {
   return stream !== null ? pinnedOr(v) : nonEmpty(v);
 }
 
@@ -409,7 +410,8 @@ export class DeviceBuffer extends Resource {
     // An explicit stream only: without one the copy is synchronous (on the current stream of a
     // stream.use(), if any). An open Stream given itself needs no more checks; options go through
     // optionsStream (a plain object's `instanceof Stream` is a short walk of its prototypes).
-    const stream = o === undefined ? null : o instanceof Stream && !o.isClosed ? o.handle : optionsStream(o, fn);
+    // The stream by its number (see directByAddress), null for none.
+    const stream = o === undefined ? null : o instanceof Stream && !o.isClosed ? o.handleNumber : optionsStream(o, fn);
     if (n > this.size) throwTooLarge(fn, n, this.size);
     if (stream === null && Stream.inScope(fn) !== undefined) return this.copyInScope(dst, src, n, kind, fn);
     if (stream !== null) warnIfBlocking((kind === H2D ? src : dst) as HostData, fn);
