@@ -52,8 +52,8 @@ export interface LazyLibrary<D> {
  * A declaration's parameters with the `void *` ones at the indexes `at` as `uint64_t`, for a caller
  * that passes them addresses as numbers (exact below 2^53; never null, a bigint, a typed array or a
  * string): the same register on every 64-bit platform (CUDA has no other), and koffi converts a
- * number for an integer parameter in a few ns less than an address for a pointer
- * (bench/stable/koffi-args.ts). Throws if a parameter at `at` is not a `void *`.
+ * number for an integer parameter in a few ns less than an address for a pointer (bench/README.md,
+ * "Two versions of core in one run"). Throws if a parameter at `at` is not a `void *`.
  */
 export function addressParams(params: readonly (string | TypeObject)[], at: readonly number[]): (string | TypeObject)[] {
   for (const i of at) if (params[i] !== 'void *') throw new Error(`addressParams: parameter ${i} is not a void * (${String(params[i])})`);
