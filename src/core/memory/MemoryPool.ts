@@ -246,12 +246,12 @@ type Pool = Resource & { readonly handle: cudart.cudaMemPool_t; readonly handleN
  */
 type PoolKeep = [pool: Pool, stream: Stream, address: number, size: number, hookName: string];
 
-// V8 inlines at most 920 bytes of bytecode into one function (Node 20). `pool.allocate(n, s).close()`
-// in a user's loop spends ~832 of them on allocate, this function, close and freeFromPool, and
-// DeviceBuffer's constructor (108) is left to a call, with Resource's constructor and track() inlined
-// into it. Take ~20 bytes out of that chain and the constructor gets in without Resource's: slower
-// (bench/README.md, "The pool rows: V8's inlining budget"). Check `core-cpu.js --callgrind --only
-// pool.allocate` after changing any of them.
+// V8 inlines at most 920 bytes of bytecode into one function (Node 20), and which parts of
+// `pool.allocate(n, s).close()` it puts in line (allocate, this function, DeviceBuffer's and Resource's
+// constructors, track(), close, freeFromPool) varies by process and by ~20 bytes of any of them: one
+// arrangement, DeviceBuffer's constructor in line without Resource's, was slower (bench/README.md,
+// "The pool rows: V8's inlining budget"). At 5b8b074 a trace had the whole chain in allocate. Check
+// `core-cpu.js --callgrind --only pool.allocate` after changing any of them.
 /**
  * `size` bytes of a cudaMemPool in `stream`'s order, seen by the memory hooks as allocator `hookName`;
  * close() frees them in the stream's order (once the stream is closed, the legacy default stream's).
