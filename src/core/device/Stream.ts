@@ -273,8 +273,3 @@ export function openStreamArg(stream: unknown, where: string, param: string): St
   if (!(stream instanceof Stream) || stream.isClosed) openArg(stream, 'Stream', where, param);
   return stream as Stream;
 }
-
-/** The handle of openStreamArg's stream (null for the legacy default stream). */
-export function openStreamHandle(stream: unknown, where: string, param: string): cudart.cudaStream_t | null {
-  return openStreamArg(stream, where, param)?.handle ?? null;
-}
