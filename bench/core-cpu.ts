@@ -106,6 +106,7 @@ async function rows(): Promise<Row[]> {
   const empty = new Kernel(cudart.cudaKernel_t(3), 'empty', { isClosed: false } as never);
   const empty8 = new Kernel(cudart.cudaKernel_t(3), 'empty8', { isClosed: false } as never);
   const cfg = { grid: 1, block: 1, stream: s };
+  const prepared = empty8.prepare('const float *a, float *b, int c, unsigned d, float e, float f, long long g, double h');
   const exec = (await s.capture(() => empty.launch(cfg))).instantiate();
   const [sh, eh, d, ph, poolH] = [s.handle, ev.handle, buf.ptr, pinned.ptr, pool.handle];
   const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
@@ -229,6 +230,13 @@ async function rows(): Promise<Row[]> {
       floor: () => launchKernel(3n, w0, 1, w0, 1, packed.pointers, 0, sh),
       facade: () => cudart.cudaLaunchKernel(3n, g, g, packed, 0, sh),
       core: () => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)),
+    },
+    {
+      name: 'cudaLaunchKernel 8 arguments (prepared(cfg, buf, buf, 1, …))',
+      n: 200_000,
+      floor: () => launchKernel(3n, w0, 1, w0, 1, packed.pointers, 0, sh),
+      facade: () => cudart.cudaLaunchKernel(3n, g, g, packed, 0, sh),
+      core: () => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6),
     },
   ];
 }

@@ -46,6 +46,15 @@ export function directByAddress(name: Parameters<typeof libcudart.bind>[0], at: 
   return new DirectFunction(name, at);
 }
 
+/**
+ * cudaLaunchKernel as core's launch fast paths call it, where dim3 goes as two 8-byte words (x86-64,
+ * AArch64: `libcudart.splitSmallStructs`; bind it only there): the kernel handle, the `void **`
+ * argument array and the stream as numbers (a Kernel's and a Stream's handleNumber, the address of
+ * argument memory that stays put; 0 for NULL), where a bigint and a typed array cost koffi ~300
+ * instructions more a launch (bench/README.md, "Launches by address").
+ */
+export const launchKernelByAddress = directByAddress('cudaLaunchKernel', [0, 5, 7]);
+
 /** Scratch slot 0's address as a number (exact: a heap address is below 2^47), for directByAddress's parameters. */
 export const SLOT0_ADDRESS = Number(slot[0]);
 

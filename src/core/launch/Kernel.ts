@@ -9,6 +9,7 @@ import { openArg } from '../base/lifetime';
 import { foreignValue } from '../device/foreign';
 import { hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync } from './HostArgument';
 import { completion } from '../base/completion';
+import { addressNumber } from '../base/direct';
 import { kernelArgument, type KernelArgument } from './kernel-argument';
 import { checkOptions } from '../base/options';
 import { LAUNCH_CONFIG_KEYS, setDim, usesExtendedOptions, withCurrentStream, type LaunchConfig } from './launch-config';
@@ -114,6 +115,8 @@ export class Kernel {
   private occupancyView?: KernelOccupancy;
   /** @internal The cluster and occupancy limits extended launches are checked against, kept per device and shape. */
   readonly limits: LaunchLimits = new LaunchLimits(this);
+  /** @internal The handle as a number (exact: an address is below 2^53), as core's launch fast paths pass it (launchKernelByAddress). */
+  readonly handleNumber: number;
 
   /** @internal Use module.kernel(name). */
   constructor(
@@ -126,6 +129,7 @@ export class Kernel {
   ) {
     this.launchName = `Kernel.launch(${name})`;
     this.failedLaunch = `cudaLaunchKernel(${name})`;
+    this.handleNumber = addressNumber(handle, 'Kernel.fromHandle');
   }
 
   /**
@@ -164,7 +168,7 @@ export class Kernel {
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
     // A launch like the last one (same config object, arguments of the same types) goes straight to C;
     // the rest apart, so that this is small enough for V8 to inline into the caller's loop.
-    if (this.module.isClosed || !this.direct.launch(this.handle, config, args, this.failedLaunch)) this.launchChecked(config, args);
+    if (this.module.isClosed || !this.direct.launch(this.handleNumber, config, args, this.failedLaunch)) this.launchChecked(config, args);
   }
 
   /** launch() through every check (a first launch, another config or other types, anything unusual): the general path. */

@@ -15,6 +15,8 @@ import { checkParamTypes, paramLayout, paramName, parseSignature, type ParamType
 import { COMPONENTS, VECTOR_TYPES, type VectorLayout } from './vector-types';
 import { libcudart as library } from '../../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../../ffi/binding';
+import koffi from 'koffi';
+import { launchKernelByAddress } from '../base/direct';
 import type { Kernel } from './Kernel';
 import { checkOptions } from '../base/options';
 import { LAUNCH_CONFIG_KEYS, hasExtendedKeys, readDim, setDim, withCurrentStream, type Dim, type LaunchConfig } from './launch-config';
@@ -191,11 +193,13 @@ function describeValue(v: unknown): string {
 
 class Prepared {
   private readonly args: cudart.KernelArgs | null;
-  readonly pointers: Uint8Array | null;
+  /** The address of the `void **` array of `args` (0: no parameters), which stays put while `args` lives. */
+  readonly pointers: number;
   /**
    * cudaLaunchKernel itself, where dim3 goes as two 8-byte words (x86-64, AArch64): a prepared
    * launch passes the words it computed, with no struct, and its pre-packed argument array, with
-   * nothing for the facade to check (the checks here cover the same ground). Null elsewhere.
+   * nothing for the facade to check (the checks here cover the same ground); the kernel, the array
+   * and the stream as numbers (launchKernelByAddress). Null elsewhere.
    */
   readonly raw: KoffiFunction | null;
   private readonly dv: DataView;
@@ -239,8 +243,8 @@ class Prepared {
         : new cudart.KernelArg(t as cudart.ScalarType, t === 'i64' || t === 'u64' || t === 'ptr' ? 0n : 0),
     );
     this.args = types.length ? new cudart.KernelArgs(placeholders, 'Kernel.prepare', 'types') : null;
-    this.pointers = this.args?.pointers ?? null;
-    this.raw = library.splitSmallStructs ? library.bind('cudaLaunchKernel') : null;
+    this.pointers = this.args ? Number(koffi.address(this.args.pointers) as bigint) : 0;
+    this.raw = library.splitSmallStructs ? launchKernelByAddress.get() : null;
     let at = 0;
     // As KernelArgs lays them out: each at its alignment, in C order.
     this.offsets = layouts.map(({ size, align }) => {
@@ -324,12 +328,12 @@ class Prepared {
   fire(config: LaunchConfig): void {
     const k = this.kernel;
     const stream = config.stream;
-    const h = stream === undefined ? this.currentHandle() : stream === null ? null : this.streamHandle(stream);
-    if (library.splitSmallStructs) {
+    if (this.raw !== null) {
+      const h = stream === undefined ? this.currentNumber() : stream === null ? 0 : this.openStream(stream).handleNumber;
       const sharedMem = this.sharedMem(config.sharedMem);
       if (config.grid !== this.gridSeen || config.block !== this.blockSeen) this.dims(config.grid, config.block);
-      const err = this.raw!(
-        k.handle,
+      const err = this.raw(
+        k.handleNumber,
         this.gridWords[0],
         this.gridWords[1],
         this.blockWords[0],
@@ -341,6 +345,7 @@ class Prepared {
       if (err !== 0) this.failed(err as number);
       return;
     }
+    const h = stream === undefined ? this.currentHandle() : stream === null ? null : this.openStream(stream).handle;
     setDim(this.grid, config.grid, 'config.grid', this.what);
     setDim(this.block, config.block, 'config.block', this.what);
     const err = cudart.cudaLaunchKernel(k.handle, this.grid, this.block, this.args ?? null, config.sharedMem ?? 0, h);
@@ -352,11 +357,16 @@ class Prepared {
     return Stream.inScope(this.what)?.handle ?? null;
   }
 
-  /** The handle of `config.stream`: an open Stream's (anything else would reach C as a wrong handle, or as NULL). */
-  streamHandle(s: unknown): cudart.cudaStream_t {
+  /** currentHandle() as a number (0: NULL), as `raw` takes it. */
+  currentNumber(): number {
+    return Stream.inScope(this.what)?.handleNumber ?? 0;
+  }
+
+  /** `config.stream` when it is an open Stream (anything else would reach C as a wrong handle, or as NULL); throws otherwise. */
+  openStream(s: unknown): Stream {
     if (!(s instanceof Stream)) throw new TypeError(`${this.what}: parameter 'config.stream' must be a Stream, got ${describe(s)}`);
     if (s.isClosed) throw new Error(`${this.what}: parameter 'config.stream' is a Stream that was closed`);
-    return s.handle;
+    return s;
   }
 
   /** `config.sharedMem` as a byte count (absent: 0). */
@@ -549,7 +559,7 @@ class Prepared {
     // The config and its stream are checked before the start event is recorded on that stream (the
     // launch's own checks come after the record).
     this.begin(config, args.length - 1);
-    const s = config.stream === undefined || config.stream === null ? null : this.streamHandle(config.stream);
+    const s = config.stream === undefined || config.stream === null ? null : this.openStream(config.stream).handle;
     const start = check(cudart.cudaEventCreate(), 'cudaEventCreate');
     let end: cudart.cudaEvent_t | null = null;
     try {
@@ -648,7 +658,7 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
   lines.push(
     '  if (ext) return p.fireExtended(config);',
     '  const st = config.stream;',
-    '  const h = st === undefined ? p.currentHandle() : st === null ? null : st instanceof Stream && !st.isClosed ? st.handle : p.streamHandle(st);',
+    '  const h = st === undefined ? p.currentNumber() : st === null ? 0 : st instanceof Stream && !st.isClosed ? st.handleNumber : p.openStream(st).handleNumber;',
     '  const sm = config.sharedMem;',
     '  const shared = sm === undefined ? 0 : typeof sm === "number" && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : p.sharedMem(sm);',
     '  if (config.grid !== p.gridSeen || config.block !== p.blockSeen) p.dims(config.grid, config.block);',
@@ -665,7 +675,7 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
       Stream,
       p.kernel.module,
       p.raw,
-      p.kernel.handle,
+      p.kernel.handleNumber,
       p.pointers,
     ) as (config: LaunchConfig, ...args: unknown[]) => void;
   } catch {

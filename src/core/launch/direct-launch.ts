@@ -8,6 +8,7 @@
 // and explains it as it always did.
 import { libcudart } from '../../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../../ffi/binding';
+import { launchKernelByAddress } from '../base/direct';
 import { untransferable } from '../../ffi/marshal';
 import * as cudart from '../../runtime';
 import koffi from 'koffi';
@@ -48,10 +49,10 @@ const SCALAR: Record<string, Kind> = {
 /** A grid or block that was not a plain number last time (never equal to a config's value). */
 const NOT_SEEN = Symbol('not seen');
 
-/** cudaLaunchKernel with dim3 split into its two 8-byte words (x86-64, AArch64), or null where it takes the struct. */
+/** cudaLaunchKernel with dim3 split into its two 8-byte words (x86-64, AArch64) and addresses as numbers (launchKernelByAddress), or null where it takes the struct. */
 let raw: KoffiFunction | null | undefined;
 const rawLaunch = (): KoffiFunction | null =>
-  raw === undefined ? (raw = libcudart.splitSmallStructs ? libcudart.bind('cudaLaunchKernel') : null) : raw;
+  raw === undefined ? (raw = libcudart.splitSmallStructs ? launchKernelByAddress.get() : null) : raw;
 
 /** One kernel's fast path: what its last plain launch was given. */
 export class DirectLaunch {
@@ -66,7 +67,8 @@ export class DirectLaunch {
   /** The last launch's argument types (a KernelArg's type, or 'buffer' / 'address'), and their memory. */
   private types: string[] = [];
   private kinds: Kind[] = [];
-  private pointers: Uint8Array | null = null;
+  /** The address of the `void **` array at the start of the argument memory (0: no arguments); `views` keep the memory alive, and it stays put. */
+  private pointers = 0;
   private views: Views | null = null;
   /** fill() compiled for the last launch's types (see compiledFill), or null where code cannot be made from a string. */
   private compiled: ((args: readonly unknown[]) => boolean) | null = null;
@@ -81,7 +83,8 @@ export class DirectLaunch {
     if (types.some((t) => !Object.hasOwn(SCALAR, t) && t !== 'buffer' && t !== 'address')) {
       this.types = [];
       this.kinds = [];
-      this.pointers = this.views = this.compiled = null;
+      this.pointers = 0;
+      this.views = this.compiled = null;
       return;
     }
     if (types.length === this.types.length && types.every((t, i) => t === this.types[i])) return;
@@ -93,7 +96,7 @@ export class DirectLaunch {
     for (let i = 0; i < n; i++) views.u64[i] = base + BigInt(8 * n + 8 * i);
     this.types = types;
     this.kinds = types.map((t) => (t === 'buffer' ? Kind.buffer : t === 'address' ? Kind.address : SCALAR[t]));
-    this.pointers = n ? new Uint8Array(store, 0, 8 * n) : null;
+    this.pointers = n ? Number(base) : 0;
     this.views = views;
     this.compiled = compiledFill(this.kinds, types, views);
   }
@@ -101,14 +104,15 @@ export class DirectLaunch {
   /**
    * Launches `handle` as the last plain launch was, when `config` is the same object (with no extended
    * option now either) and `args` have the same types and are usable; returns false, having called
-   * nothing, otherwise. Throws the CudaError of a launch CUDA refuses (named `what`).
+   * nothing, otherwise. `handle` is the kernel's handleNumber. Throws the CudaError of a launch CUDA
+   * refuses (named `what`).
    */
-  launch(handle: bigint, config: LaunchConfig, args: readonly unknown[], what: string): boolean {
+  launch(handle: number, config: LaunchConfig, args: readonly unknown[], what: string): boolean {
     // What is rare is in functions apart: this one is then small enough for V8 to inline into the
     // caller's loop with Kernel.launch (and the rest parameter array made for nothing).
     if (config !== this.config || args.length !== this.types.length || usesExtendedOptions(config)) return false;
     const st = config.stream;
-    const h = st === undefined ? legacyUnlessInScope() : st instanceof Stream && !st.isClosed ? st.handle : undefined;
+    const h = st === undefined ? legacyUnlessInScope() : st instanceof Stream && !st.isClosed ? st.handleNumber : undefined;
     const sm = config.sharedMem;
     const shared = sm === undefined ? 0 : sharedBytes(sm);
     if (h === undefined || shared < 0) return false;
@@ -203,11 +207,11 @@ function viewsOf(store: ArrayBuffer): Views {
 }
 
 /**
- * The stream of a config with none: the legacy default stream (null), unless a stream.use() scope is
- * in effect (undefined: the general path launches on its stream, or says it was closed).
+ * The stream of a config with none: the legacy default stream (0, NULL), unless a stream.use() scope
+ * is in effect (undefined: the general path launches on its stream, or says it was closed).
  */
-function legacyUnlessInScope(): null | undefined {
-  return inStreamScope() ? undefined : null;
+function legacyUnlessInScope(): 0 | undefined {
+  return inStreamScope() ? undefined : 0;
 }
 
 /** A config's sharedMem as the launch takes it, or -1 when it is not a byte count (the general path explains). */

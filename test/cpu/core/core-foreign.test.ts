@@ -108,6 +108,9 @@ test('bad handles, pointers and options are refused naming the function and the 
     t('stream above 2^53', () => core.Stream.fromHandle(1n << 60n));
     t('event above 2^53', () => core.Event.fromHandle(2n ** 53n));
     t('stream at 2^53 - 1', () => String(core.Stream.fromHandle(2n ** 53n - 1n).handle));
+    const m = core.Module.fromHandle(0x3456n, { owner: {} });
+    t('kernel above 2^53', () => core.Kernel.fromHandle(2n ** 60n, m, { name: 'k' }));
+    t('kernel at 2^53 - 1', () => String(core.Kernel.fromHandle(2n ** 53n - 1n, m, { name: 'k' }).handle));
   `);
   expect(r['stream string']).toMatch(/^TypeError: Stream.fromHandle: parameter 'handle' must be a handle or address/);
   expect(r['event null']).toBe("RangeError: Event.fromHandle: parameter 'handle' is 0 (a null handle)");
@@ -127,4 +130,9 @@ test('bad handles, pointers and options are refused naming the function and the 
     "RangeError: Event.fromHandle: parameter 'handle' is 0x20000000000000, not an address below 2^53 (core passes handles to C as numbers)",
   );
   expect(r['stream at 2^53 - 1']).toBe('returned');
+  // A kernel's handle too (its launches pass it as a number).
+  expect(r['kernel above 2^53']).toBe(
+    "RangeError: Kernel.fromHandle: parameter 'handle' is 0x1000000000000000, not an address below 2^53 (core passes handles to C as numbers)",
+  );
+  expect(r['kernel at 2^53 - 1']).toBe('returned');
 });

@@ -93,6 +93,52 @@ test.each(BOTH_FILLS)(
   },
 );
 
+test.each(BOTH_FILLS)(
+  'launches pass C the kernel, the argument array and the stream: first, repeated and prepared, with a stream, none or one in use (node %j)',
+  (nodeArgs) => {
+    const r = runWithFake(
+      fake.lib,
+      `${READ_ARGS}
+    const { i32 } = core;
+    const d = core.Device.get(0);
+    const s = d.createStream();
+    const t = d.createStream();
+    const addr = (p) => (p === null ? '0' : String(koffi.address(p)));
+    // What C received: the kernel, the stream, and the ints the argument array pointed to (or its address, 0, for none).
+    const ints = (n) => argBytes(n).map((x) => String(BigInt(x) & 0xffffffffn)).join(' ');
+    const got = (n) => [addr(fake.kernelAt()), addr(fake.streamAt()), n ? ints(n) : addr(fake.args())];
+    const k = kernel(cudart.cudaKernel_t(0x102), 'rec2');
+    const e = kernel(cudart.cudaKernel_t(3), 'empty');
+    const p = k.prepare('int a, int b');
+    const cs = { grid: 1, block: 1, stream: s }, c0 = { grid: 1, block: 1 }, ce = { grid: 1, block: 1, stream: t };
+    const out = { s: String(s.handle), t: String(t.handle), seen: [] };
+    const see = (name, n, f) => { f(); out.seen.push([name, ...got(n)]); };
+    for (const round of [1, 2]) {
+      see('launch on s ' + round, 2, () => k.launch(cs, i32(round), i32(-round)));
+      see('launch, no stream ' + round, 2, () => k.launch(c0, i32(10 + round), i32(7)));
+      see('launch in use(t) ' + round, 2, () => t.use(() => k.launch(c0, i32(20 + round), i32(7))));
+      see('no arguments on t ' + round, 0, () => e.launch(ce));
+      see('prepared on s ' + round, 2, () => p(cs, 30 + round, 1));
+      see('prepared, no stream ' + round, 2, () => p(c0, 40 + round, 2));
+      see('prepared in use(t) ' + round, 2, () => t.use(() => p(c0, 50 + round, 3)));
+    }
+    console.log(JSON.stringify(out));`,
+      nodeArgs,
+    ) as { s: string; t: string; seen: string[][] };
+    const { s, t } = r;
+    const expected = [1, 2].flatMap((n) => [
+      [`launch on s ${n}`, '258', s, `${n} ${2 ** 32 - n}`],
+      [`launch, no stream ${n}`, '258', '0', `${10 + n} 7`],
+      [`launch in use(t) ${n}`, '258', t, `${20 + n} 7`],
+      [`no arguments on t ${n}`, '3', t, '0'],
+      [`prepared on s ${n}`, '258', s, `${30 + n} 1`],
+      [`prepared, no stream ${n}`, '258', '0', `${40 + n} 2`],
+      [`prepared in use(t) ${n}`, '258', t, `${50 + n} 3`],
+    ]);
+    expect(r.seen).toEqual(expected);
+  },
+);
+
 test('what a repeated launch refuses, it refuses in the words of a first launch', () => {
   const r = runWithFake(
     fake.lib,

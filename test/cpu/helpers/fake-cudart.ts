@@ -84,7 +84,8 @@ export function runWithFake(lib: string, body: string, nodeArgs: string[] = []):
     const L = koffi.load(${JSON.stringify(lib)});
     const fake = { last: L.func('void fake_last(void *)'), launches: L.func('long fake_launches(void)'), live: L.func('long fake_live_allocations(void)'),
       config: L.func('void fake_last_config(void *)'), args: L.func('void *fake_last_args(void)'),
-      object: L.func('const char *fake_last_object(void)'), objects: L.func('long fake_live_objects(void)') };
+      object: L.func('const char *fake_last_object(void)'), objects: L.func('long fake_live_objects(void)'),
+      kernelAt: L.func('const void *fake_last_kernel(void)'), streamAt: L.func('void *fake_last_stream(void)') };
     const kernel = (h, name) => new Kernel(h, name, { isClosed: false });
     (async () => { ${body} })().catch((e) => { console.log(JSON.stringify({ error: String(e && e.stack || e) })); });`;
   const run = spawnSync(process.execPath, [...nodeArgs, '--import', 'tsx', '-e', script], {
