@@ -11,7 +11,11 @@
 // repeat to the instruction from run to run: under callgrind node runs with --single-threaded (V8
 // compiles and collects on the JS thread), since valgrind runs one thread at a time and a background
 // compile that had not finished by the counted stretch moved a row by hundreds of instructions
-// (D2H's core 1,269–1,836 in three runs). Runs against the build from the repo root:
+// (D2H's core 1,269–1,836 in three runs). FAKE_THRASH_KB=n makes the fake's stream-ordered allocation
+// and free write a byte in every line of an n KiB buffer first, pushing what JavaScript touched out of
+// the caches as a real driver call may; run so under callgrind with --cache-sim=yes (bench/README.md,
+// "The exports written once", has the command), a row's simulated cache misses count what core
+// touches that the floor does not. Runs against the build from the repo root:
 //   npm run build && npx tsc -p tsconfig.bench.json && node dist-bench/bench/core-cpu.js [--rounds 15] [--only <row>] [--callgrind]
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
