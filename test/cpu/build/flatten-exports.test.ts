@@ -1,6 +1,8 @@
 // tools/flatten-exports.cjs turns the getters tsc makes of re-exports into plain values after the
-// build (a getter cost about 6 ns on every `M.handle(…)` of the facade and every `cudart.i32(…)`).
+// build (a getter cost about 6 ns on every `M.handle(…)` of the facade and every `cudart.i32(…)`),
+// and drops tsc's predeclaration of the exports, so that each is written once.
 import * as path from 'node:path';
+import * as ts from 'typescript';
 
 const { flattenExports, writeExportsOnce, mutableExports } = require('../../../tools/flatten-exports.cjs') as {
   flattenExports(js: string): { js: string; count: number };
@@ -59,7 +61,6 @@ test("drops tsc's predeclaration of the exports (each then written once, which V
 });
 
 test('a module as tsc compiles it keeps every export, each written once (V8 then takes it for a constant)', () => {
-  const ts = require('typescript') as typeof import('typescript');
   const source = [
     'export const SLOTS = 8;',
     'export class Buffer8 { static of(): Buffer8 { return new Buffer8(); } }',
