@@ -83,7 +83,7 @@ export class MemoryPool extends Resource {
     readonly handle: cudart.cudaMemPool_t,
     /** The device whose memory the pool holds. */
     readonly device: Device,
-    /** Whether this is the device's default pool (shared by every cudaMallocAsync; close() leaves it be). */
+    /** Whether this is the device's default pool (cudaMallocAsync's, unless cudaDeviceSetMemPool made another current; close() leaves it be). */
     readonly isDefault: boolean,
     /** Where the memory lives: the device's memory, or pinned host memory (see MemoryPoolOptions.location). */
     readonly location: MemoryPoolLocation = 'device',

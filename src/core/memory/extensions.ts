@@ -35,7 +35,7 @@ declare module '../device/Device' {
      * the buffer to free it.
      */
     allocateManaged(size: number, options?: { attachHost?: boolean }): DeviceBuffer;
-    /** The device's default stream-ordered memory pool (what cudaMallocAsync uses); shared, never destroyed by close(). */
+    /** The device's default stream-ordered memory pool (cudaMallocAsync's, unless cudaDeviceSetMemPool made another current); shared, never destroyed by close(). */
     readonly memoryPool: MemoryPool;
     /** A new stream-ordered memory pool of this device's memory (cudaMemPoolCreate); closing it destroys the pool. */
     createMemoryPool(options?: MemoryPoolOptions): MemoryPool;
