@@ -3,7 +3,7 @@ import * as cudart from '../../runtime';
 import { memcpy } from '../../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
 import { check, runtimeError } from '../base/errors';
-import { Resource, openArg, openOptionalArg } from '../base/lifetime';
+import { Resource, holdAll, openArg, openOptionalArg } from '../base/lifetime';
 import { Device } from '../device/Device';
 import { Stream, openStreamArg } from '../device/Stream';
 import { direct, directByAddress } from '../base/direct';
@@ -444,6 +444,8 @@ export class DeviceBuffer extends Resource {
    * cudaMemcpy from pageable memory stages it on one thread, at a fraction of the bus's speed).
    * `src` must stay untouched until the copy is over. `options.signal`/`timeout` reject with an
    * AbortError/TimeoutError, but the copy is not cancelled (and `src` is still read until it is over).
+   * close() during the copy (or after giving up on it) marks the buffer closed at once and frees its
+   * memory (a view's: its allocation's) only once the copy is over.
    */
   async copyFromAsync(src: HostData, options?: WaitOptions): Promise<this> {
     const fn = 'DeviceBuffer.copyFromAsync';
@@ -451,10 +453,11 @@ export class DeviceBuffer extends Resource {
     const n = hostBytes(src, 'copyFromAsync', 'src');
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFromAsync: the source has ${n} bytes, more than the buffer's ${this.size}`);
     const o = checkWaitOptions(options, fn);
-    const work =
+    const work = whileHeld(this, () =>
       n >= STAGED_MIN
         ? stagedUpload(this.device, this.address, hostSlice(src, 0, n))
-        : inPieces(n, (at, len) => memcpy(fn, this.address + BigInt(at), hostSlice(src, at, len), len, H2D), fn);
+        : inPieces(n, (at, len) => memcpy(fn, this.address + BigInt(at), hostSlice(src, at, len), len, H2D), fn),
+    );
     await unlessGivenUp(fn, o, work);
     return this;
   }
@@ -462,7 +465,8 @@ export class DeviceBuffer extends Resource {
   /**
    * Copies the start of this buffer into `dst` off the JS thread, in parallel pieces on the thread
    * pool; resolves with `dst`. `options.signal`/`timeout` reject with an AbortError/TimeoutError, but
-   * the copy is not cancelled (`dst` is still written until it is over).
+   * the copy is not cancelled (`dst` is still written until it is over). close() during the copy (or
+   * after giving up on it) marks the buffer closed at once and frees its memory only once the copy is over.
    */
   async copyToAsync<T extends HostData>(dst: T, options?: WaitOptions): Promise<T> {
     const fn = 'DeviceBuffer.copyToAsync';
@@ -471,11 +475,10 @@ export class DeviceBuffer extends Resource {
     if (n > this.size)
       throw new RangeError(`DeviceBuffer.copyToAsync: the destination has ${n} bytes, more than the buffer's ${this.size}`);
     const o = checkWaitOptions(options, fn);
-    await unlessGivenUp(
-      fn,
-      o,
+    const work = whileHeld(this, () =>
       inPieces(n, (at, len) => memcpy(fn, hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), fn),
     );
+    await unlessGivenUp(fn, o, work);
     return dst;
   }
 
@@ -585,16 +588,36 @@ const PIECE_MIN = 4 << 20;
 /** Uploads from this size up are staged through pinned memory (see staging.ts). */
 const STAGED_MIN = 32 << 20;
 
-/** Runs `copy` over [0, n) in up to one piece per pool thread at once; throws the first failure as a CudaError. */
+/**
+ * Runs `copies` (the C copies of one async copy of `buf`) with `buf` held open, and through its keep
+ * list a view's allocation, until they are over, failed or not, and even when the caller gave up
+ * waiting: a close() meanwhile marks the buffer closed at once but frees its memory after them.
+ */
+async function whileHeld(buf: DeviceBuffer, copies: () => Promise<void>): Promise<void> {
+  const letGo = holdAll([buf]);
+  try {
+    await copies();
+  } finally {
+    letGo();
+  }
+}
+
+/**
+ * Runs `copy` over [0, n) in up to one piece per pool thread at once; throws the first failure as a
+ * CudaError, once every piece is over (see whileHeld: no piece may still be copying when it settles).
+ */
 async function inPieces(n: number, copy: (at: number, len: number) => Promise<[cudart.cudaError_t]>, what: string): Promise<void> {
   const pieces = Math.max(1, Math.min(POOL_THREADS, Math.floor(n / PIECE_MIN)));
   const step = Math.ceil(n / pieces / 4096) * 4096;
-  const results = await Promise.all(
+  const results = await Promise.allSettled(
     Array.from({ length: pieces }, (_, i) =>
       i * step < n ? copy(i * step, Math.min(step, n - i * step)) : Promise.resolve([0] as [cudart.cudaError_t]),
     ),
   );
-  for (const r of results) check(r, `${what} (cudaMemcpy)`);
+  for (const r of results) {
+    if (r.status === 'rejected') throw r.reason;
+    check(r.value, `${what} (cudaMemcpy)`);
+  }
 }
 
 function hostBytes(v: HostData, what: string, p: string): number {

@@ -39,7 +39,11 @@ function stagingFor(device: Device): Staging {
   return s;
 }
 
-/** Copies `src` to device address `dst` through the device's staging slots; resolves when it is on the device. */
+/**
+ * Copies `src` to device address `dst` through the device's staging slots; resolves when it is on
+ * the device. It settles only once every copy it queued is over, also when one fails (the chunks not
+ * begun are then left out): a caller that holds `dst` open until then never frees it under a copy.
+ */
 export function stagedUpload(device: Device, dst: bigint, src: Uint8Array): Promise<void> {
   const s = stagingFor(device);
   const run = s.busy.then(() => upload(s, dst, src));
@@ -54,23 +58,32 @@ async function upload(s: Staging, dst: bigint, src: Uint8Array): Promise<void> {
   // chunk c + SLOTS is taken only after chunk c was queued to the device, so waiting for its event
   // is enough to reuse the slot.
   const worker = async (): Promise<void> => {
-    for (let c = next++; c < chunks; c = next++) {
-      const slot = c % SLOTS;
-      const [ready] = cudart.cudaEventQuery(s.drained[slot]);
-      if (ready === cudart.cudaError_t.cudaErrorNotReady)
-        check(await cudart.async.cudaEventSynchronize(s.drained[slot]), 'cudaEventSynchronize (staging)');
-      else check([ready], 'cudaEventQuery (staging)');
-      const at = c * CHUNK;
-      const len = Math.min(CHUNK, src.length - at);
-      const pinned = s.pinned + BigInt(slot * CHUNK);
-      await cudart.async.memcpyHost(pinned, src.subarray(at, at + len), len);
-      check(
-        cudart.cudaMemcpyAsync(dst + BigInt(at), pinned, len, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s.stream),
-        'cudaMemcpyAsync (staging)',
-      );
-      check(cudart.cudaEventRecord(s.drained[slot], s.stream), 'cudaEventRecord (staging)');
+    try {
+      for (let c = next++; c < chunks; c = next++) {
+        const slot = c % SLOTS;
+        const [ready] = cudart.cudaEventQuery(s.drained[slot]);
+        if (ready === cudart.cudaError_t.cudaErrorNotReady)
+          check(await cudart.async.cudaEventSynchronize(s.drained[slot]), 'cudaEventSynchronize (staging)');
+        else check([ready], 'cudaEventQuery (staging)');
+        const at = c * CHUNK;
+        const len = Math.min(CHUNK, src.length - at);
+        const pinned = s.pinned + BigInt(slot * CHUNK);
+        await cudart.async.memcpyHost(pinned, src.subarray(at, at + len), len);
+        check(
+          cudart.cudaMemcpyAsync(dst + BigInt(at), pinned, len, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s.stream),
+          'cudaMemcpyAsync (staging)',
+        );
+        check(cudart.cudaEventRecord(s.drained[slot], s.stream), 'cudaEventRecord (staging)');
+      }
+    } catch (e) {
+      next = chunks; // the other workers begin no further chunk
+      throw e;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(POOL_THREADS, chunks) }, worker));
-  check(await cudart.async.cudaStreamSynchronize(s.stream), 'cudaStreamSynchronize (staging)');
+  // Every worker is waited for, and then the stream, even after a failure: the chunks under way still
+  // write `dst`, and the next upload must not reuse a slot that one of them is filling.
+  const ended = await Promise.allSettled(Array.from({ length: Math.min(POOL_THREADS, chunks) }, worker));
+  const synced = await cudart.async.cudaStreamSynchronize(s.stream);
+  for (const r of ended) if (r.status === 'rejected') throw r.reason;
+  check(synced, 'cudaStreamSynchronize (staging)');
 }

@@ -72,6 +72,32 @@ export const FAKE_CONTROLS = `
   })();`;
 
 /**
+ * Script lines, to come before anything that calls the runtime, that record every libcudart call in
+ * `calls`, in order: `{ name, args }`, each argument as a bigint when it is an integer or address
+ * (host memory and strings: null). A call on the thread pool (`fn.async`) adds `{ name: name + '
+ * done', args: [] }` when it returns. Every path of the library binds through `libcudart.bind`, so
+ * this sees the facade's calls, core's direct ones and the awaited forms' alike.
+ */
+export const CALL_TRACE = `
+  const calls = (() => {
+    const { libcudart } = require('./src/ffi/cudart-lib.gen');
+    const bind = libcudart.bind.bind(libcudart);
+    const log = [];
+    const big = (v) => (typeof v === 'bigint' ? v : Number.isSafeInteger(v) ? BigInt(v) : null);
+    libcudart.bind = (name, addresses) => {
+      const f = bind(name, addresses);
+      const traced = (...args) => { log.push({ name, args: args.map(big) }); return f(...args); };
+      traced.async = (...args) => {
+        const callback = args.pop();
+        log.push({ name, args: args.map(big) });
+        return f.async(...args, (err, status) => { log.push({ name: name + ' done', args: [] }); callback(err, status); });
+      };
+      return traced;
+    };
+    return log;
+  })();`;
+
+/**
  * Runs `body` (the inside of an async function, with `core`, `cudart`, `koffi`, `fake` (the fake's
  * own exports) and `kernel(handle, name)` in scope) against the fake; returns what it logs as JSON.
  * A thrown error comes back as { error }.
