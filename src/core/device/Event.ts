@@ -3,7 +3,7 @@ import * as cudart from '../../runtime';
 import { eventSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check, runtimeError } from '../base/errors';
-import { Resource, openArg } from '../base/lifetime';
+import { Resource, holdAll, openArg } from '../base/lifetime';
 import type { Device } from './Device';
 import { openStreamArg, type Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
@@ -155,10 +155,17 @@ export class Event extends Resource {
   /**
    * Waits, without blocking the event loop or holding a pool thread, until the work before the event
    * is done. `options.signal`/`timeout` reject with an AbortError/TimeoutError; the GPU work is not cancelled.
+   * close() during the wait marks the event closed at once and destroys it only once the wait is over.
    */
   async synchronize(options?: WaitOptions): Promise<void> {
     this.live('synchronize');
-    check(await eventSynchronize('Event.synchronize', this.handle, options), 'cudaEventSynchronize');
+    // Held open while the wait polls the handle: a close() meanwhile destroys it after the last poll.
+    const letGo = holdAll([this]);
+    try {
+      check(await eventSynchronize('Event.synchronize', this.handle, options), 'cudaEventSynchronize');
+    } finally {
+      letGo();
+    }
   }
 
   /** Whether the work before the recorded point is done (cudaEventQuery; true for an event never recorded), without waiting. */

@@ -4,7 +4,7 @@ import { streamSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
 import { addressNumber, checkStatus, directByAddress } from '../base/direct';
-import { Resource, openArg } from '../base/lifetime';
+import { Resource, holdAll, openArg } from '../base/lifetime';
 import { Device } from './Device';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
@@ -213,10 +213,17 @@ export class Stream extends Resource {
   /**
    * Waits, without blocking the event loop or holding a pool thread, until the work queued so far is
    * done. `options.signal`/`timeout` reject with an AbortError/TimeoutError; the GPU work is not cancelled.
+   * close() during the wait marks the stream closed at once and destroys it only once the wait is over.
    */
   async synchronize(options?: WaitOptions): Promise<void> {
     this.live('synchronize');
-    check(await streamSynchronize('Stream.synchronize', this.handle, options), 'cudaStreamSynchronize');
+    // Held open while the wait polls the handle: a close() meanwhile destroys it after the last poll.
+    const letGo = holdAll([this]);
+    try {
+      check(await streamSynchronize('Stream.synchronize', this.handle, options), 'cudaStreamSynchronize');
+    } finally {
+      letGo();
+    }
   }
 
   /** Whether all the stream's work is done (cudaStreamQuery), without waiting; throws CudaError when queued work failed. */

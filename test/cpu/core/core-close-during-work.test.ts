@@ -1,5 +1,5 @@
 // Work under way holds open what its C calls use: an awaited copy its DeviceBuffer (and a view's
-// allocation). close() meanwhile marks the object closed at once
+// allocation), a synchronize() its Event or Stream. close() meanwhile marks the object closed at once
 // (new uses throw) and frees it only after the last C call of that work, also when the caller gave up
 // waiting. Against the host-functions fake libcudart, with every runtime call traced in order.
 import { CALL_TRACE, FAKE_CONTROLS, fakeCudart, removeFakeCudart, runOnFake } from '../helpers/fake-cudart';
@@ -112,5 +112,76 @@ test('a smaller upload in pieces on the pool, a view’s upload and a download (
     upload: { freedAtClose: false, useAfterClose: CLOSED_COPY_FROM, settled: 'resolved', ...fourPieces },
     viewUpload: { viewIsClosed: true, freedAtClose: false, settled: 'resolved', ...fourPieces },
     download: { freedAtClose: false, resolvesWithDst: true, ...fourPieces },
+  });
+});
+
+/** Script lines: what C saw of `handle` (its polls by `polls`, its destroy by `destroy`) since the trace was emptied. */
+const POLLS_AND_DESTROY = `
+  const pollsAndDestroy = (handle, polls, destroy) => {
+    const at = (names) => calls.flatMap((c, i) => (names.includes(c.name) && c.args[0] === handle ? [i] : []));
+    const p = at(polls), d = at([destroy]);
+    return { polled: p.length > 0, destroyed: d.length, destroyedAfterTheLastPoll: d[0] > Math.max(...p) };
+  };`;
+
+test('Event.synchronize: an event closed while the wait polls it is destroyed after the last poll, also when the wait times out', () => {
+  const r = traced(`${POLLS_AND_DESTROY}
+    const s = dev.createStream();
+    const polls = ['cudaEventQuery', 'cudaEventSynchronize'];
+    fake.setBusy(s.handleNumber, true);
+    const e = dev.createEvent().record(s);
+    calls.length = 0;
+    const p = e.synchronize();
+    e.close();
+    const closing = { isClosed: e.isClosed, destroyedAtClose: calls.some((c) => c.name === 'cudaEventDestroy'), useAfterClose: err(() => e.query()) };
+    setTimeout(() => fake.setBusy(s.handleNumber, false), 20);
+    const closedWhilePolled = { ...closing, settled: await settle(p), ...pollsAndDestroy(e.handle, polls, 'cudaEventDestroy') };
+
+    // Given up on after 5 ms while the work goes on: the polling stops, then the event is destroyed.
+    fake.setBusy(s.handleNumber, true);
+    const t = dev.createEvent().record(s);
+    calls.length = 0;
+    const q = t.synchronize({ timeout: 5 });
+    t.close();
+    const settled = await settle(q);
+    await sleep(20); // no poll of the destroyed event afterwards either
+    fake.setBusy(s.handleNumber, false);
+    out({ closedWhilePolled, timedOut: { settled, ...pollsAndDestroy(t.handle, polls, 'cudaEventDestroy') } });`);
+  expect(r).toEqual({
+    closedWhilePolled: {
+      isClosed: true,
+      destroyedAtClose: false,
+      useAfterClose: 'Error: Event.query: the Event was closed',
+      settled: 'resolved',
+      polled: true,
+      destroyed: 1,
+      destroyedAfterTheLastPoll: true,
+    },
+    timedOut: {
+      settled: 'TimeoutError: Event.synchronize: timed out after 5 ms; the GPU work was not cancelled',
+      polled: true,
+      destroyed: 1,
+      destroyedAfterTheLastPoll: true,
+    },
+  });
+});
+
+test('Stream.synchronize: a stream closed while the wait polls it is destroyed after the last poll', () => {
+  const r = traced(`${POLLS_AND_DESTROY}
+    const s = dev.createStream();
+    fake.setBusy(s.handleNumber, true);
+    calls.length = 0;
+    const p = s.synchronize();
+    s.close();
+    const closing = { isClosed: s.isClosed, destroyedAtClose: calls.some((c) => c.name === 'cudaStreamDestroy'), useAfterClose: err(() => s.query()) };
+    setTimeout(() => fake.setBusy(s.handleNumber, false), 20);
+    out({ ...closing, settled: await settle(p), ...pollsAndDestroy(s.handle, ['cudaStreamQuery', 'cudaStreamSynchronize'], 'cudaStreamDestroy') });`);
+  expect(r).toEqual({
+    isClosed: true,
+    destroyedAtClose: false,
+    useAfterClose: 'Error: Stream.query: the Stream was closed',
+    settled: 'resolved',
+    polled: true,
+    destroyed: 1,
+    destroyedAfterTheLastPoll: true,
   });
 });
