@@ -140,7 +140,8 @@ export class KernelOccupancy {
    * The block size that keeps the most threads resident per multiprocessor, and the smallest grid
    * that fills the device at it (cudaOccupancyMaxPotentialBlockSizeVariableSMem's search, done here:
    * the runtime has it only as a C++ template). `dynamicSharedMemory` is bytes per block, or a
-   * function of the block size giving them; `blockSizeLimit` caps the block size (0: none).
+   * function of the block size giving them; `blockSizeLimit` caps the block size (0: none). Throws
+   * Error, and asks the runtime nothing more, when that function closes the kernel's module.
    */
   maxPotentialBlockSize(
     dynamicSharedMemory: number | ((blockSize: number) => number) = 0,
@@ -168,8 +169,12 @@ export class KernelOccupancy {
       let best = { threads: 0, blockSize: 0, blocks: 0 };
       for (let aligned = Math.ceil(limit / warp) * warp; aligned > 0; aligned -= warp) {
         const size = Math.min(aligned, limit);
+        const bytes = smemOf(size);
+        // The caller's dynamicSharedMemory function may have closed the kernel's module: its handle
+        // would then reach C unloaded.
+        this.live('maxPotentialBlockSize');
         const blocks = check(
-          cudart.cudaOccupancyMaxActiveBlocksPerMultiprocessor(this.kernel.handle, size, smemOf(size)),
+          cudart.cudaOccupancyMaxActiveBlocksPerMultiprocessor(this.kernel.handle, size, bytes),
           'cudaOccupancyMaxActiveBlocksPerMultiprocessor',
         );
         if (blocks * size > best.threads) best = { threads: blocks * size, blockSize: size, blocks };

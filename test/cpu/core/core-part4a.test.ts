@@ -271,6 +271,28 @@ test('kernels: numArguments and argumentsInfo, required cluster sizes, maxPotent
   });
 });
 
+test("maxPotentialBlockSize: a dynamicSharedMemory function that closes the kernel's module ends the search with an Error, and C sees the kernel no more", () => {
+  const r = onFake(`
+    const module = core.Module.load(new TextEncoder().encode('.version 8.0'));
+    const kernel = module.kernel('k');
+    fake.clear();
+    let calls = 0;
+    const error = err(() => kernel.occupancy.maxPotentialBlockSize((blockSize) => {
+      if (++calls === 2) module.close();
+      return 0;
+    }));
+    const unload = 'unload 0x' + module.handle.toString(16);
+    const log = fake.log().split('\\n').filter((l) => l.startsWith('occupancy') || l === unload).map((l) => (l === unload ? 'unload' : l));
+    out({ error, calls, log });`);
+  expect(r).toEqual({
+    error: 'Error: Kernel.occupancy.maxPotentialBlockSize(k): the Module the kernel belongs to was closed',
+    calls: 2,
+    // The search starts at the kernel's 768 threads and goes down a warp at a time: the module unloads
+    // inside the second block size's function, which is the last that reaches C.
+    log: ['occupancy 768 0', 'unload'],
+  });
+});
+
 test('module.global gives a DeviceBuffer of the variable, closed with its module; HostBuffer.register page-locks memory the caller has and unregisters at close', () => {
   const r = onFake(`
     const m = core.Module.fromHandle(0x99n);
