@@ -5,7 +5,7 @@
 import koffi from 'koffi';
 import * as cudart from '../../runtime';
 import { check } from '../base/errors';
-import { Resource, article } from '../base/lifetime';
+import { Resource, article, holdOpen } from '../base/lifetime';
 import { extend } from '../base/extend';
 import { Device } from '../device/Device';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
@@ -758,6 +758,13 @@ export class GraphBuilder extends GraphDefinition {
    * If `work` throws, the capture ends and the error is rethrown. CUDA records the captured work's
    * buffers by address, so they are not checked or held open as other nodes' are: keep them open
    * until the GraphExec is closed.
+   *
+   * The stream and the graph are held open until the capture has ended: closing either while `work`
+   * runs (the work itself, or other code while it awaits) marks it closed at once, but CUDA's
+   * handle is freed only after cudaStreamEndCapture, so the capture always ends and no stream is left
+   * capturing. A stream closed meanwhile is destroyed then and the nodes are returned; a builder (or
+   * the graph a body belongs to) closed meanwhile is destroyed then and the promise rejects with
+   * Error, as no node of it can be used.
    */
   async capture(stream: Stream, work: (stream: Stream) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
     this.alive('capture');
@@ -776,6 +783,19 @@ export class GraphBuilder extends GraphDefinition {
       cudart.cudaStreamBeginCaptureToGraph(stream.handle, this.handle, deps, null, deps?.length ?? 0, mode),
       'GraphBuilder.capture (cudaStreamBeginCaptureToGraph)',
     );
+    // The top builder owns the graph (a body's included): it is the one whose close() would destroy it.
+    const letGoStream = stream[holdOpen]();
+    const letGoGraph = this.root[holdOpen]();
+    try {
+      return await this.captured(stream, work);
+    } finally {
+      letGoGraph();
+      letGoStream();
+    }
+  }
+
+  /** capture() once the capture has begun: runs the work, ends the capture, reads the nodes it made (while capture() holds the stream and the graph). */
+  private async captured(stream: Stream, work: (stream: Stream) => unknown): Promise<GraphNode[]> {
     let failure: unknown = null;
     let leaves: cudart.cudaGraphNode_t[] = [];
     try {
@@ -786,9 +806,10 @@ export class GraphBuilder extends GraphDefinition {
       failure = e ?? new Error('GraphBuilder.capture: the work threw a nullish value');
     }
     const [err] = cudart.cudaStreamEndCapture(stream.handle);
-    if (failure !== null) {
+    const why = failure === null ? this.closedReason() : null;
+    if (failure !== null || why !== null) {
       if (err !== 0) cudart.cudaGetLastError();
-      throw failure;
+      throw failure ?? new Error(`GraphBuilder.capture: ${why} while the work ran; the capture was ended and the graph destroyed`);
     }
     check([err], 'GraphBuilder.capture (cudaStreamEndCapture)');
     this.keep.push(work);

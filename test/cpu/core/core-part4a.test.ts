@@ -363,3 +363,31 @@ test('StreamGraphBuilder: state checks (begin twice, complete before end, resume
   // close(): the graph, then the stream device.createGraphBuilder() made.
   expect(r.closeLog).toMatch(/^destroy graph 0x[0-9a-f]+\ndestroy stream 0x[0-9a-f]+\n$/);
 });
+
+/** Script lines: `named(log, { S: stream, … })` writes each object's handle in a fake log as its name. */
+const NAMED = `const named = (log, names) => Object.entries(names).reduce((l, [n, o]) => l.replaceAll('0x' + BigInt(o.handle).toString(16), n), log);
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 5));`;
+
+test('stream.capture holds its stream until the capture has ended: closed during the work, it is destroyed after cudaStreamEndCapture, and the graph comes back', () => {
+  const r = onFake(`${NAMED}
+    const s1 = d.createStream();
+    fake.clear();
+    const g1 = await s1.capture(async (st) => { await tick(); st.close(); });
+    const byWork = named(fake.log(), { S: s1 });
+    const s2 = d.createStream();
+    fake.clear();
+    const pending = s2.capture(async () => { await tick(); });
+    s2.close();
+    const atClose = [s2.isClosed, fake.log()];
+    const g2 = await pending;
+    out({ byWork, atClose, byOther: named(fake.log(), { S: s2 }), graphs: [g1.constructor.name, g2.constructor.name],
+      again: err(() => s2.query()) });`);
+  expect(r).toEqual({
+    byWork: 'begin capture S mode=0\nend capture S\ndestroy stream S\n',
+    // close() marks the stream closed at once; CUDA's handle is destroyed only once the capture is over.
+    atClose: [true, expect.stringMatching(/^begin capture 0x[0-9a-f]+ mode=0\n$/)],
+    byOther: 'begin capture S mode=0\nend capture S\ndestroy stream S\n',
+    graphs: ['Graph', 'Graph'],
+    again: 'Error: Stream.query: the Stream was closed',
+  });
+});
