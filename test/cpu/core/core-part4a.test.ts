@@ -391,3 +391,61 @@ test('stream.capture holds its stream until the capture has ended: closed during
     again: 'Error: Stream.query: the Stream was closed',
   });
 });
+
+test('StreamGraphBuilder refuses a closed stream before CUDA sees it, and holds the streams of a capture until it has ended', () => {
+  const r = onFake(`${NAMED}
+    const G = core.StreamGraphBuilder;
+    const steps = [], logs = {};
+    // Closed before building: nothing reaches C.
+    const s1 = d.createStream(), b1 = s1.createGraphBuilder();
+    s1.close();
+    fake.clear();
+    steps.push(err(() => b1.beginBuilding()), b1.isBuilding);
+    logs.closedBefore = fake.log();
+    b1.close();
+    // Closed while building: no new work on it, but endBuilding() ends the capture, then it is destroyed.
+    const s2 = d.createStream(), b2 = s2.createGraphBuilder().beginBuilding();
+    fake.clear();
+    s2.close();
+    logs.closedWhileBuilding = fake.log();
+    steps.push(s2.isClosed, err(() => b2.split(2)));
+    b2.endBuilding();
+    logs.end = named(fake.log(), { S: s2 });
+    steps.push(b2.graph.constructor.name);
+    b2.close();
+    // Closed while building, then the builder's close(): the capture is abandoned, then the stream destroyed.
+    const s3 = d.createStream(), b3 = s3.createGraphBuilder().beginBuilding();
+    s3.close();
+    fake.clear();
+    b3.close();
+    logs.abandoned = named(fake.log(), { S: s3 });
+    // A stream split off and closed by its user: join() refuses it; the builder's close() ends the capture, then destroys it.
+    const s4 = d.createStream(), b4 = s4.createGraphBuilder().beginBuilding();
+    const [, left, right] = b4.split(3);
+    fake.clear();
+    left.stream.close();
+    steps.push(err(() => G.join(b4, left, right)));
+    logs.joinRefused = fake.log();
+    G.join(b4, right);
+    fake.clear();
+    b4.close();
+    logs.splitAbandoned = named(fake.log(), { S: s4, L: left.stream, R: right.stream });
+    out({ steps, logs });`);
+  expect(r.steps).toEqual([
+    "Error: StreamGraphBuilder.beginBuilding: the builder's stream is a Stream that was closed",
+    false,
+    true,
+    "Error: StreamGraphBuilder.split: the builder's stream is a Stream that was closed",
+    'Graph',
+    "Error: StreamGraphBuilder.join: argument 1's stream is a Stream that was closed",
+  ]);
+  expect(r.logs).toEqual({
+    closedBefore: '',
+    closedWhileBuilding: '',
+    end: 'end capture S\ndestroy stream S\n',
+    abandoned: expect.stringMatching(/^end capture S\ndestroy graph 0x[0-9a-f]+\ndestroy stream S\n$/),
+    joinRefused: '',
+    // The user's own stream (s4) is left to them; the builder's split-off streams go after the capture.
+    splitAbandoned: expect.stringMatching(/^end capture S\ndestroy graph 0x[0-9a-f]+\ndestroy stream L\ndestroy stream R\n$/),
+  });
+});
