@@ -75,7 +75,9 @@ export class ConditionalNode extends GraphNode {
 /**
  * The value a conditional graph node (if, while, switch) reads, made by
  * `builder.conditionalHandle({ default })`: pass it to a kernel node as an argument, and the kernel
- * sets it with `cudaGraphSetConditional(handle, value)`. It owns nothing; it lives with its graph.
+ * sets it with `cudaGraphSetConditional(handle, value)`. It owns nothing; it lives with its graph
+ * (for a conditional body's handle, the graph the body belongs to), and once that is closed it
+ * reports `isClosed` and launches, kernel nodes and conditional nodes refuse it.
  */
 export class ConditionalHandle implements KernelArgumentObject {
   /** @internal Use builder.conditionalHandle(). */
@@ -88,9 +90,9 @@ export class ConditionalHandle implements KernelArgumentObject {
     readonly builder: GraphBuilder,
   ) {}
 
-  /** Whether the graph it belongs to was closed. */
+  /** Whether the graph it belongs to was closed (a body builder is never closed itself: its top builder is). */
   get isClosed(): boolean {
-    return this.builder.isClosed;
+    return this.builder.closedReason() !== null;
   }
 
   /** Its 64-bit handle as a `u64` kernel argument (launch calls this); throws Error once its graph was closed. */

@@ -308,3 +308,49 @@ test('builder.capture holds the stream and the graph until the capture has ended
     stale: [],
   });
 });
+
+test("a conditional body's ConditionalHandle reports closed with the graph the body belongs to, and every use refuses it then (if, while, switch)", () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const { GraphBuilder } = core;
+    const d = core.Device.get(0);
+    const k = kernel(0x101n, 'setter');
+    const cfg = { grid: 1, block: 1 };
+    const errors = [];
+    const t = (f) => { try { f(); errors.push('no error'); } catch (e) { errors.push(e.constructor.name + ': ' + e.message); } };
+    const top = GraphBuilder.create(d);
+    const h0 = top.conditionalHandle({ default: 1 });
+    const bodies = [top.if(h0).then, top.while(h0).body, top.switch(h0, 2).cases[1]];
+    // And a body of a body.
+    bodies.push(bodies[1].if(bodies[1].conditionalHandle({ default: 1 })).then);
+    const handles = bodies.map((b) => b.conditionalHandle({ default: 0 }));
+    const before = handles.map((h) => h.isClosed);
+    top.close();
+    const after = handles.map((h) => h.isClosed);
+    const other = GraphBuilder.create(d);
+    const prepared = k.prepare(['u64']);
+    const launches = fake.launches();
+    for (const h of handles) t(() => k.launch(cfg, h));
+    t(() => prepared(cfg, handles[1]));
+    t(() => other.kernel(k, cfg, [handles[2]]));
+    t(() => other.while(handles[3]));
+    console.log(JSON.stringify({ before, after, errors, launched: fake.launches() - launches, otherNodes: other.nodeCount }));`,
+  );
+  const closed = 'is a ConditionalHandle of a graph that was closed';
+  expect(r).toEqual({
+    before: [false, false, false, false],
+    after: [true, true, true, true],
+    errors: [
+      `Error: Kernel.launch(setter): argument 0 ${closed}`,
+      `Error: Kernel.launch(setter): argument 0 ${closed}`,
+      `Error: Kernel.launch(setter): argument 0 ${closed}`,
+      `Error: Kernel.launch(setter): argument 0 ${closed}`,
+      `Error: PreparedLaunch(setter): argument 0 ${closed}`,
+      `Error: GraphBuilder.kernel(setter): argument 0 ${closed}`,
+      "Error: GraphBuilder.while: parameter 'handle' belongs to a graph that was closed",
+    ],
+    launched: 0,
+    otherNodes: 0,
+  });
+});
