@@ -32,6 +32,7 @@ import { EXTENDED_LAUNCH_KEYS, type Dim } from '../launch/launch-config';
 import { checkLimits, kernelNodeAttributes, resolveLaunch, setKernelNodeAttributes } from '../launch/extended-launch';
 import { describe, lookupName } from '../../ffi/checks';
 import { closedObject } from '../texture/TextureObject';
+import { TensorMapDescriptor } from '../texture/TensorMapDescriptor';
 import { checkOptions, type OptionKeys } from '../base/options';
 
 declare module './GraphNode' {
@@ -216,12 +217,13 @@ const COND = cudart.cudaGraphConditionalNodeType;
  * graph does: `nodes()`, `edges()`, each node's predecessors, successors and parameters.
  *
  * Lifetime: close() destroys the graph; a body builder (of a conditional node) belongs to its parent's
- * graph and is freed with it. Nodes check what they use when they are added, and `instantiate()`
- * checks again that none of it was closed since. A GraphExec it instantiates holds open the builder
- * and every module, buffer, array, texture, event and pinned buffer its nodes (bodies and child
- * builders included) use: closing one of them while the GraphExec lives marks it closed at once but
- * frees it only when the GraphExec is closed, so a launch never reaches freed memory. Bad arguments
- * throw TypeError or RangeError naming the method; CUDA failures throw {@link CudaError}.
+ * graph and is freed with it (its ConditionalHandles report closed then too). Nodes check what they
+ * use when they are added, and `instantiate()` checks again that none of it was closed since. A
+ * GraphExec it instantiates holds open the builder and every module, buffer (a tensor map's
+ * included), array, texture, event and pinned buffer its nodes (bodies and child builders included)
+ * use: closing one of them while the GraphExec lives marks it closed at once but frees it only when
+ * the GraphExec is closed, so a launch never reaches freed memory. Bad arguments throw TypeError or
+ * RangeError naming the method; CUDA failures throw {@link CudaError}.
  *
  * @example
  * ```ts
@@ -235,8 +237,11 @@ const COND = cudart.cudaGraphConditionalNodeType;
  * ```
  */
 export class GraphBuilder extends GraphDefinition {
-  /** What the nodes use that could be closed (and body or child builders), with the kind of the node that first used it. */
-  private readonly uses = new Map<Resource | HostBuffer, GraphNodeKind>();
+  /**
+   * What the nodes use that could be closed (and body or child builders), with the kind of the node
+   * that first used it. A tensor map stands for its buffer (it is checked and held as the buffer).
+   */
+  private readonly uses = new Map<Resource | HostBuffer | TensorMapDescriptor, GraphNodeKind>();
 
   private constructor(
     handle: cudart.cudaGraph_t,
@@ -311,13 +316,18 @@ export class GraphBuilder extends GraphDefinition {
 
   /**
    * Keeps `items` (what a `kind` node uses) alive with the builder, and notes those that can be
-   * closed for instantiate() to check and its GraphExec to hold open. A captured Graph added as a
-   * child is not noted: CUDA copied it, and closing it frees nothing the copy uses.
+   * closed for instantiate() to check and its GraphExec to hold open (a TensorMapDescriptor is its
+   * buffer's address: it reports closed with the buffer, and holding it holds the buffer). A captured
+   * Graph added as a child is not noted: CUDA copied it, and closing it frees nothing the copy uses.
    */
   private use(kind: GraphNodeKind, ...items: unknown[]): void {
     this.keep.push(...items);
     for (const x of items)
-      if (((x instanceof Resource && !(x instanceof Graph)) || x instanceof HostBuffer) && !this.uses.has(x)) this.uses.set(x, kind);
+      if (
+        ((x instanceof Resource && !(x instanceof Graph)) || x instanceof HostBuffer || x instanceof TensorMapDescriptor) &&
+        !this.uses.has(x)
+      )
+        this.uses.set(x, kind);
   }
 
   /** Throws when something a node uses (in this graph, a body or a child builder) was closed since the node was added. */
