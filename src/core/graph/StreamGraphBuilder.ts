@@ -78,7 +78,8 @@ export class StreamGraphBuilder extends Resource {
         captureEnded(group);
       }
       this.captured?.close();
-      if (ownsStream && this.state !== 'building') stream.close();
+      // A capture still running was ended above: the stream device.createGraphBuilder() made goes in every state.
+      if (ownsStream) stream.close();
     }, [stream]);
   }
 

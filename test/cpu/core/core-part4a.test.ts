@@ -449,3 +449,12 @@ test('StreamGraphBuilder refuses a closed stream before CUDA sees it, and holds 
     splitAbandoned: expect.stringMatching(/^end capture S\ndestroy graph 0x[0-9a-f]+\ndestroy stream L\ndestroy stream R\n$/),
   });
 });
+
+test("closing a device's StreamGraphBuilder while it builds ends the capture, then destroys the stream it made", () => {
+  const r = onFake(`${NAMED}
+    const b = d.createGraphBuilder().beginBuilding();
+    fake.clear();
+    b.close();
+    out({ log: named(fake.log(), { S: b.stream }), closed: b.stream.isClosed });`);
+  expect(r).toEqual({ log: expect.stringMatching(/^end capture S\ndestroy graph 0x[0-9a-f]+\ndestroy stream S\n$/), closed: true });
+});
