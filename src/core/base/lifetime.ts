@@ -58,7 +58,7 @@ export function warnOnLeaks(on: boolean): void {
  */
 export const holdOpen = Symbol('holdOpen');
 
-/** @internal An object that can be held open (a Resource, a HostBuffer). */
+/** @internal An object that can be held open (a Resource, a HostBuffer; a TensorMapDescriptor, which holds its buffer). */
 export interface Holdable {
   [holdOpen](): () => void;
 }

@@ -260,10 +260,11 @@ function execAddress(v: unknown, fn: string, p: string): bigint {
  * `setKernelParams()` and kin change one node's (cudaGraphExec*SetParams) without instantiating again.
  *
  * Lifetime: close() destroys it (cudaGraphExecDestroy); it keeps the JS host functions alive and
- * holds open the graph it was made from and (for a builder's) what its nodes use: a module, buffer,
- * array, event or pinned buffer closed while the GraphExec lives reports closed at once, but is freed
- * only when the GraphExec is closed (or collected), so a launch never reaches freed memory. What a
- * node is given by a set-params call is held the same way. Methods after close throw Error.
+ * holds open the graph it was made from and (for a builder's) what its nodes use: a module, buffer
+ * (a tensor map's too), array, event or pinned buffer closed while the GraphExec lives reports closed
+ * at once, but is freed only when the GraphExec is closed (or collected), so a launch never reaches
+ * freed memory. What a node is given by a set-params call is held the same way. Methods after close
+ * throw Error.
  */
 export class GraphExec extends Resource {
   /** The handle as a number (exact: an address is below 2^53), for core's directByAddress calls. */

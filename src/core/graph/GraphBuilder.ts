@@ -5,7 +5,7 @@
 import koffi from 'koffi';
 import * as cudart from '../../runtime';
 import { check } from '../base/errors';
-import { Resource, article } from '../base/lifetime';
+import { Resource, article, holdOpen } from '../base/lifetime';
 import { extend } from '../base/extend';
 import { Device } from '../device/Device';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
@@ -32,6 +32,7 @@ import { EXTENDED_LAUNCH_KEYS, type Dim } from '../launch/launch-config';
 import { checkLimits, kernelNodeAttributes, resolveLaunch, setKernelNodeAttributes } from '../launch/extended-launch';
 import { describe, lookupName } from '../../ffi/checks';
 import { closedObject } from '../texture/TextureObject';
+import { TensorMapDescriptor } from '../texture/TensorMapDescriptor';
 import { checkOptions, type OptionKeys } from '../base/options';
 
 declare module './GraphNode' {
@@ -75,7 +76,9 @@ export class ConditionalNode extends GraphNode {
 /**
  * The value a conditional graph node (if, while, switch) reads, made by
  * `builder.conditionalHandle({ default })`: pass it to a kernel node as an argument, and the kernel
- * sets it with `cudaGraphSetConditional(handle, value)`. It owns nothing; it lives with its graph.
+ * sets it with `cudaGraphSetConditional(handle, value)`. It owns nothing; it lives with its graph
+ * (for a conditional body's handle, the graph the body belongs to), and once that is closed it
+ * reports `isClosed` and launches, kernel nodes and conditional nodes refuse it.
  */
 export class ConditionalHandle implements KernelArgumentObject {
   /** @internal Use builder.conditionalHandle(). */
@@ -88,9 +91,9 @@ export class ConditionalHandle implements KernelArgumentObject {
     readonly builder: GraphBuilder,
   ) {}
 
-  /** Whether the graph it belongs to was closed. */
+  /** Whether the graph it belongs to was closed (a body builder is never closed itself: its top builder is). */
   get isClosed(): boolean {
-    return this.builder.isClosed;
+    return this.builder.closedReason() !== null;
   }
 
   /** Its 64-bit handle as a `u64` kernel argument (launch calls this); throws Error once its graph was closed. */
@@ -214,12 +217,13 @@ const COND = cudart.cudaGraphConditionalNodeType;
  * graph does: `nodes()`, `edges()`, each node's predecessors, successors and parameters.
  *
  * Lifetime: close() destroys the graph; a body builder (of a conditional node) belongs to its parent's
- * graph and is freed with it. Nodes check what they use when they are added, and `instantiate()`
- * checks again that none of it was closed since. A GraphExec it instantiates holds open the builder
- * and every module, buffer, array, texture, event and pinned buffer its nodes (bodies and child
- * builders included) use: closing one of them while the GraphExec lives marks it closed at once but
- * frees it only when the GraphExec is closed, so a launch never reaches freed memory. Bad arguments
- * throw TypeError or RangeError naming the method; CUDA failures throw {@link CudaError}.
+ * graph and is freed with it (its ConditionalHandles report closed then too). Nodes check what they
+ * use when they are added, and `instantiate()` checks again that none of it was closed since. A
+ * GraphExec it instantiates holds open the builder and every module, buffer (a tensor map's
+ * included), array, texture, event and pinned buffer its nodes (bodies and child builders included)
+ * use: closing one of them while the GraphExec lives marks it closed at once but frees it only when
+ * the GraphExec is closed, so a launch never reaches freed memory. Bad arguments throw TypeError or
+ * RangeError naming the method; CUDA failures throw {@link CudaError}.
  *
  * @example
  * ```ts
@@ -233,8 +237,11 @@ const COND = cudart.cudaGraphConditionalNodeType;
  * ```
  */
 export class GraphBuilder extends GraphDefinition {
-  /** What the nodes use that could be closed (and body or child builders), with the kind of the node that first used it. */
-  private readonly uses = new Map<Resource | HostBuffer, GraphNodeKind>();
+  /**
+   * What the nodes use that could be closed (and body or child builders), with the kind of the node
+   * that first used it. A tensor map stands for its buffer (it is checked and held as the buffer).
+   */
+  private readonly uses = new Map<Resource | HostBuffer | TensorMapDescriptor, GraphNodeKind>();
 
   private constructor(
     handle: cudart.cudaGraph_t,
@@ -309,13 +316,18 @@ export class GraphBuilder extends GraphDefinition {
 
   /**
    * Keeps `items` (what a `kind` node uses) alive with the builder, and notes those that can be
-   * closed for instantiate() to check and its GraphExec to hold open. A captured Graph added as a
-   * child is not noted: CUDA copied it, and closing it frees nothing the copy uses.
+   * closed for instantiate() to check and its GraphExec to hold open (a TensorMapDescriptor is its
+   * buffer's address: it reports closed with the buffer, and holding it holds the buffer). A captured
+   * Graph added as a child is not noted: CUDA copied it, and closing it frees nothing the copy uses.
    */
   private use(kind: GraphNodeKind, ...items: unknown[]): void {
     this.keep.push(...items);
     for (const x of items)
-      if (((x instanceof Resource && !(x instanceof Graph)) || x instanceof HostBuffer) && !this.uses.has(x)) this.uses.set(x, kind);
+      if (
+        ((x instanceof Resource && !(x instanceof Graph)) || x instanceof HostBuffer || x instanceof TensorMapDescriptor) &&
+        !this.uses.has(x)
+      )
+        this.uses.set(x, kind);
   }
 
   /** Throws when something a node uses (in this graph, a body or a child builder) was closed since the node was added. */
@@ -758,6 +770,13 @@ export class GraphBuilder extends GraphDefinition {
    * If `work` throws, the capture ends and the error is rethrown. CUDA records the captured work's
    * buffers by address, so they are not checked or held open as other nodes' are: keep them open
    * until the GraphExec is closed.
+   *
+   * The stream and the graph are held open until the capture has ended: closing either while `work`
+   * runs (the work itself, or other code while it awaits) marks it closed at once, but CUDA's
+   * handle is freed only after cudaStreamEndCapture, so the capture always ends and no stream is left
+   * capturing. A stream closed meanwhile is destroyed then and the nodes are returned; a builder (or
+   * the graph a body belongs to) closed meanwhile is destroyed then and the promise rejects with
+   * Error, as no node of it can be used.
    */
   async capture(stream: Stream, work: (stream: Stream) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
     this.alive('capture');
@@ -776,6 +795,19 @@ export class GraphBuilder extends GraphDefinition {
       cudart.cudaStreamBeginCaptureToGraph(stream.handle, this.handle, deps, null, deps?.length ?? 0, mode),
       'GraphBuilder.capture (cudaStreamBeginCaptureToGraph)',
     );
+    // The top builder owns the graph (a body's included): it is the one whose close() would destroy it.
+    const letGoStream = stream[holdOpen]();
+    const letGoGraph = this.root[holdOpen]();
+    try {
+      return await this.captured(stream, work);
+    } finally {
+      letGoGraph();
+      letGoStream();
+    }
+  }
+
+  /** capture() once the capture has begun: runs the work, ends the capture, reads the nodes it made (while capture() holds the stream and the graph). */
+  private async captured(stream: Stream, work: (stream: Stream) => unknown): Promise<GraphNode[]> {
     let failure: unknown = null;
     let leaves: cudart.cudaGraphNode_t[] = [];
     try {
@@ -786,9 +818,10 @@ export class GraphBuilder extends GraphDefinition {
       failure = e ?? new Error('GraphBuilder.capture: the work threw a nullish value');
     }
     const [err] = cudart.cudaStreamEndCapture(stream.handle);
-    if (failure !== null) {
+    const why = failure === null ? this.closedReason() : null;
+    if (failure !== null || why !== null) {
       if (err !== 0) cudart.cudaGetLastError();
-      throw failure;
+      throw failure ?? new Error(`GraphBuilder.capture: ${why} while the work ran; the capture was ended and the graph destroyed`);
     }
     check([err], 'GraphBuilder.capture (cudaStreamEndCapture)');
     this.keep.push(work);

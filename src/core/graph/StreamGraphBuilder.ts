@@ -5,7 +5,7 @@ import * as cudart from '../../runtime';
 import { claimCapturedHostFns, releaseHostFns } from '../../ffi/host-callbacks';
 import { describe, lookupName } from '../../ffi/checks';
 import { check } from '../base/errors';
-import { Resource } from '../base/lifetime';
+import { Resource, holdOpen } from '../base/lifetime';
 import { Stream } from '../device/Stream';
 import { Graph, instantiateGraph, type GraphExec, type InstantiateOptions } from './Graph';
 import { CAPTURE_MODES, type CaptureOptions } from './GraphBuilder';
@@ -13,10 +13,20 @@ import { CAPTURE_MODES, type CaptureOptions } from './GraphBuilder';
 /** Where a builder is: made, capturing, or done (ended, or joined into another). */
 type BuildState = 'new' | 'building' | 'ended' | 'joined';
 
-/** What the builders of one capture share: the streams split off (closed once it ends) and how many are not joined back. */
+/**
+ * What the builders of one capture share: the streams split off (closed once it ends), how many are
+ * not joined back, and the holds on every stream of the capture (see beginBuilding), let go once it ends.
+ */
 interface CaptureGroup {
   unjoined: number;
   streams: Stream[];
+  holds: (() => void)[];
+}
+
+/** Once a capture has ended: closes the streams split off, then lets go of the capture's streams (a stream closed meanwhile is destroyed now). */
+function captureEnded(group: CaptureGroup): void {
+  for (const s of group.streams) s.close();
+  for (const letGo of group.holds.splice(0)) letGo();
 }
 
 /**
@@ -30,7 +40,12 @@ interface CaptureGroup {
  * The states are checked before CUDA is asked: beginning twice, resuming after the end, ending what
  * is not building, completing before the end, ending with builders still split off, and split/join
  * counts below 2 throw Error (RangeError for counts). Lifetime: close() abandons a capture still
- * running, destroys the graph and the streams the builder made.
+ * running, destroys the graph and the streams the builder made. The streams of a capture are held
+ * open while it runs: a stream closed meanwhile (its `close()`, by whoever has it) reports closed at
+ * once, and `beginBuilding()`, `split()` and `join()` refuse it with Error, but it is destroyed only
+ * once the capture has ended (`endBuilding()`, which still ends it and makes the graph, or the
+ * builder's `close()`), so CUDA never sees the handle of a destroyed stream and no stream is left
+ * capturing.
  *
  * @example
  * ```ts
@@ -60,16 +75,17 @@ export class StreamGraphBuilder extends Resource {
         const [err, g] = cudart.cudaStreamEndCapture(stream.handle);
         if (err === cudart.cudaError_t.cudaSuccess && g !== null) cudart.cudaGraphDestroy(g);
         releaseHostFns(claimCapturedHostFns(stream.handle));
-        for (const s of group.streams) s.close();
+        captureEnded(group);
       }
       this.captured?.close();
-      if (ownsStream && this.state !== 'building') stream.close();
+      // A capture still running was ended above: the stream device.createGraphBuilder() made goes in every state.
+      if (ownsStream) stream.close();
     }, [stream]);
   }
 
   /** @internal Use stream.createGraphBuilder() or device.createGraphBuilder(). */
   static create(stream: Stream, ownsStream: boolean): StreamGraphBuilder {
-    return new StreamGraphBuilder(stream, false, { unjoined: 0, streams: [] }, ownsStream);
+    return new StreamGraphBuilder(stream, false, { unjoined: 0, streams: [], holds: [] }, ownsStream);
   }
 
   /** Whether the builder is capturing now (between beginBuilding() and endBuilding(), or split off a capturing one). */
@@ -91,6 +107,14 @@ export class StreamGraphBuilder extends Resource {
   }
 
   /**
+   * Throws Error `StreamGraphBuilder.<what>: <whose> stream is a Stream that was closed`: a closed
+   * stream's handle is freed, or (closed while capturing) held only until the capture ends, taking no new work.
+   */
+  private expectOpenStream(what: string, whose: string): void {
+    if (this.stream.isClosed) throw new Error(`StreamGraphBuilder.${what}: ${whose} stream is a Stream that was closed`);
+  }
+
+  /**
    * Starts capturing the work queued on `builder.stream` (cudaStreamBeginCapture) in `mode`:
    * `'global'` (default), `'threadLocal'` or `'relaxed'`, as {@link CaptureOptions}. A builder
    * cannot resume after building ended (make another). Returns the builder.
@@ -99,8 +123,11 @@ export class StreamGraphBuilder extends Resource {
     if (this.state === 'ended')
       throw new Error('StreamGraphBuilder.beginBuilding: building has ended, and a builder cannot resume; make another');
     this.expect('beginBuilding', 'new');
+    this.expectOpenStream('beginBuilding', "the builder's");
     const m = lookupName(CAPTURE_MODES, mode, 'StreamGraphBuilder.beginBuilding', "parameter 'mode'");
     check(cudart.cudaStreamBeginCapture(this.stream.handle, m), 'StreamGraphBuilder.beginBuilding (cudaStreamBeginCapture)');
+    // Until the capture ends (captureEnded), a close() of the stream only marks it closed.
+    this.group.holds.push(this.stream[holdOpen]());
     this.state = 'building';
     return this;
   }
@@ -108,7 +135,8 @@ export class StreamGraphBuilder extends Resource {
   /**
    * Ends the capture (cudaStreamEndCapture): the work queued since beginBuilding() is now the graph
    * ({@link StreamGraphBuilder.graph}). Throws Error for a builder split off another (join it back
-   * instead), or while builders split off this capture are not joined yet.
+   * instead), or while builders split off this capture are not joined yet. A stream of the capture
+   * closed while building is destroyed once the capture has ended; the graph is made all the same.
    */
   endBuilding(): this {
     this.expect('endBuilding', 'building');
@@ -123,7 +151,7 @@ export class StreamGraphBuilder extends Resource {
     const [err, g] = cudart.cudaStreamEndCapture(this.stream.handle);
     const hostFns = [this.stream, ...this.group.streams].flatMap((s) => claimCapturedHostFns(s.handle));
     this.state = 'ended';
-    for (const s of this.group.streams) s.close();
+    captureEnded(this.group);
     if (err !== cudart.cudaError_t.cudaSuccess || g === null) {
       releaseHostFns(hostFns);
       check([err, g], 'StreamGraphBuilder.endBuilding (cudaStreamEndCapture)');
@@ -154,12 +182,13 @@ export class StreamGraphBuilder extends Resource {
    * Forks the capture into `count` builders (this one first, then `count - 1` on new streams of the
    * same device that wait for the work queued so far): work queued on their streams may overlap.
    * Each new one must be joined back before this capture ends. Throws RangeError unless `count` is an
-   * integer of at least 2, Error unless this builder is building.
+   * integer of at least 2, Error unless this builder is building on an open stream.
    */
   split(count: number): StreamGraphBuilder[] {
     if (!Number.isInteger(count) || count < 2)
       throw new RangeError(`StreamGraphBuilder.split: parameter 'count' must be an integer of at least 2, got ${describe(count)}`);
     this.expect('split', 'building');
+    this.expectOpenStream('split', "the builder's");
     const device = this.stream.device;
     device.makeCurrent();
     const fork = check(
@@ -172,6 +201,7 @@ export class StreamGraphBuilder extends Resource {
       for (let i = 1; i < count; i++) {
         const s = device.createStream();
         this.group.streams.push(s);
+        this.group.holds.push(s[holdOpen]());
         check(cudart.cudaStreamWaitEvent(s.handle, fork, 0), 'StreamGraphBuilder.split (cudaStreamWaitEvent)');
         const b = new StreamGraphBuilder(s, true, this.group, false);
         b.state = 'building';
@@ -188,8 +218,8 @@ export class StreamGraphBuilder extends Resource {
    * Merges builders of one capture (split() results) into one: the first that was not split off
    * (else the first), whose stream then waits for the work queued on the others; the others are done
    * (their streams are closed when the capture ends). Returns that builder. Throws TypeError for
-   * anything but builders, RangeError for fewer than 2, Error for one that is not building or of
-   * another capture.
+   * anything but builders, RangeError for fewer than 2, Error for one that is not building, whose
+   * stream was closed, or of another capture.
    */
   static join(...builders: StreamGraphBuilder[]): StreamGraphBuilder {
     builders.forEach((b, i) => {
@@ -197,7 +227,10 @@ export class StreamGraphBuilder extends Resource {
         throw new TypeError(`StreamGraphBuilder.join: argument ${i} must be a StreamGraphBuilder, got ${describe(b)}`);
     });
     if (builders.length < 2) throw new RangeError(`StreamGraphBuilder.join: takes at least 2 builders, got ${builders.length}`);
-    for (const b of builders) b.expect('join', 'building');
+    builders.forEach((b, i) => {
+      b.expect('join', 'building');
+      b.expectOpenStream('join', `argument ${i}'s`);
+    });
     const root = builders.find((b) => !b.isJoinRequired) ?? builders[0];
     if (builders.some((b) => b.group !== root.group))
       throw new Error('StreamGraphBuilder.join: the builders are of different captures (join only what split() made of one)');

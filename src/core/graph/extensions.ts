@@ -6,7 +6,7 @@ import { claimCapturedHostFns, releaseHostFns } from '../../ffi/host-callbacks';
 import { describe, lookupName } from '../../ffi/checks';
 import { check } from '../base/errors';
 import { extend } from '../base/extend';
-import { assertOpen } from '../base/lifetime';
+import { assertOpen, holdOpen } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
@@ -50,6 +50,11 @@ declare module '../device/Stream' {
      * instead of running it. If `work` throws, the capture ends, its graph is dropped and the error
      * is rethrown. JS host functions captured (onComplete, cudaLaunchHostFunc) run at every launch of
      * the graph and are kept until the Graph and the GraphExecs made from it are closed or collected.
+     *
+     * The stream is held open until the capture has ended: closing it while `work` runs (the work
+     * itself, or other code while it awaits) marks it closed at once (nothing more can be queued on
+     * it) but destroys it only after cudaStreamEndCapture, so the capture always ends and resolves
+     * with the Graph of what was queued.
      */
     capture(work: (stream: this) => unknown, options?: CaptureOptions): Promise<Graph>;
     /**
@@ -70,6 +75,7 @@ extend(Stream, {
     if (typeof work !== 'function')
       throw new TypeError(`Stream.capture: parameter 'work' must be a function that queues work on the stream, got ${describe(work)}`);
     check(cudart.cudaStreamBeginCapture(this.handle, mode), 'cudaStreamBeginCapture');
+    const letGo = this[holdOpen]();
     let failure: unknown = null;
     try {
       await work(this);
@@ -78,6 +84,8 @@ extend(Stream, {
     }
     const [err, graph] = cudart.cudaStreamEndCapture(this.handle);
     const hostFns = claimCapturedHostFns(this.handle);
+    // A close() during the work destroys the stream now, its capture over.
+    letGo();
     if (failure !== null || err !== cudart.cudaError_t.cudaSuccess) {
       if (graph !== null) cudart.cudaGraphDestroy(graph);
       releaseHostFns(hostFns);

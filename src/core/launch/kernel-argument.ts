@@ -72,7 +72,7 @@ export function coreArgument(a: unknown, i: number, where: string): cudart.Kerne
   }
   if (a !== null && typeof a === 'object' && asKernelArgument in a) return (a as KernelArgumentObject)[asKernelArgument](i, where);
   if (a instanceof TensorMapDescriptor) {
-    if (a.isClosed) throw new Error(`${where}: argument ${i} is a TensorMapDescriptor whose DeviceBuffer was closed`);
+    if (a.isClosed) throw new Error(`${where}: argument ${i} is ${closedObject(a)}`);
     return a;
   }
   if (a instanceof HostArgument)

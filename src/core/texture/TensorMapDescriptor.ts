@@ -3,6 +3,7 @@
 // box (tile) each copy moves. Passed by value as a `__grid_constant__ const CUtensorMap` parameter.
 import * as cuda from '../../driver';
 import { driverError } from '../base/errors';
+import { holdAll, holdOpen } from '../base/lifetime';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import { describe, lookupName } from '../../ffi/checks';
 import { checkOptions, type OptionKeys } from '../base/options';
@@ -172,9 +173,13 @@ function common(buffer: DeviceBuffer, o: TensorMapCommonOptions, fn: string, min
  * in device memory that Hopper and later GPUs copy tiles of into shared memory. Pass it as a kernel
  * argument (a 128-byte `const __grid_constant__ CUtensorMap` parameter).
  *
- * Only 128 bytes of host memory (nothing to close); it keeps its buffer alive, and a kernel must not
- * be given it once that buffer is closed. Bad shapes, strides or boxes throw RangeError naming the
- * option; the driver's refusal throws {@link CudaError}.
+ * Only 128 bytes of host memory (nothing to close), holding its buffer's address: it keeps the buffer
+ * alive, and is treated as that buffer wherever it is used. A launch refuses it once the buffer is
+ * closed; a graph's kernel node given it (builder.kernel, node.setParams, exec.setKernelParams) is
+ * checked and held as one given the DeviceBuffer: `instantiate()` refuses it once the buffer was
+ * closed, and a GraphExec holds the buffer open, freeing it only when the GraphExec is closed. Bad
+ * shapes, strides or boxes throw RangeError naming the option; the driver's refusal throws
+ * {@link CudaError}.
  *
  * @example
  * ```ts
@@ -204,6 +209,15 @@ export class TensorMapDescriptor {
   /** Whether the buffer it describes was closed (a kernel must not be given it then). */
   get isClosed(): boolean {
     return this.buffer.isClosed;
+  }
+
+  /**
+   * @internal See holdOpen in lifetime.ts: the map is its buffer's address, so work that C runs
+   * later with it (a GraphExec's kernel node) holds the buffer open, and what the buffer needs in
+   * turn (a slice's allocation, a pool buffer's pool).
+   */
+  [holdOpen](): () => void {
+    return holdAll([this.buffer]);
   }
 
   /** The descriptor's bytes. */

@@ -9,6 +9,7 @@ import { ResourceDescriptor } from './ResourceDescriptor';
 import { TextureDescriptor, type TextureOptions } from './TextureDescriptor';
 import { describe } from '../../ffi/checks';
 import { SurfaceObject } from './SurfaceObject';
+import { TensorMapDescriptor } from './TensorMapDescriptor';
 
 /**
  * A texture object: a 64-bit handle (`cudaTextureObject_t`) a kernel samples through (tex2D, …),
@@ -61,10 +62,18 @@ export class TextureObject extends Resource {
 
 /**
  * @internal How a launch or a graph names a closed object it refuses: `a SurfaceObject whose
- * CudaArray was closed` when a texture's or surface's memory went first, else `a <class> that was closed`.
+ * CudaArray was closed` when a texture's or surface's memory (or a tensor map's buffer) went first,
+ * else `a <class> that was closed`.
  */
 export function closedObject(o: object): string {
-  const memory = o instanceof SurfaceObject ? o.array : o instanceof TextureObject ? o.resource.resource : null;
+  const memory =
+    o instanceof SurfaceObject
+      ? o.array
+      : o instanceof TextureObject
+        ? o.resource.resource
+        : o instanceof TensorMapDescriptor
+          ? o.buffer
+          : null;
   const name = o.constructor.name;
   return `${article(name)} ${name} ${memory?.isClosed ? `whose ${memory.constructor.name} was closed` : 'that was closed'}`;
 }

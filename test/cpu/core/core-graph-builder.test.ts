@@ -2,6 +2,7 @@
 // (test/cpu/fixtures/fake-cudart-*.c) whose cudaGraphDebugDotPrint writes every node it was given.
 import * as fs from 'node:fs';
 import { buildFakeCudart, runWithFake } from '../helpers/fake-cudart';
+import { STALE_HANDLE_TRACER } from '../helpers/stale-handles';
 
 let fake: { lib: string; dir: string };
 beforeAll(() => {
@@ -240,4 +241,116 @@ test('instantiate() refuses a graph that uses something closed since its node wa
     'Error: GraphBuilder.instantiate: an eventRecord node uses an Event that was closed; close what a graph uses after the GraphExec (which keeps it alive), not before instantiate()',
     'Error: GraphBuilder.instantiate: a kernel node uses a DeviceBuffer that was closed; close what a graph uses after the GraphExec (which keeps it alive), not before instantiate()',
   ]);
+});
+
+test('builder.capture holds the stream and the graph until the capture has ended: closed during the work, neither handle reaches C destroyed', () => {
+  const r = runWithFake(
+    fake.lib,
+    `${STALE_HANDLE_TRACER}
+    const d = core.Device.get(0);
+    const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+    const queue = (st) => kernel(4n, 'e').launch({ grid: 1, block: 1, stream: st });
+    const outcome = (p) => p.then((nodes) => nodes.map((n) => n.kind), (e) => e.constructor.name + ': ' + e.message);
+    // The calls of the capture that take its stream or graph, in order.
+    const callsSince = (at) => tracer.calls.slice(at).filter((c) => /Capture|GetNodes|Destroy/.test(c));
+    const results = {}, calls = {};
+    let at = tracer.calls.length;
+    const s1 = d.createStream();
+    results.streamClosedByWork = await outcome(core.GraphBuilder.create(d).capture(s1, async (st) => { queue(st); await tick(); st.close(); }));
+    calls.streamClosedByWork = callsSince(at);
+    const s2 = d.createStream();
+    const pending = core.GraphBuilder.create(d).capture(s2, async (st) => { queue(st); await tick(); });
+    s2.close();
+    results.streamClosedByOther = await outcome(pending);
+    const b3 = core.GraphBuilder.create(d), s3 = d.createStream();
+    at = tracer.calls.length;
+    const abandoned = b3.capture(s3, async (st) => { queue(st); await tick(); });
+    b3.close();
+    const closedAt = b3.isClosed;
+    results.builderClosed = await outcome(abandoned);
+    calls.builderClosed = callsSince(at);
+    // The stream is not left capturing: it captures again.
+    results.streamAfter = await outcome(core.GraphBuilder.create(d).capture(s3, queue));
+    const top = core.GraphBuilder.create(d);
+    const body = top.while(top.conditionalHandle({ default: 0 })).body;
+    at = tracer.calls.length;
+    const inBody = body.capture(s3, async (st) => { queue(st); await tick(); });
+    top.close();
+    results.topOfBodyClosed = await outcome(inBody);
+    calls.topOfBodyClosed = callsSince(at);
+    console.log(JSON.stringify({ results, calls, closedAt, stale: tracer.stale }));`,
+  );
+  expect(r).toEqual({
+    results: {
+      streamClosedByWork: ['captured'],
+      streamClosedByOther: ['captured'],
+      builderClosed:
+        'Error: GraphBuilder.capture: the GraphBuilder was closed while the work ran; the capture was ended and the graph destroyed',
+      streamAfter: ['captured'],
+      topOfBodyClosed:
+        'Error: GraphBuilder.capture: the graph this conditional body belongs to was closed while the work ran; the capture was ended and the graph destroyed',
+    },
+    calls: {
+      // The stream closed by the work is destroyed once the capture ended and its nodes were read.
+      streamClosedByWork: [
+        'cudaStreamBeginCaptureToGraph',
+        'cudaStreamGetCaptureInfo',
+        'cudaStreamEndCapture',
+        'cudaGraphGetNodes',
+        'cudaGraphGetNodes',
+        'cudaStreamDestroy',
+      ],
+      // The builder closed during the work: the capture ends, then the graph is destroyed and nothing reads it.
+      builderClosed: ['cudaStreamBeginCaptureToGraph', 'cudaStreamGetCaptureInfo', 'cudaStreamEndCapture', 'cudaGraphDestroy'],
+      topOfBodyClosed: ['cudaStreamBeginCaptureToGraph', 'cudaStreamGetCaptureInfo', 'cudaStreamEndCapture', 'cudaGraphDestroy'],
+    },
+    closedAt: true,
+    stale: [],
+  });
+});
+
+test("a conditional body's ConditionalHandle reports closed with the graph the body belongs to, and every use refuses it then (if, while, switch)", () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const { GraphBuilder } = core;
+    const d = core.Device.get(0);
+    const k = kernel(0x101n, 'setter');
+    const cfg = { grid: 1, block: 1 };
+    const errors = [];
+    const t = (f) => { try { f(); errors.push('no error'); } catch (e) { errors.push(e.constructor.name + ': ' + e.message); } };
+    const top = GraphBuilder.create(d);
+    const h0 = top.conditionalHandle({ default: 1 });
+    const bodies = [top.if(h0).then, top.while(h0).body, top.switch(h0, 2).cases[1]];
+    // And a body of a body.
+    bodies.push(bodies[1].if(bodies[1].conditionalHandle({ default: 1 })).then);
+    const handles = bodies.map((b) => b.conditionalHandle({ default: 0 }));
+    const before = handles.map((h) => h.isClosed);
+    top.close();
+    const after = handles.map((h) => h.isClosed);
+    const other = GraphBuilder.create(d);
+    const prepared = k.prepare(['u64']);
+    const launches = fake.launches();
+    for (const h of handles) t(() => k.launch(cfg, h));
+    t(() => prepared(cfg, handles[1]));
+    t(() => other.kernel(k, cfg, [handles[2]]));
+    t(() => other.while(handles[3]));
+    console.log(JSON.stringify({ before, after, errors, launched: fake.launches() - launches, otherNodes: other.nodeCount }));`,
+  );
+  const closed = 'is a ConditionalHandle of a graph that was closed';
+  expect(r).toEqual({
+    before: [false, false, false, false],
+    after: [true, true, true, true],
+    errors: [
+      `Error: Kernel.launch(setter): argument 0 ${closed}`,
+      `Error: Kernel.launch(setter): argument 0 ${closed}`,
+      `Error: Kernel.launch(setter): argument 0 ${closed}`,
+      `Error: Kernel.launch(setter): argument 0 ${closed}`,
+      `Error: PreparedLaunch(setter): argument 0 ${closed}`,
+      `Error: GraphBuilder.kernel(setter): argument 0 ${closed}`,
+      "Error: GraphBuilder.while: parameter 'handle' belongs to a graph that was closed",
+    ],
+    launched: 0,
+    otherNodes: 0,
+  });
 });

@@ -385,3 +385,98 @@ test('StreamGraphBuilder: state checks (begin twice, complete before end, resume
   // close(): the graph, then the stream device.createGraphBuilder() made.
   expect(r.closeLog).toMatch(/^destroy graph 0x[0-9a-f]+\ndestroy stream 0x[0-9a-f]+\n$/);
 });
+
+/** Script lines: `named(log, { S: stream, … })` writes each object's handle in a fake log as its name. */
+const NAMED = `const named = (log, names) => Object.entries(names).reduce((l, [n, o]) => l.replaceAll('0x' + BigInt(o.handle).toString(16), n), log);
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 5));`;
+
+test('stream.capture holds its stream until the capture has ended: closed during the work, it is destroyed after cudaStreamEndCapture, and the graph comes back', () => {
+  const r = onFake(`${NAMED}
+    const s1 = d.createStream();
+    fake.clear();
+    const g1 = await s1.capture(async (st) => { await tick(); st.close(); });
+    const byWork = named(fake.log(), { S: s1 });
+    const s2 = d.createStream();
+    fake.clear();
+    const pending = s2.capture(async () => { await tick(); });
+    s2.close();
+    const atClose = [s2.isClosed, fake.log()];
+    const g2 = await pending;
+    out({ byWork, atClose, byOther: named(fake.log(), { S: s2 }), graphs: [g1.constructor.name, g2.constructor.name],
+      again: err(() => s2.query()) });`);
+  expect(r).toEqual({
+    byWork: 'begin capture S mode=0\nend capture S\ndestroy stream S\n',
+    // close() marks the stream closed at once; CUDA's handle is destroyed only once the capture is over.
+    atClose: [true, expect.stringMatching(/^begin capture 0x[0-9a-f]+ mode=0\n$/)],
+    byOther: 'begin capture S mode=0\nend capture S\ndestroy stream S\n',
+    graphs: ['Graph', 'Graph'],
+    again: 'Error: Stream.query: the Stream was closed',
+  });
+});
+
+test('StreamGraphBuilder refuses a closed stream before CUDA sees it, and holds the streams of a capture until it has ended', () => {
+  const r = onFake(`${NAMED}
+    const G = core.StreamGraphBuilder;
+    const steps = [], logs = {};
+    // Closed before building: nothing reaches C.
+    const s1 = d.createStream(), b1 = s1.createGraphBuilder();
+    s1.close();
+    fake.clear();
+    steps.push(err(() => b1.beginBuilding()), b1.isBuilding);
+    logs.closedBefore = fake.log();
+    b1.close();
+    // Closed while building: no new work on it, but endBuilding() ends the capture, then it is destroyed.
+    const s2 = d.createStream(), b2 = s2.createGraphBuilder().beginBuilding();
+    fake.clear();
+    s2.close();
+    logs.closedWhileBuilding = fake.log();
+    steps.push(s2.isClosed, err(() => b2.split(2)));
+    b2.endBuilding();
+    logs.end = named(fake.log(), { S: s2 });
+    steps.push(b2.graph.constructor.name);
+    b2.close();
+    // Closed while building, then the builder's close(): the capture is abandoned, then the stream destroyed.
+    const s3 = d.createStream(), b3 = s3.createGraphBuilder().beginBuilding();
+    s3.close();
+    fake.clear();
+    b3.close();
+    logs.abandoned = named(fake.log(), { S: s3 });
+    // A stream split off and closed by its user: join() refuses it; the builder's close() ends the capture, then destroys it.
+    const s4 = d.createStream(), b4 = s4.createGraphBuilder().beginBuilding();
+    const [, left, right] = b4.split(3);
+    fake.clear();
+    left.stream.close();
+    steps.push(err(() => G.join(b4, left, right)));
+    logs.joinRefused = fake.log();
+    G.join(b4, right);
+    fake.clear();
+    b4.close();
+    logs.splitAbandoned = named(fake.log(), { S: s4, L: left.stream, R: right.stream });
+    out({ steps, logs });`);
+  expect(r.steps).toEqual([
+    "Error: StreamGraphBuilder.beginBuilding: the builder's stream is a Stream that was closed",
+    false,
+    true,
+    "Error: StreamGraphBuilder.split: the builder's stream is a Stream that was closed",
+    'Graph',
+    "Error: StreamGraphBuilder.join: argument 1's stream is a Stream that was closed",
+  ]);
+  expect(r.logs).toEqual({
+    closedBefore: '',
+    closedWhileBuilding: '',
+    end: 'end capture S\ndestroy stream S\n',
+    abandoned: expect.stringMatching(/^end capture S\ndestroy graph 0x[0-9a-f]+\ndestroy stream S\n$/),
+    joinRefused: '',
+    // The user's own stream (s4) is left to them; the builder's split-off streams go after the capture.
+    splitAbandoned: expect.stringMatching(/^end capture S\ndestroy graph 0x[0-9a-f]+\ndestroy stream L\ndestroy stream R\n$/),
+  });
+});
+
+test("closing a device's StreamGraphBuilder while it builds ends the capture, then destroys the stream it made", () => {
+  const r = onFake(`${NAMED}
+    const b = d.createGraphBuilder().beginBuilding();
+    fake.clear();
+    b.close();
+    out({ log: named(fake.log(), { S: b.stream }), closed: b.stream.isClosed });`);
+  expect(r).toEqual({ log: expect.stringMatching(/^end capture S\ndestroy graph 0x[0-9a-f]+\ndestroy stream S\n$/), closed: true });
+});

@@ -124,3 +124,89 @@ test("option names are the tables' own: Object.prototype's ('constructor', '__pr
     `RangeError: TensorMapDescriptor.im2col: option 'dataType' must be one of ${types}, got the string "hasOwnProperty"`,
   ]);
 });
+
+/** Script lines: a kernel `k` that takes a map (the fake's 0x101), `cfg`, `tiled(buffer)`, and the fake's counts `live()` (allocations) and `launches()`. */
+const KERNEL = (lib: string): string => `
+  const { Kernel } = require('./src/core/launch/Kernel');
+  const L = require('koffi').load(${JSON.stringify(lib)});
+  const live = L.func('long fake_live_allocations(void)'), launches = L.func('long fake_launches(void)');
+  const k = new Kernel(0x101n, 'tma', { isClosed: false });
+  const cfg = { grid: 1, block: 1 };
+  const tiled = (buffer) => TensorMapDescriptor.tiled(buffer, { dataType: 'f32', shape: [64, 32], box: [16, 8] });`;
+
+test('a graph treats a map as its buffer: instantiate() refuses it once the buffer was closed, and a GraphExec frees the buffer only when the exec is closed', () => {
+  const r = run(`${KERNEL(fake.lib)}
+    const s = d.createStream();
+    // Closed before instantiate(): given to builder.kernel, or by node.setParams.
+    const b1 = core.GraphBuilder.create(d), buf1 = d.allocate(8192);
+    b1.kernel(k, cfg, [tiled(buf1)]);
+    buf1.close();
+    t(() => b1.instantiate());
+    const b2 = core.GraphBuilder.create(d), buf2 = d.allocate(8192);
+    b2.kernel(k, cfg, [d.allocate(8192)]).setParams({ args: [tiled(buf2)] });
+    buf2.close();
+    t(() => b2.instantiate());
+    // Closed while a GraphExec runs it: marked closed at once, freed when the exec is closed.
+    const heldBy = (instantiate, ofSlice = false) => {
+      // The map is of the buffer, or of a slice whose allocation is then closed.
+      const whole = d.allocate(ofSlice ? 16384 : 8192), buffer = ofSlice ? whole.slice(4096, 8192) : whole;
+      const exec = instantiate(tiled(buffer));
+      const n = live();
+      whole.close();
+      const freedWhileHeld = n - live();
+      let launched = 'launched';
+      try { exec.launch(s); } catch (e) { launched = e.message; }
+      exec.close();
+      return { closed: buffer.isClosed, freedWhileHeld, launched, freedAfter: n - live() };
+    };
+    const node = (b) => b.kernel(k, cfg, [d.allocate(8192)]);
+    const held = {
+      kernel: heldBy((m) => { const b = core.GraphBuilder.create(d); b.kernel(k, cfg, [m]); return b.instantiate(); }),
+      setParams: heldBy((m) => { const b = core.GraphBuilder.create(d); node(b).setParams({ args: [m] }); return b.instantiate(); }),
+      setKernelParams: heldBy((m) => { const b = core.GraphBuilder.create(d), n = node(b), x = b.instantiate(); x.setKernelParams(n, { args: [m] }); return x; }),
+      // A map of a slice holds the allocation the slice is part of.
+      sliceOfClosedAllocation: heldBy((m) => { const b = core.GraphBuilder.create(d); b.kernel(k, cfg, [m]); return b.instantiate(); }, true),
+    };
+    console.log(JSON.stringify({ errors, held }));`);
+  const closed =
+    'a kernel node uses a TensorMapDescriptor whose DeviceBuffer was closed; close what a graph uses after the GraphExec (which keeps it alive), not before instantiate()';
+  const freedAtExecClose = { closed: true, freedWhileHeld: 0, launched: 'launched', freedAfter: 1 };
+  expect(r).toEqual({
+    errors: [`Error: GraphBuilder.instantiate: ${closed}`, `Error: GraphBuilder.instantiate: ${closed}`],
+    held: {
+      kernel: freedAtExecClose,
+      setParams: freedAtExecClose,
+      setKernelParams: freedAtExecClose,
+      sliceOfClosedAllocation: freedAtExecClose,
+    },
+  });
+});
+
+test("every launch refuses a map whose buffer was closed, also after launches with the same config object (the fast paths') and as a 128-byte struct", () => {
+  const r = run(`${KERNEL(fake.lib)}
+    (async () => {
+    const buf = d.allocate(8192), m = tiled(buf);
+    const prepared = k.prepare('void tma(const __grid_constant__ CUtensorMap map)');
+    const asStruct = k.prepare([{ size: 128, align: 64 }]);
+    for (let i = 0; i < 3; i++) { k.launch(cfg, m); prepared(cfg, m); asStruct(cfg, m); }
+    const n = launches();
+    buf.close();
+    t(() => k.launch(cfg, m));
+    t(() => prepared(cfg, m));
+    t(() => asStruct(cfg, m));
+    t(() => k.launch({ ...cfg, cluster: 1 }, m));
+    const launchAsync = await k.launchAsync(cfg, m).then(() => 'no error', (e) => e.constructor.name + ': ' + e.message);
+    console.log(JSON.stringify({ errors, launchAsync, launched: launches() - n }));
+    })();`);
+  const closed = 'argument 0 is a TensorMapDescriptor whose DeviceBuffer was closed';
+  expect(r).toEqual({
+    errors: [
+      `Error: Kernel.launch(tma): ${closed}`,
+      `Error: PreparedLaunch(tma): ${closed}`,
+      `Error: PreparedLaunch(tma): ${closed}`,
+      `Error: Kernel.launch(tma): ${closed}`,
+    ],
+    launchAsync: `Error: Kernel.launch(tma): ${closed}`,
+    launched: 0,
+  });
+});
