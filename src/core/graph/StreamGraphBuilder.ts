@@ -23,6 +23,15 @@ interface CaptureGroup {
   holds: (() => void)[];
 }
 
+/**
+ * A builder's state, apart from the builder: its free (the finalizer's, too) reads it, and a free that
+ * referred to the builder would keep it reachable, so an unclosed one would never be collected.
+ */
+interface BuilderLife {
+  state: BuildState;
+  captured: Graph | null;
+}
+
 /** Once a capture has ended: closes the streams split off, then lets go of the capture's streams (a stream closed meanwhile is destroyed now). */
 function captureEnded(group: CaptureGroup): void {
   for (const s of group.streams) s.close();
@@ -59,9 +68,6 @@ function captureEnded(group: CaptureGroup): void {
  * ```
  */
 export class StreamGraphBuilder extends Resource {
-  private state: BuildState = 'new';
-  private captured: Graph | null = null;
-
   private constructor(
     /** The stream whose work the builder captures: queue the graph's work on it while building. */
     readonly stream: Stream,
@@ -69,18 +75,38 @@ export class StreamGraphBuilder extends Resource {
     readonly isJoinRequired: boolean,
     private group: CaptureGroup,
     ownsStream: boolean,
+    private readonly life: BuilderLife = { state: 'new', captured: null },
   ) {
+    // The free reads `life`, never `this` (see BuilderLife).
     super(() => {
-      if (this.state === 'building' && !isJoinRequired) {
+      if (life.state === 'building' && !isJoinRequired) {
         const [err, g] = cudart.cudaStreamEndCapture(stream.handle);
         if (err === cudart.cudaError_t.cudaSuccess && g !== null) cudart.cudaGraphDestroy(g);
         releaseHostFns(claimCapturedHostFns(stream.handle));
         captureEnded(group);
       }
-      this.captured?.close();
+      life.captured?.close();
       // A capture still running was ended above: the stream device.createGraphBuilder() made goes in every state.
       if (ownsStream) stream.close();
     }, [stream]);
+  }
+
+  /** Where the builder is (kept in `life`: see BuilderLife). */
+  private get state(): BuildState {
+    return this.life.state;
+  }
+
+  private set state(state: BuildState) {
+    this.life.state = state;
+  }
+
+  /** The graph endBuilding() made, or null (kept in `life`: see BuilderLife). */
+  private get captured(): Graph | null {
+    return this.life.captured;
+  }
+
+  private set captured(graph: Graph | null) {
+    this.life.captured = graph;
   }
 
   /** @internal Use stream.createGraphBuilder() or device.createGraphBuilder(). */

@@ -480,3 +480,16 @@ test("closing a device's StreamGraphBuilder while it builds ends the capture, th
     out({ log: named(fake.log(), { S: b.stream }), closed: b.stream.isClosed });`);
   expect(r).toEqual({ log: expect.stringMatching(/^end capture S\ndestroy graph 0x[0-9a-f]+\ndestroy stream S\n$/), closed: true });
 });
+
+test('an unclosed StreamGraphBuilder is collected: its finalizer ends the capture, then destroys the stream it made', () => {
+  const r = onFake(`${NAMED}
+    require('v8').setFlagsFromString('--expose-gc');
+    const gc = require('vm').runInNewContext('gc');
+    let s;
+    // Made and dropped while capturing: only the stream is kept here (it does not keep the builder).
+    (() => { s = d.createGraphBuilder().beginBuilding().stream; })();
+    fake.clear();
+    for (let i = 0; i < 100 && !fake.log().includes('destroy stream'); i++) { gc(); await new Promise((res) => setTimeout(res, 10)); }
+    out({ log: named(fake.log(), { S: s }), closed: s.isClosed });`);
+  expect(r).toEqual({ log: expect.stringMatching(/^end capture S\ndestroy graph 0x[0-9a-f]+\ndestroy stream S\n$/), closed: true });
+});
