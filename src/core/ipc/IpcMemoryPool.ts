@@ -21,6 +21,8 @@ export interface IpcMemoryPoolOptions {
 }
 
 const FD = cudart.cudaMemAllocationHandleType.cudaMemHandleTypePosixFileDescriptor;
+/** The largest file descriptor: a C int. */
+const MAX_FD = 2 ** 31 - 1;
 
 /**
  * A stream-ordered memory pool shared between processes (through a POSIX file descriptor): one
@@ -78,8 +80,11 @@ export class IpcMemoryPool extends Resource {
    * stdio slot it was passed in, e.g. 3). The descriptor may be closed afterwards.
    */
   static import(fd: number, device?: Device): IpcMemoryPool {
-    if (!Number.isInteger(fd) || fd < 0)
-      throw new RangeError(`IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got ${fd}`);
+    // The driver reads a POSIX descriptor handle as a C int: a larger value would reach it truncated.
+    if (!Number.isInteger(fd) || fd < 0 || fd > MAX_FD)
+      throw new RangeError(
+        `IpcMemoryPool.import: parameter 'fd' must be a file descriptor (an integer in [0, ${MAX_FD}]), got ${describe(fd)}`,
+      );
     if (device === undefined) device = Device.current();
     if (!(device instanceof Device))
       throw new TypeError(`IpcMemoryPool.import: parameter 'device' must be a Device, got ${describe(device)}`);
