@@ -2,7 +2,7 @@
 // processes can open. The pool is shared as a POSIX file descriptor (passed to a child in `spawn`'s
 // `stdio`), each allocation as an IpcBufferDescriptor.
 import * as cudart from '../../runtime';
-import { describe } from '../../ffi/checks';
+import { checkFileDescriptor, describe } from '../../ffi/checks';
 import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
 import { addressNumber } from '../base/direct';
@@ -21,8 +21,6 @@ export interface IpcMemoryPoolOptions {
 }
 
 const FD = cudart.cudaMemAllocationHandleType.cudaMemHandleTypePosixFileDescriptor;
-/** The largest file descriptor: a C int. */
-const MAX_FD = 2 ** 31 - 1;
 
 /**
  * A stream-ordered memory pool shared between processes (through a POSIX file descriptor): one
@@ -80,11 +78,7 @@ export class IpcMemoryPool extends Resource {
    * stdio slot it was passed in, e.g. 3). The descriptor may be closed afterwards.
    */
   static import(fd: number, device?: Device): IpcMemoryPool {
-    // The driver reads a POSIX descriptor handle as a C int: a larger value would reach it truncated.
-    if (!Number.isInteger(fd) || fd < 0 || fd > MAX_FD)
-      throw new RangeError(
-        `IpcMemoryPool.import: parameter 'fd' must be a file descriptor (an integer in [0, ${MAX_FD}]), got ${describe(fd)}`,
-      );
+    checkFileDescriptor(fd, 'IpcMemoryPool.import', 'fd');
     if (device === undefined) device = Device.current();
     if (!(device instanceof Device))
       throw new TypeError(`IpcMemoryPool.import: parameter 'device' must be a Device, got ${describe(device)}`);

@@ -624,7 +624,7 @@ test('new classes refuse bad input by method and parameter before any call', () 
     new TypeError("IpcMemoryPool.create: parameter 'device' must be a Device, got an object (Object)"),
   );
   // The driver reads the descriptor as a C int: nothing outside [0, 2^31 - 1] may reach it.
-  const fdRange = "IpcMemoryPool.import: parameter 'fd' must be a file descriptor (an integer in [0, 2147483647])";
+  const fdRange = "IpcMemoryPool.import: parameter 'fd' must be a file descriptor (an integer within [0, 2147483647])";
   expect(() => core.IpcMemoryPool.import(-1)).toThrow(new RangeError(`${fdRange}, got -1`));
   expect(() => core.IpcMemoryPool.import(2 ** 31)).toThrow(new RangeError(`${fdRange}, got 2147483648`));
   expect(() => core.IpcMemoryPool.import(2 ** 64)).toThrow(new RangeError(`${fdRange}, got 18446744073709552000`));
@@ -918,7 +918,7 @@ test('VirtualBuffer sharing: exportHandles gives a descriptor per chunk; importH
     watch.close();
     r.hookedFrees = seen.length;
     r.log = driverLog().split(';').filter(Boolean);
-    for (const f of [() => vmr.importHandles([]), () => vmr.importHandles([{ fd: -1, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 3, size: 1000 }]), () => new core.VirtualMemoryResource(d).allocate(1).exportHandles()]) {
+    for (const f of [() => vmr.importHandles([]), () => vmr.importHandles([{ fd: -1, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 2 ** 32 + 3, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 3, size: 1000 }]), () => new core.VirtualMemoryResource(d).allocate(1).exportHandles()]) {
       try { f(); } catch (e) { (r.bad ??= []).push(e.constructor.name + ': ' + e.message); }
     }
     buf.close();
@@ -951,7 +951,8 @@ test('VirtualBuffer sharing: exportHandles gives a descriptor per chunk; importH
   ]);
   expect(out.bad).toEqual([
     "TypeError: VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }",
-    "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (a non-negative integer), got -1",
+    "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (an integer within [0, 2147483647]), got -1",
+    "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (an integer within [0, 2147483647]), got 4294967299",
     "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].size' must be a positive multiple of the granularity (2097152), got 1000",
     "Error: VirtualBuffer.exportHandles: the resource was made with handleType 'none'; exporting needs handleType 'posixFd'",
   ]);
