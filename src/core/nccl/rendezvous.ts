@@ -5,6 +5,7 @@
 // sides prove they hold (rendezvous-protocol.ts); every read is bounded in size and by one deadline.
 import * as dns from 'node:dns';
 import * as net from 'node:net';
+import { describe } from '../../ffi/checks';
 import { ncclUniqueId } from '../../nccl';
 import { uniqueIdFromBuffer } from '../../nccl/helpers';
 import { NCCL_UNIQUE_ID_BYTES } from '../../nccl/constants.gen';
@@ -22,6 +23,14 @@ const MAX_NRANKS = 2 ** 31 - 1;
 const MAX_PENDING = 1024;
 /** How long a connection may take to send its claim (capped by the rendezvous's deadline). */
 const CLAIM_MS = 10_000;
+/** The longest timeoutMs: setTimeout's limit (a signed 32-bit count), past which it fires after 1 ms. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * Whether `port` is a TCP port to listen on and connect to. 0 is not one: rank 0 would listen on a
+ * port of the system's choosing that no other rank knows.
+ */
+const isPort = (port: unknown): port is number => Number.isInteger(port) && (port as number) >= 1 && (port as number) <= 65535;
 
 /** Where and how the processes of an NCCL job find each other in {@link rendezvous}. */
 export interface RendezvousOptions {
@@ -38,7 +47,7 @@ export interface RendezvousOptions {
         /** The TCP port rank 0 listens on, within [1, 65535]. */
         port: number;
       };
-  /** How long to wait for rank 0 (other ranks) or for every rank to fetch the id (rank 0); default 60 s. */
+  /** How long to wait for rank 0 (other ranks) or for every rank to fetch the id (rank 0); default 60 s, at most 2^31 - 1 ms. */
   timeoutMs?: number;
   /** Rank 0's id (default: Communicator.uniqueId(), a new one from NCCL). Ignored on other ranks. */
   id?: ncclUniqueId | (() => ncclUniqueId);
@@ -62,7 +71,7 @@ export function parseMaster(
   const m = typeof master === 'string' ? /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(master) : null;
   if (!m) throw new TypeError(`${fn}: parameter 'master' must be 'host:port', got ${JSON.stringify(master)}`);
   const port = Number(m[3]);
-  if (port < 1 || port > 65535) throw new RangeError(`${fn}: parameter 'master' has port ${port}, outside [1, 65535]`);
+  if (!isPort(port)) throw new RangeError(`${fn}: parameter 'master' has port ${port}, outside [1, 65535]`);
   return { host: m[1] ?? m[2], port };
 }
 
@@ -80,10 +89,15 @@ export function rendezvousFromEnv(env: NodeJS.ProcessEnv = process.env): Rendezv
       );
     return Number(v);
   };
+  const port = int('MASTER_PORT', 29500);
+  if (!isPort(port))
+    throw new RangeError(
+      `rendezvousFromEnv: environment variable MASTER_PORT must be a TCP port within [1, 65535], got ${JSON.stringify(env.MASTER_PORT)}`,
+    );
   const o: RendezvousOptions = {
     rank: int('RANK'),
     nranks: int('WORLD_SIZE'),
-    master: { host: env.MASTER_ADDR || '127.0.0.1', port: int('MASTER_PORT', 29500) },
+    master: { host: env.MASTER_ADDR || '127.0.0.1', port },
   };
   const secret = env[RENDEZVOUS_SECRET_ENV];
   return secret === undefined ? o : { ...o, secret };
@@ -140,11 +154,15 @@ function checkRendezvous(o: RendezvousOptions): {
   if (!Number.isInteger(rank) || rank < 0 || rank >= nranks)
     throw new RangeError(`${fn}: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
   const master = typeof o.master === 'string' ? parseMaster(o.master, fn) : o.master;
-  if (typeof master !== 'object' || master === null || typeof master.host !== 'string' || !Number.isInteger(master.port))
+  if (typeof master !== 'object' || master === null || typeof master.host !== 'string' || typeof master.port !== 'number')
     throw new TypeError(`${fn}: parameter 'master' must be 'host:port' or { host, port }`);
+  if (!isPort(master.port))
+    throw new RangeError(`${fn}: parameter 'master.port' must be a TCP port (an integer within [1, 65535]), got ${master.port}`);
   const timeoutMs = o.timeoutMs ?? 60_000;
-  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs))
-    throw new RangeError(`${fn}: parameter 'timeoutMs' must be a positive number of milliseconds, got ${timeoutMs}`);
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMEOUT_MS)
+    throw new RangeError(
+      `${fn}: parameter 'timeoutMs' must be a positive number of milliseconds up to ${MAX_TIMEOUT_MS} (setTimeout's limit, about 24.8 days), got ${describe(timeoutMs)}`,
+    );
   return { rank, nranks, master, timeoutMs, secret: secretBytes(o.secret ?? process.env[RENDEZVOUS_SECRET_ENV]) };
 }
 
@@ -244,14 +262,20 @@ function serve(id: Buffer, x: Exchange): Promise<void> {
       };
       serveOne(sock, { id, x, served, onServed });
     });
-    server.on('error', (e: NodeJS.ErrnoException) =>
+    const unable = (e: NodeJS.ErrnoException) =>
       finish(
         new Error(
           `rendezvous: rank 0 could not listen on ${where(x.master)}: ${e.code ?? e.message}${e.code === 'EADDRINUSE' ? ' (the port is taken: choose another MASTER_PORT)' : ''}`,
         ),
-      ),
-    );
-    server.listen({ port: x.master.port, host: x.master.host });
+      );
+    server.on('error', unable);
+    // listen() throws at once on arguments it refuses: that is a failure like any other, and it
+    // must clear the deadline timer, which would otherwise hold the process until it fires.
+    try {
+      server.listen({ port: x.master.port, host: x.master.host });
+    } catch (e) {
+      unable(e as NodeJS.ErrnoException);
+    }
   });
 }
 
@@ -330,7 +354,14 @@ function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
     );
     const attempt = () => {
       if (settled) return;
-      const s = (sock = net.connect({ host: x.master.host, port: x.master.port }));
+      let s: net.Socket;
+      try {
+        s = sock = net.connect({ host: x.master.host, port: x.master.port });
+      } catch (e) {
+        // Arguments connect() refuses at once: no retry mends them, and the deadline timer must not outlive the rejection.
+        const why = (e as NodeJS.ErrnoException).code ?? String(e);
+        return settle(new Error(`rendezvous: rank ${rank} could not connect to rank 0 at ${where(x.master)}: ${why}`));
+      }
       const retry = (why: string) => {
         if (settled || s !== sock) return;
         lastError = why;

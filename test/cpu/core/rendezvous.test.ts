@@ -111,6 +111,71 @@ test('one rank needs no network; bad options name the parameter', async () => {
   );
 });
 
+/** How many timers are pending in this process now. */
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+test('a port outside [1, 65535] is refused wherever it enters, naming where, and leaves no timer behind', async () => {
+  const before = timers();
+  // From the environment: 0 would have rank 0 listen on a port no rank knows; 70000 is no port.
+  for (const port of ['0', '70000'])
+    expect(() => rendezvousFromEnv({ RANK: '0', WORLD_SIZE: '2', MASTER_PORT: port })).toThrow(
+      new RangeError(`rendezvousFromEnv: environment variable MASTER_PORT must be a TCP port within [1, 65535], got "${port}"`),
+    );
+  // In the object form, on rank 0 (which listens) and on another rank (which connects).
+  for (const rank of [0, 1])
+    for (const port of [0, 65536, 70000, -1, 1.5])
+      await expect(rendezvous({ rank, nranks: 2, master: { host: '127.0.0.1', port }, timeoutMs: 30_000 })).rejects.toThrow(
+        new RangeError(`rendezvous: parameter 'master.port' must be a TCP port (an integer within [1, 65535]), got ${port}`),
+      );
+  await expect(rendezvous({ rank: 1, nranks: 2, master: { host: '127.0.0.1', port: '29500' as never } })).rejects.toThrow(
+    new TypeError("rendezvous: parameter 'master' must be 'host:port' or { host, port }"),
+  );
+  // In the string form.
+  for (const port of [0, 70000])
+    await expect(rendezvous({ rank: 1, nranks: 2, master: `127.0.0.1:${port}` })).rejects.toThrow(
+      new RangeError(`rendezvous: parameter 'master' has port ${port}, outside [1, 65535]`),
+    );
+  expect(timers()).toBe(before);
+});
+
+test("a timeoutMs past setTimeout's limit is refused (it would fire after 1 ms); the limit itself is taken", async () => {
+  const id = uniqueIdFromBuffer(randomBytes(128));
+  for (const timeoutMs of [2 ** 31, 3e9])
+    await expect(rendezvous({ rank: 1, nranks: 2, master: '127.0.0.1:29500', timeoutMs })).rejects.toThrow(
+      new RangeError(
+        `rendezvous: parameter 'timeoutMs' must be a positive number of milliseconds up to 2147483647 (setTimeout's limit, about 24.8 days), got ${timeoutMs}`,
+      ),
+    );
+  await expect(rendezvous({ rank: 1, nranks: 2, master: '127.0.0.1:29500', timeoutMs: '5000' as never })).rejects.toThrow(
+    `rendezvous: parameter 'timeoutMs' must be a positive number of milliseconds up to 2147483647 (setTimeout's limit, about 24.8 days), got the string "5000"`,
+  );
+  await expect(rendezvous({ rank: 0, nranks: 1, master: '127.0.0.1:29500', timeoutMs: 2 ** 31 - 1, id })).resolves.toBe(id);
+});
+
+test('a listen() or connect() that throws at once rejects the rendezvous and clears its deadline', async () => {
+  const id = uniqueIdFromBuffer(randomBytes(128));
+  const before = timers();
+  const refused = Object.assign(new Error('refused at once'), { code: 'ERR_SOCKET_BAD_PORT' });
+  const listen = jest.spyOn(net.Server.prototype, 'listen').mockImplementationOnce(() => {
+    throw refused;
+  });
+  const connect = jest.spyOn(net.Socket.prototype, 'connect').mockImplementationOnce(() => {
+    throw refused;
+  });
+  try {
+    await expect(rendezvous({ rank: 0, nranks: 2, master: '127.0.0.1:29500', id, timeoutMs: 30_000 })).rejects.toThrow(
+      'rendezvous: rank 0 could not listen on 127.0.0.1:29500: ERR_SOCKET_BAD_PORT',
+    );
+    await expect(rendezvous({ rank: 1, nranks: 2, master: '127.0.0.1:29500', timeoutMs: 30_000 })).rejects.toThrow(
+      'rendezvous: rank 1 could not connect to rank 0 at 127.0.0.1:29500: ERR_SOCKET_BAD_PORT',
+    );
+  } finally {
+    listen.mockRestore();
+    connect.mockRestore();
+  }
+  expect(timers()).toBe(before);
+});
+
 describe('a rendezvous that a hostile peer cannot take over', () => {
   const SECRET = 'the job secret, 32 bytes long!!!';
   const id = uniqueIdFromBuffer(randomBytes(128));
