@@ -21,6 +21,11 @@ const MIN_SECRET_BYTES = 16;
 const MAX_NRANKS = 2 ** 31 - 1;
 /** Connections rank 0 holds at once before their claim; more are closed at once. */
 const MAX_PENDING = 1024;
+/**
+ * Of those, how many may come from one address, so that one host cannot take every place. A rank
+ * turned away asks again (fetchId retries while rank 0 closes on it), and a host runs a few ranks.
+ */
+const MAX_PENDING_PER_ADDRESS = 64;
 /** How long a connection may take to send its claim (capped by the rendezvous's deadline). */
 const CLAIM_MS = 10_000;
 /** The longest timeoutMs: setTimeout's limit (a signed 32-bit count), past which it fires after 1 ms. */
@@ -231,6 +236,8 @@ function missingRanks(served: Set<number>, nranks: number): string {
 function serve(id: Buffer, x: Exchange): Promise<void> {
   const served = new Set<number>();
   const sockets = new Set<net.Socket>();
+  /** How many of `sockets` each remote address holds. */
+  const perAddress = new Map<string, number>();
   return new Promise((resolve, reject) => {
     let done = false;
     const finish = (e?: Error) => {
@@ -253,11 +260,21 @@ function serve(id: Buffer, x: Exchange): Promise<void> {
       Math.max(0, x.deadline - Date.now()),
     );
     const server = net.createServer((sock) => {
-      if (done || sockets.size >= MAX_PENDING) return void sock.destroy();
+      const from = sock.remoteAddress;
+      if (done || from === undefined || sockets.size >= MAX_PENDING || (perAddress.get(from) ?? 0) >= MAX_PENDING_PER_ADDRESS)
+        return void sock.destroy();
       sockets.add(sock);
-      sock.on('close', () => sockets.delete(sock));
+      perAddress.set(from, (perAddress.get(from) ?? 0) + 1);
+      /** Gives the connection's place back, once: when it closes, or when its rank is served. */
+      const leave = () => {
+        if (!sockets.delete(sock)) return;
+        const n = perAddress.get(from)! - 1;
+        if (n === 0) perAddress.delete(from);
+        else perAddress.set(from, n);
+      };
+      sock.on('close', leave);
       const onServed = () => {
-        sockets.delete(sock);
+        leave();
         if (served.size === x.nranks - 1) finish();
       };
       serveOne(sock, { id, x, served, onServed });
@@ -295,9 +312,11 @@ function serveOne(sock: net.Socket, c: { id: Buffer; x: Exchange; served: Set<nu
     const claim = state === 'done' ? wire.readClaim(c.x.secret, nonce, reader.bytes) : undefined;
     if (!claim) return void sock.destroy();
     const refusal = refusalOf(claim, c.x.nranks, c.served);
-    if (refusal !== undefined) return void sock.end(Buffer.from([refusal]));
+    // Either answer is the connection's last, destroyed once flushed: a peer that never closes its
+    // side would otherwise keep its place among the pending connections, and enough such peers
+    // would keep every rank out.
+    if (refusal !== undefined) return void sock.end(Buffer.from([refusal]), () => sock.destroy());
     c.served.add(claim.rank);
-    // Destroyed once flushed, so that a peer that never closes its side holds nothing.
     sock.end(wire.grant(claim.keys, c.id, claim.rank, c.x.nranks), () => sock.destroy());
     c.onServed();
   });

@@ -190,12 +190,19 @@ describe('a rendezvous that a hostile peer cannot take over', () => {
     return { port, served };
   }
 
-  /** A raw connection to `port`; resolves with rank 0's hello. */
-  function connect(port: number): Promise<{ sock: net.Socket; hello: Buffer; closed: Promise<Buffer> }> {
+  /** A raw connection to `port` (from `localAddress` when given); resolves with rank 0's hello. */
+  function connect(
+    port: number,
+    o: { localAddress?: string; allowHalfOpen?: boolean } = {},
+  ): Promise<{ sock: net.Socket; hello: Buffer; closed: Promise<Buffer> }> {
     return new Promise((resolve, reject) => {
-      const sock = net.connect({ host: '127.0.0.1', port });
+      const sock = net.connect({ host: '127.0.0.1', port, ...o });
       const chunks: Buffer[] = [];
-      const closed = new Promise<Buffer>((r) => sock.on('close', () => r(Buffer.concat(chunks))));
+      // Rank 0 closing its side is what counts: a half-open peer sees 'end' and never 'close'.
+      const closed = new Promise<Buffer>((r) => {
+        sock.on('end', () => r(Buffer.concat(chunks)));
+        sock.on('close', () => r(Buffer.concat(chunks)));
+      });
       sock.on('error', () => undefined);
       sock.once('data', (d) => {
         sock.on('data', (more) => chunks.push(more));
@@ -322,6 +329,39 @@ describe('a rendezvous that a hostile peer cannot take over', () => {
     const idle2 = await connect(late.port);
     await expect(late.served).rejects.toThrow('never fetched the NCCL unique id');
     await idle2.closed;
+  });
+
+  test('a refused peer that never closes its side is closed by rank 0 and holds no place: the real rank still gets in', async () => {
+    const { port, served } = await rank0(2, { secret: SECRET });
+    // As many as one address may hold pending: kept, they would turn away every later connection from it.
+    const forgers = await Promise.all(Array.from({ length: 64 }, () => connect(port, { allowHalfOpen: true })));
+    for (const f of forgers)
+      f.sock.write(wire.claim(Buffer.from('a guess at the secret, 32 bytes!'), wire.readHello(f.hello)!, 1, 2).bytes);
+    for (const f of forgers) expect([...(await f.closed)]).toEqual([wire.Refusal.badSecret]);
+    const t0 = Date.now();
+    expect(hex(await rendezvous({ rank: 1, nranks: 2, master: `127.0.0.1:${port}`, secret: SECRET, timeoutMs: 3000 }))).toBe(hex(id));
+    expect(Date.now() - t0).toBeLessThan(1000);
+    await expect(served).resolves.toBe(id);
+    for (const f of forgers) f.sock.destroy();
+  });
+
+  test('one address holds at most 64 pending connections; another address still gets a place', async () => {
+    const { port, served } = await rank0(2, { timeoutMs: 5000 });
+    const idle = await Promise.all(Array.from({ length: 64 }, () => connect(port)));
+    // The 65th from 127.0.0.1 is closed before rank 0 says anything.
+    const turnedAway = net.connect({ host: '127.0.0.1', port });
+    const got: Buffer[] = [];
+    turnedAway.on('data', (d) => got.push(d));
+    turnedAway.on('error', () => undefined);
+    await new Promise((r) => turnedAway.on('close', r));
+    expect(Buffer.concat(got).length).toBe(0);
+    // 127.0.0.2 is loopback too, and another address: it is greeted and served.
+    const other = await connect(port, { localAddress: '127.0.0.2' });
+    expect(wire.readHello(other.hello)).toBeDefined();
+    other.sock.write(wire.claim(Buffer.alloc(0), wire.readHello(other.hello)!, 1, 2).bytes);
+    expect((await other.closed).length).toBe(wire.grantBytes(128));
+    await expect(served).resolves.toBe(id);
+    for (const i of idle) await i.closed; // rank 0 closed them when it was done
   });
 
   test('a huge world is not allocated up front; one larger than NCCL takes is refused', async () => {
