@@ -116,10 +116,11 @@ interface Endpoint {
 
 /**
  * Every rank gets rank 0's unique id: rank 0 makes it (or takes `id`), listens on `master` and
- * resolves once each of the other `nranks - 1` ranks has fetched it (so that its blocking
- * Communicator.init does not stop the event loop that serves them); the others connect (retrying
- * until rank 0 listens) and resolve with the id. Each rank is served once, after proving that it
- * holds the secret; rank 0 proves it too. Rejects after `timeoutMs` with the address and what was
+ * resolves once each of the other `nranks - 1` ranks has acknowledged receiving it (so that its
+ * blocking Communicator.init does not stop the event loop that serves them); the others connect
+ * (retrying until rank 0 listens) and resolve with the id once rank 0 has their acknowledgement. Each
+ * rank is served once, after proving that it holds the secret; rank 0 proves it too. A rank whose
+ * connection breaks before it acknowledged the id is not served, and may ask again. Rejects after `timeoutMs` with the address and what was
  * missing, and at once when rank 0 refuses a rank (a wrong secret, a rank already served).
  */
 export async function rendezvous(o: RendezvousOptions): Promise<ncclUniqueId> {
@@ -234,7 +235,8 @@ function missingRanks(served: Set<number>, nranks: number): string {
 
 /** Rank 0: serves the id until every other rank has it, or rejects at the deadline. */
 function serve(id: Buffer, x: Exchange): Promise<void> {
-  const served = new Set<number>();
+  const ranks: Ranks = { served: new Set(), granting: new Map() };
+  const { served } = ranks;
   const sockets = new Set<net.Socket>();
   /** How many of `sockets` each remote address holds. */
   const perAddress = new Map<string, number>();
@@ -277,7 +279,7 @@ function serve(id: Buffer, x: Exchange): Promise<void> {
         leave();
         if (served.size === x.nranks - 1) finish();
       };
-      serveOne(sock, { id, x, served, onServed });
+      serveOne(sock, { id, x, ranks, onServed });
     });
     const unable = (e: NodeJS.ErrnoException) =>
       finish(
@@ -296,38 +298,69 @@ function serve(id: Buffer, x: Exchange): Promise<void> {
   });
 }
 
-/** Rank 0's side of one connection: hello, then one claim of fixed size, then the id or a refusal. */
-function serveOne(sock: net.Socket, c: { id: Buffer; x: Exchange; served: Set<number>; onServed: () => void }): void {
+/** What rank 0 knows of the ranks, shared by its connections. */
+interface Ranks {
+  /** Ranks that acknowledged the id: they hold it. */
+  served: Set<number>;
+  /** Ranks whose id is on its way, by the connection that carries it, until they acknowledge it or it closes. */
+  granting: Map<number, net.Socket>;
+}
+
+/**
+ * Rank 0's side of one connection: hello, then one claim of fixed size, then a refusal, or the id
+ * followed by the rank's acknowledgement and rank 0's receipt. The rank counts as served only on its
+ * acknowledgement: one whose connection breaks before the id reached it has not got it, and may ask again.
+ */
+function serveOne(sock: net.Socket, c: { id: Buffer; x: Exchange; ranks: Ranks; onServed: () => void }): void {
+  const { served, granting } = c.ranks;
   const { bytes, nonce } = wire.hello();
-  const reader = new wire.FixedReader(wire.CLAIM_BYTES);
+  let reader = new wire.FixedReader(wire.CLAIM_BYTES);
+  let claim: wire.Claim | undefined;
+  // One bound for the whole conversation, hello to acknowledgement: a peer that stalls anywhere is dropped.
   const drop = setTimeout(() => sock.destroy(), Math.max(0, Math.min(CLAIM_MS, c.x.deadline - Date.now())));
   sock.on('close', () => clearTimeout(drop));
   sock.on('error', () => undefined);
+  // Every answer that ends the conversation is destroyed once flushed: a peer that never closes its side
+  // would otherwise keep its place among the pending connections, and enough such peers would keep every rank out.
+  const last = (b: Buffer) => {
+    sock.removeAllListeners('data');
+    clearTimeout(drop);
+    sock.end(b, () => sock.destroy());
+  };
   sock.write(bytes);
   sock.on('data', (d: Buffer) => {
     const state = reader.push(d);
     if (state === 'more') return;
-    sock.removeAllListeners('data');
-    clearTimeout(drop);
-    const claim = state === 'done' ? wire.readClaim(c.x.secret, nonce, reader.bytes) : undefined;
-    if (!claim) return void sock.destroy();
-    const refusal = refusalOf(claim, c.x.nranks, c.served);
-    // Either answer is the connection's last, destroyed once flushed: a peer that never closes its
-    // side would otherwise keep its place among the pending connections, and enough such peers
-    // would keep every rank out.
-    if (refusal !== undefined) return void sock.end(Buffer.from([refusal]), () => sock.destroy());
-    c.served.add(claim.rank);
-    sock.end(wire.grant(claim.keys, c.id, claim.rank, c.x.nranks), () => sock.destroy());
+    if (state === 'overflow') return void sock.destroy();
+    if (!claim) {
+      claim = wire.readClaim(c.x.secret, nonce, reader.bytes);
+      if (!claim) return void sock.destroy();
+      const refusal = refusalOf(claim, c.x.nranks, c.ranks);
+      if (refusal !== undefined) return last(Buffer.from([refusal]));
+      const { rank } = claim;
+      granting.set(rank, sock);
+      sock.on('close', () => {
+        if (granting.get(rank) === sock) granting.delete(rank);
+      });
+      reader = new wire.FixedReader(wire.ACK_BYTES);
+      sock.write(wire.grant(claim.keys, c.id, rank, c.x.nranks));
+      return;
+    }
+    if (!wire.readAck(claim.keys, c.id, claim.rank, c.x.nranks, reader.bytes)) return void sock.destroy();
+    granting.delete(claim.rank);
+    served.add(claim.rank);
+    last(wire.RECEIPT);
     c.onServed();
   });
 }
 
-/** Why a claim is refused, or undefined when its rank is served. */
-function refusalOf(claim: wire.Claim, nranks: number, served: Set<number>): number | undefined {
+/** Why a claim is refused, or undefined when its rank is to be given the id. */
+function refusalOf(claim: wire.Claim, nranks: number, ranks: Ranks): number | undefined {
   if (!claim.authentic) return wire.Refusal.badSecret;
   if (claim.nranks !== nranks) return wire.Refusal.worldSize;
   if (claim.rank < 1 || claim.rank >= nranks) return wire.Refusal.badRank;
-  if (served.has(claim.rank)) return wire.Refusal.alreadyServed;
+  if (ranks.served.has(claim.rank)) return wire.Refusal.alreadyServed;
+  if (ranks.granting.has(claim.rank)) return wire.Refusal.inProgress;
   return undefined;
 }
 
@@ -346,11 +379,16 @@ function refusalText(code: number, rank: number, x: Exchange): string {
   }
 }
 
-/** Any other rank: connects to rank 0 (retrying while it is not yet listening) and reads the id. */
+/**
+ * Any other rank: connects to rank 0 (retrying while it is not yet listening, or while it is handing
+ * the id to another connection of this rank), reads the id, acknowledges it, and resolves on rank 0's receipt.
+ */
 function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
   let lastError = 'no answer';
   let sock: net.Socket | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
+  /** The id once this rank has opened a grant and acknowledged it. */
+  let held: Buffer | undefined;
   return new Promise<ncclUniqueId>((resolve, reject) => {
     let settled = false;
     const settle = (e: Error | undefined, id?: ncclUniqueId) => {
@@ -391,51 +429,84 @@ function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
       s.on('error', (e: NodeJS.ErrnoException) => retry(e.code ?? e.message));
       // After an 'error' this attempt was retried already, and its 'close' is ignored.
       s.on('close', () => retry('closed by rank 0'));
-      s.on('data', exchangeReader(s, rank, x, settle));
+      s.on(
+        'data',
+        exchangeReader(s, rank, x, {
+          fail: (e) => settle(e),
+          refused: (code) => {
+            if (code === wire.Refusal.inProgress) return retry(`rank 0 was handing the id to another connection of rank ${rank}`);
+            // Our acknowledgement reached rank 0 on an earlier connection, and its receipt did not reach us.
+            if (code === wire.Refusal.alreadyServed && held) return settle(undefined, uniqueIdFromBuffer(held));
+            settle(new Error(refusalText(code, rank, x)));
+          },
+          acknowledged: (id) => {
+            held = id;
+            lastError = 'closed by rank 0 before its receipt of the id';
+          },
+          received: (id) => settle(undefined, uniqueIdFromBuffer(id)),
+        }),
+      );
     };
     attempt();
   });
 }
 
+/** What one attempt's reader reports to fetchId. */
+interface AttemptEvents {
+  /** The wait is over: rank 0 is not one of this job, or something else answers there. */
+  fail(e: Error): void;
+  /** Rank 0 refused the claim with this status byte. */
+  refused(code: number): void;
+  /** The id was opened and its acknowledgement sent. */
+  acknowledged(id: Buffer): void;
+  /** Rank 0 confirmed the acknowledgement: it counts this rank as served. */
+  received(id: Buffer): void;
+}
+
 /**
- * The data handler of one attempt: reads rank 0's hello, sends the claim, reads the answer. Every
- * read has a fixed size; more bytes than a message holds, or bytes that are not ours, end the wait.
+ * The data handler of one attempt: reads rank 0's hello, sends the claim, reads the answer,
+ * acknowledges the id and reads the receipt. Every read has a fixed size; more bytes than a message
+ * holds, or bytes that are not ours, end the wait.
  */
-function exchangeReader(
-  s: net.Socket,
-  rank: number,
-  x: Exchange,
-  settle: (e: Error | undefined, id?: ncclUniqueId) => void,
-): (d: Buffer) => void {
+function exchangeReader(s: net.Socket, rank: number, x: Exchange, on: AttemptEvents): (d: Buffer) => void {
   const foreign = (n: number) =>
     new Error(
       `rendezvous: rank ${rank} got ${n} bytes from ${where(x.master)} that are not an NCCL unique id from rank 0; is something else listening there?`,
     );
   const hello = new wire.FixedReader(wire.HELLO_BYTES);
   const answer = new wire.FixedReader(wire.grantBytes(NCCL_UNIQUE_ID_BYTES));
+  const receipt = new wire.FixedReader(wire.RECEIPT.length);
   let keys: wire.SessionKeys | undefined;
+  let id: Buffer | undefined;
   return (d) => {
     if (!keys) {
       const state = hello.push(d);
       if (state === 'more') return;
       const nonce = state === 'done' ? wire.readHello(hello.bytes) : undefined;
-      if (!nonce) return settle(foreign(hello.received + (state === 'overflow' ? d.length : 0)));
+      if (!nonce) return on.fail(foreign(hello.received + (state === 'overflow' ? d.length : 0)));
       const c = wire.claim(x.secret, nonce, rank, x.nranks);
       keys = c.keys;
       s.write(c.bytes);
       return;
     }
-    const state = answer.push(d);
-    if (state === 'overflow') return settle(foreign(answer.received + d.length));
-    if (answer.bytes[0] !== 0) return settle(new Error(refusalText(answer.bytes[0], rank, x)));
-    if (state === 'more') return;
-    const id = wire.openGrant(keys, answer.bytes, rank, x.nranks);
-    if (!id)
-      return settle(
-        new Error(
-          `rendezvous: rank ${rank} got an answer from ${where(x.master)} that is not sealed with this job's secret; rank 0 there does not hold the same secret (or is not rank 0 of this job)`,
-        ),
-      );
-    settle(undefined, uniqueIdFromBuffer(id));
+    if (!id) {
+      const state = answer.push(d);
+      if (state === 'overflow') return on.fail(foreign(answer.received + d.length));
+      if (answer.bytes[0] !== 0) return on.refused(answer.bytes[0]);
+      if (state === 'more') return;
+      id = wire.openGrant(keys, answer.bytes, rank, x.nranks);
+      if (!id)
+        return on.fail(
+          new Error(
+            `rendezvous: rank ${rank} got an answer from ${where(x.master)} that is not sealed with this job's secret; rank 0 there does not hold the same secret (or is not rank 0 of this job)`,
+          ),
+        );
+      s.write(wire.ack(keys, id, rank, x.nranks));
+      return on.acknowledged(id);
+    }
+    const state = receipt.push(d);
+    if (state === 'overflow' || (state === 'done' && !receipt.bytes.equals(wire.RECEIPT)))
+      return on.fail(foreign(answer.received + receipt.received + (state === 'overflow' ? d.length : 0)));
+    if (state === 'done') on.received(id);
   };
 }
