@@ -19,14 +19,14 @@ export const RENDEZVOUS_SECRET_ENV = 'CUDA_BINDINGS_RENDEZVOUS_SECRET';
 const MIN_SECRET_BYTES = 16;
 /** The largest world: NCCL's nranks is a C int. */
 const MAX_NRANKS = 2 ** 31 - 1;
-/** Connections rank 0 holds at once before their claim; more are closed at once. */
+/** Connections rank 0 holds at once before their rank is served (or refused); more are closed at once. */
 const MAX_PENDING = 1024;
 /**
  * Of those, how many may come from one address, so that one host cannot take every place. A rank
  * turned away asks again (fetchId retries while rank 0 closes on it), and a host runs a few ranks.
  */
 const MAX_PENDING_PER_ADDRESS = 64;
-/** How long a connection may take to send its claim (capped by the rendezvous's deadline). */
+/** How long a connection may take from its start to acknowledging the id (capped by the rendezvous's deadline). */
 const CLAIM_MS = 10_000;
 /** The longest timeoutMs: setTimeout's limit (a signed 32-bit count), past which it fires after 1 ms. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
