@@ -1,6 +1,7 @@
 // Command-line parsing (node:util parseArgs, strict) and usage texts.
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { CudaBindingsError } from '../core/base/errors';
+import { DEFAULT_MAX_CONNECTIONS, IDLE_TIMEOUT_MS, MAX_PIPELINED, REQUEST_WAIT_MS } from './exporter-connection';
 
 export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo' | 'doctor' | 'query' | 'exporter';
 
@@ -32,6 +33,8 @@ export interface Options {
   host?: string;
   /** exporter: false with --no-processes (no process metrics: no pids, users or command lines on the page). */
   processes?: boolean;
+  /** exporter: the most connections served at once. */
+  maxConnections?: number;
 }
 
 /** A bad command line: the CLI prints one line naming what was wrong and exits 1. */
@@ -63,6 +66,7 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   'no-processes': { type: 'boolean' },
+  'max-connections': { type: 'string' },
 } as const;
 
 /** The command named on the command line, if any: for the prefix of an error met while parsing. */
@@ -128,6 +132,8 @@ export function parseArgs(argv: string[]): Options {
     if (opts.port > 65535) throw new UsageError(`--port needs a TCP port (0 to 65535), got ${JSON.stringify(values.port)}`, command);
   }
   if (values['no-processes']) opts.processes = false;
+  if (values['max-connections'] !== undefined)
+    opts.maxConnections = whole('max-connections', values['max-connections'], 1, 'a positive whole number', command);
   if (values.host !== undefined) {
     if (values.host === '') throw new UsageError('--host needs an address, got ""', command);
     opts.host = values.host;
@@ -195,6 +201,7 @@ headers with units (memory.total [MiB]), values (81559 MiB, 69.52 W, 1980 MHz, 0
 [N/A] where the GPU lacks a field, one line per GPU in NVML's order (--device N: NVML's GPU N).
 Needs the NVIDIA driver (libnvidia-ml); exits 1 without it or on an unknown field.`,
   exporter: `usage: cuda-bindings exporter [--port 9400] [--host 127.0.0.1] [--interval MS] [--device N] [--no-processes]
+                              [--max-connections ${DEFAULT_MAX_CONNECTIONS}]
 
 Serves the GPUs' metrics for Prometheus at http://HOST:PORT/metrics (the text format, or OpenMetrics
 when the scraper's Accept header prefers it) and a health check at /healthz (200 while samples are
@@ -205,8 +212,11 @@ reasons, XIDs and other NVML events, and the exporter's own health. NVML is read
 (default 1000) on a worker thread: a scrape is served from memory and never waits on a GPU.
 Listens on 127.0.0.1 (this machine only) unless --host says otherwise (--host 0.0.0.0: every
 interface); --port 0 picks a free port. --device N serves NVML's GPU N only. --no-processes leaves
-the processes out (their pids, users and command lines). Runs until SIGINT or SIGTERM. Needs the
-NVIDIA driver (libnvidia-ml); exits 1 without it.`,
+the processes out (their pids, users and command lines). At most --max-connections connections
+(default ${DEFAULT_MAX_CONNECTIONS}) are served at once, more are closed as they arrive; a connection is closed when it
+sends no request within ${REQUEST_WAIT_MS / 1000} s, has no traffic for ${IDLE_TIMEOUT_MS / 1000} s, or has more than ${MAX_PIPELINED} requests waiting for their
+answers (a client that pipelines and does not read). Runs until SIGINT or SIGTERM. Needs the NVIDIA
+driver (libnvidia-ml); exits 1 without it.`,
   bandwidth: `usage: cuda-bindings bandwidth [--json] [--device N]
 
 Measures host-to-device, device-to-host and device-to-device copies on device N (default 0), from

@@ -1,14 +1,19 @@
 // `cuda-bindings exporter`: the GPUs' metrics for Prometheus, over node:http. Two prom-client
 // registries (the text format and OpenMetrics) share one sampler; each format's page is rendered once
 // per change of the sampler (a sample, an event) and served to every scrape until the next, so a
-// hundred scrapes at once cost one rendering. Binds 127.0.0.1 unless told otherwise.
+// hundred scrapes at once cost one rendering. Binds 127.0.0.1 unless told otherwise, and bounds what a
+// client can make it hold: connections, requests waiting on each (ExporterConnection), the wait for a
+// request, and time without traffic.
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import * as net from 'node:net';
 import type * as PromClient from 'prom-client';
 import type { Options } from './args';
 import { CommandError, oneLine, printable, type Output } from './common';
+import { DEFAULT_MAX_CONNECTIONS, ExporterConnection, IDLE_TIMEOUT_MS, MAX_PIPELINED, REQUEST_WAIT_MS } from './exporter-connection';
 import { gpuCollectors, type GpuCollectors } from '../core/exporter/collectors';
 import { GpuSampler, type GpuSamplerOptions } from '../core/exporter/GpuSampler';
+
+export { DEFAULT_MAX_CONNECTIONS, MAX_PIPELINED } from './exporter-connection';
 
 /** How the exporter's server is started. */
 export interface ExporterServerOptions extends GpuSamplerOptions {
@@ -18,12 +23,14 @@ export interface ExporterServerOptions extends GpuSamplerOptions {
   host?: string;
   /** The host label's value (default NODE_NAME, else the hostname); null leaves it out. */
   hostname?: string | null;
+  /** The most connections served at once (default 128); more are closed as they arrive. */
+  maxConnections?: number;
 }
 
 /** A running exporter. */
 export interface ExporterServer {
-  /** The HTTP server. */
-  readonly server: http.Server;
+  /** The listening server; node:http serves the connections it accepts. */
+  readonly server: net.Server;
   /** `http://HOST:PORT`. */
   readonly url: string;
   /** The sampler behind both registries. */
@@ -59,7 +66,11 @@ export function prefersOpenMetrics(accept: string | undefined): boolean {
 
 /** Starts sampling and serving; resolves once the server listens (the first sample may still be on its way). */
 export async function startExporterServer(options: ExporterServerOptions = {}): Promise<ExporterServer> {
-  const { port = DEFAULT_PORT, host = DEFAULT_HOST, hostname, ...samplerOptions } = options;
+  const { port = DEFAULT_PORT, host = DEFAULT_HOST, hostname, maxConnections = DEFAULT_MAX_CONNECTIONS, ...samplerOptions } = options;
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1)
+    throw new RangeError(
+      `startExporterServer: option 'maxConnections' must be a positive whole number, got ${typeof maxConnections === 'string' ? JSON.stringify(maxConnections) : String(maxConnections)}`,
+    );
   const prom = require('prom-client') as typeof PromClient;
   const sampler = new GpuSampler(samplerOptions);
   type Registry = PromClient.Registry<PromClient.RegistryContentType>;
@@ -79,12 +90,12 @@ export async function startExporterServer(options: ExporterServerOptions = {}): 
   };
   const stale = () => sampler.age > Math.max((3 * sampler.interval) / 1000, 10);
 
-  const server = http.createServer((req, res) => {
+  const answer: http.RequestListener = (req, res) => {
     // A client that goes away mid-response: its socket's errors end here, not in the process.
     req.on('error', () => {});
     res.on('error', () => {});
     const send = (status: number, type: string, body: string | Buffer) => {
-      if (res.destroyed || res.writableEnded) return;
+      if (res.destroyed || res.writableEnded || req.socket.destroyed) return;
       res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
     };
     const route = (req.url ?? '/').split('?')[0];
@@ -115,14 +126,18 @@ export async function startExporterServer(options: ExporterServerOptions = {}): 
     }
     if (route === '/') return send(200, 'text/plain; charset=utf-8', 'cuda-bindings exporter: metrics at /metrics, health at /healthz\n');
     send(404, 'text/plain; charset=utf-8', 'not found: metrics at /metrics, health at /healthz\n');
-  });
+  };
+  const server = http.createServer(bounded(answer));
   // A malformed request or a reset before the request was read: drop that connection, keep serving.
   server.on('clientError', (_e, socket) => socket.destroy());
+  // With no 'timeout' listener, node:http destroys a connection idle for this long.
+  server.setTimeout(IDLE_TIMEOUT_MS);
+  const { front, accepted } = frontOf(server, maxConnections);
   try {
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
+      front.once('error', reject);
+      front.listen(port, host, () => {
+        front.off('error', reject);
         resolve();
       });
     });
@@ -131,20 +146,57 @@ export async function startExporterServer(options: ExporterServerOptions = {}): 
     await sampler.close();
     throw e;
   }
-  const addr = server.address() as AddressInfo;
+  const addr = front.address() as net.AddressInfo;
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
-    server,
+    server: front,
     url: `http://${shown}:${addr.port}`,
     sampler,
     async close() {
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+        front.close(() => resolve());
+        for (const raw of accepted) raw.destroy();
       });
       for (const c of collectors) await c.close();
       await sampler.close();
     },
+  };
+}
+
+/**
+ * The server that listens: it hands each connection it accepts to `server` as an ExporterConnection,
+ * which waits REQUEST_WAIT_MS for the first request, and closes those past `maxConnections` as they arrive.
+ */
+function frontOf(server: http.Server, maxConnections: number): { front: net.Server; accepted: Set<net.Socket> } {
+  const front = net.createServer({ allowHalfOpen: true, noDelay: true });
+  /** Every connection open, for close() to end them all. */
+  const accepted = new Set<net.Socket>();
+  front.on('connection', (raw: net.Socket) => {
+    accepted.add(raw);
+    raw.on('close', () => accepted.delete(raw));
+    const conn = new ExporterConnection(raw);
+    conn.awaitRequest(REQUEST_WAIT_MS);
+    server.emit('connection', conn);
+  });
+  front.maxConnections = maxConnections;
+  return { front, accepted };
+}
+
+/**
+ * `handler`, for requests within bounds: a connection with more than MAX_PIPELINED requests waiting
+ * for their answers is closed (the rest of its batch is dropped unanswered), and one whose last
+ * answer left is closed unless its next request comes within REQUEST_WAIT_MS.
+ */
+function bounded(handler: http.RequestListener): http.RequestListener {
+  return (req, res) => {
+    const conn = req.socket as unknown as ExporterConnection;
+    if (conn.destroyed) return; // the rest of a batch whose connection was closed below
+    conn.requestArrived();
+    if (++conn.waiting > MAX_PIPELINED) return void conn.destroy();
+    res.once('close', () => {
+      if (--conn.waiting === 0) conn.awaitRequest(REQUEST_WAIT_MS);
+    });
+    handler(req, res);
   };
 }
 
@@ -156,6 +208,7 @@ export async function exporter(o: Options, out: Output): Promise<number> {
     interval: o.interval,
     devices: o.device === undefined ? undefined : [o.device],
     processes: o.processes,
+    maxConnections: o.maxConnections,
   }).catch((e: NodeJS.ErrnoException) => {
     throw new CommandError(null, e.code ?? 'Error', `cannot listen on ${o.host ?? DEFAULT_HOST}:${o.port ?? DEFAULT_PORT}: ${e.message}`);
   });

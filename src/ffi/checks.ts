@@ -92,6 +92,15 @@ export function checkIntN(v: unknown, fn: string, p: string | undefined, bits: n
   return intFail(v, fn, p, lo, hi, `${signed ? 'a' : 'an unsigned'} ${bits}-bit integer`);
 }
 
+/**
+ * A file descriptor as the driver reads a POSIX fd handle: a C int that is not negative. A larger
+ * integer, passed on as the handle's pointer-sized value, would reach it truncated to another fd.
+ */
+export function checkFileDescriptor(v: unknown, fn: string, p?: string): number {
+  if (typeof v === 'number' && (v | 0) === v && v >= 0) return v;
+  return outOfRange(fn, p, 'a file descriptor (an integer within [0, 2147483647])', v);
+}
+
 /** A size or count (size_t): a non-negative safe integer, as a number or a bigint (as cuda-python takes any int). */
 export function checkSize(v: unknown, fn: string, p?: string): number {
   if (typeof v === 'number' && v >= 0 && Number.isSafeInteger(v)) return v;

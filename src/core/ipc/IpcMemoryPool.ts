@@ -2,7 +2,7 @@
 // processes can open. The pool is shared as a POSIX file descriptor (passed to a child in `spawn`'s
 // `stdio`), each allocation as an IpcBufferDescriptor.
 import * as cudart from '../../runtime';
-import { describe } from '../../ffi/checks';
+import { checkFileDescriptor, describe } from '../../ffi/checks';
 import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
 import { addressNumber } from '../base/direct';
@@ -78,8 +78,7 @@ export class IpcMemoryPool extends Resource {
    * stdio slot it was passed in, e.g. 3). The descriptor may be closed afterwards.
    */
   static import(fd: number, device?: Device): IpcMemoryPool {
-    if (!Number.isInteger(fd) || fd < 0)
-      throw new RangeError(`IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got ${fd}`);
+    checkFileDescriptor(fd, 'IpcMemoryPool.import', 'fd');
     if (device === undefined) device = Device.current();
     if (!(device instanceof Device))
       throw new TypeError(`IpcMemoryPool.import: parameter 'device' must be a Device, got ${describe(device)}`);

@@ -4,6 +4,7 @@
 import { extend } from '../base/extend';
 import { assertOpen, openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
+import { checkFileDescriptor } from '../../ffi/checks';
 import { Device } from '../device/Device';
 import { Stream } from '../device/Stream';
 import { DeviceBuffer, checkMemoryResource, type MemoryResource } from './DeviceBuffer';
@@ -127,10 +128,7 @@ extend(VirtualMemoryResource, {
     if (!Array.isArray(handles) || handles.length === 0)
       throw new TypeError("VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }");
     handles.forEach((h, i) => {
-      if (!h || typeof h !== 'object' || !Number.isInteger(h.fd) || h.fd < 0)
-        throw new RangeError(
-          `VirtualMemoryResource.importHandles: parameter 'handles[${i}].fd' must be a file descriptor (a non-negative integer), got ${h && typeof h === 'object' ? h.fd : String(h)}`,
-        );
+      checkFileDescriptor(h && typeof h === 'object' ? h.fd : h, 'VirtualMemoryResource.importHandles', `handles[${i}].fd`);
       if (!Number.isSafeInteger(h.size) || h.size <= 0 || h.size % this.granularity !== 0)
         throw new RangeError(
           `VirtualMemoryResource.importHandles: parameter 'handles[${i}].size' must be a positive multiple of the granularity (${this.granularity}), got ${h.size}`,

@@ -2,12 +2,19 @@
 // fixed size, so a reader never holds more than one message, and both sides prove that they hold the
 // shared secret without sending it: a key is derived from the secret and two fresh nonces (HKDF), the
 // claim of a rank carries an HMAC under it, and rank 0's answer is the id sealed with AES-256-GCM under
-// it, which only a holder of the secret could have written. Without a secret (loopback only) the key
-// comes from an empty secret: ranks are still checked, but anyone on the host could join.
+// it, which only a holder of the secret could have written. The rank then acknowledges the id with an
+// HMAC over it (only a rank that opened the grant can write one), and rank 0 counts the rank as served
+// only then, answering with a receipt: a rank that dies before the id reaches it can come back.
+// Without a secret (loopback only) the key comes from an empty secret: ranks are still checked, but
+// anyone on the host could join.
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Opens rank 0's hello and every rank's claim: not an NCCL rendezvous of this package otherwise. */
-export const MAGIC = Buffer.from('cudabnd2');
+/**
+ * Opens rank 0's hello and every rank's claim: not an NCCL rendezvous of this package otherwise. Its
+ * digit is the protocol's version (3: with the acknowledgement), so that ranks of another version
+ * part at the first message instead of waiting for an answer that never comes.
+ */
+export const MAGIC = Buffer.from('cudabnd3');
 const NONCE = 32;
 const MAC = 32;
 const IV = 12;
@@ -18,9 +25,17 @@ export const HELLO_BYTES = MAGIC.length + NONCE;
 export const CLAIM_BYTES = MAGIC.length + 4 + 4 + NONCE + MAC;
 /** Rank 0's refusal: one status byte. */
 export const REFUSAL_BYTES = 1;
+/** A rank's acknowledgement of the id: an HMAC over it. */
+export const ACK_BYTES = MAC;
+/** Rank 0's receipt of an acknowledgement: one zero byte, after which it closes the connection. */
+export const RECEIPT = Buffer.from([0]);
 
-/** Why rank 0 refused a claim: the status byte it answers with instead of the id. */
-export const Refusal = { badSecret: 1, badRank: 2, alreadyServed: 3, worldSize: 4 } as const;
+/**
+ * Why rank 0 refused a claim: the status byte it answers with instead of the id. `inProgress`: the id
+ * is on its way to another connection of that rank, not yet acknowledged (a rank that restarted while
+ * rank 0 has not yet seen its old connection close); the rank asks again.
+ */
+export const Refusal = { badSecret: 1, badRank: 2, alreadyServed: 3, worldSize: 4, inProgress: 5 } as const;
 
 /** The keys of one connection: an HMAC key for the claim and an AES key for the id. */
 export interface SessionKeys {
@@ -30,7 +45,7 @@ export interface SessionKeys {
 
 /** Derives the connection's keys from the secret and both nonces. */
 export function sessionKeys(secret: Buffer, serverNonce: Buffer, clientNonce: Buffer): SessionKeys {
-  const okm = Buffer.from(hkdfSync('sha256', secret, Buffer.concat([serverNonce, clientNonce]), 'cuda-bindings rendezvous 2', 64));
+  const okm = Buffer.from(hkdfSync('sha256', secret, Buffer.concat([serverNonce, clientNonce]), 'cuda-bindings rendezvous 3', 64));
   return { mac: okm.subarray(0, 32), seal: okm.subarray(32) };
 }
 
@@ -117,6 +132,23 @@ export function openGrant(keys: SessionKeys, b: Buffer, rank: number, nranks: nu
   } catch {
     return undefined;
   }
+}
+
+/** What a rank's acknowledgement authenticates: a label apart from the claim's magic, its rank and world size, and the id. */
+function ackBody(id: Buffer, rank: number, nranks: number): Buffer {
+  return Buffer.concat([Buffer.from('received'), aad(rank, nranks), id]);
+}
+
+/** A rank's acknowledgement of the id it opened from rank 0's grant. */
+export function ack(keys: SessionKeys, id: Buffer, rank: number, nranks: number): Buffer {
+  return createHmac('sha256', keys.mac)
+    .update(ackBody(id, rank, nranks))
+    .digest();
+}
+
+/** Whether `b` is the acknowledgement of `id` by `rank` on the connection of `keys`. */
+export function readAck(keys: SessionKeys, id: Buffer, rank: number, nranks: number, b: Buffer): boolean {
+  return b.length === ACK_BYTES && timingSafeEqual(ack(keys, id, rank, nranks), b);
 }
 
 /**

@@ -5,6 +5,7 @@
 // sides prove they hold (rendezvous-protocol.ts); every read is bounded in size and by one deadline.
 import * as dns from 'node:dns';
 import * as net from 'node:net';
+import { describe } from '../../ffi/checks';
 import { ncclUniqueId } from '../../nccl';
 import { uniqueIdFromBuffer } from '../../nccl/helpers';
 import { NCCL_UNIQUE_ID_BYTES } from '../../nccl/constants.gen';
@@ -18,10 +19,23 @@ export const RENDEZVOUS_SECRET_ENV = 'CUDA_BINDINGS_RENDEZVOUS_SECRET';
 const MIN_SECRET_BYTES = 16;
 /** The largest world: NCCL's nranks is a C int. */
 const MAX_NRANKS = 2 ** 31 - 1;
-/** Connections rank 0 holds at once before their claim; more are closed at once. */
+/** Connections rank 0 holds at once before their rank is served (or refused); more are closed at once. */
 const MAX_PENDING = 1024;
-/** How long a connection may take to send its claim (capped by the rendezvous's deadline). */
+/**
+ * Of those, how many may come from one address, so that one host cannot take every place. A rank
+ * turned away asks again (fetchId retries while rank 0 closes on it), and a host runs a few ranks.
+ */
+const MAX_PENDING_PER_ADDRESS = 64;
+/** How long a connection may take from its start to acknowledging the id (capped by the rendezvous's deadline). */
 const CLAIM_MS = 10_000;
+/** The longest timeoutMs: setTimeout's limit (a signed 32-bit count), past which it fires after 1 ms. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * Whether `port` is a TCP port to listen on and connect to. 0 is not one: rank 0 would listen on a
+ * port of the system's choosing that no other rank knows.
+ */
+const isPort = (port: unknown): port is number => Number.isInteger(port) && (port as number) >= 1 && (port as number) <= 65535;
 
 /** Where and how the processes of an NCCL job find each other in {@link rendezvous}. */
 export interface RendezvousOptions {
@@ -38,7 +52,7 @@ export interface RendezvousOptions {
         /** The TCP port rank 0 listens on, within [1, 65535]. */
         port: number;
       };
-  /** How long to wait for rank 0 (other ranks) or for every rank to fetch the id (rank 0); default 60 s. */
+  /** How long to wait for rank 0 (other ranks) or for every rank to fetch the id (rank 0); default 60 s, at most 2^31 - 1 ms. */
   timeoutMs?: number;
   /** Rank 0's id (default: Communicator.uniqueId(), a new one from NCCL). Ignored on other ranks. */
   id?: ncclUniqueId | (() => ncclUniqueId);
@@ -62,7 +76,7 @@ export function parseMaster(
   const m = typeof master === 'string' ? /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(master) : null;
   if (!m) throw new TypeError(`${fn}: parameter 'master' must be 'host:port', got ${JSON.stringify(master)}`);
   const port = Number(m[3]);
-  if (port < 1 || port > 65535) throw new RangeError(`${fn}: parameter 'master' has port ${port}, outside [1, 65535]`);
+  if (!isPort(port)) throw new RangeError(`${fn}: parameter 'master' has port ${port}, outside [1, 65535]`);
   return { host: m[1] ?? m[2], port };
 }
 
@@ -80,10 +94,15 @@ export function rendezvousFromEnv(env: NodeJS.ProcessEnv = process.env): Rendezv
       );
     return Number(v);
   };
+  const port = int('MASTER_PORT', 29500);
+  if (!isPort(port))
+    throw new RangeError(
+      `rendezvousFromEnv: environment variable MASTER_PORT must be a TCP port within [1, 65535], got ${JSON.stringify(env.MASTER_PORT)}`,
+    );
   const o: RendezvousOptions = {
     rank: int('RANK'),
     nranks: int('WORLD_SIZE'),
-    master: { host: env.MASTER_ADDR || '127.0.0.1', port: int('MASTER_PORT', 29500) },
+    master: { host: env.MASTER_ADDR || '127.0.0.1', port },
   };
   const secret = env[RENDEZVOUS_SECRET_ENV];
   return secret === undefined ? o : { ...o, secret };
@@ -97,10 +116,11 @@ interface Endpoint {
 
 /**
  * Every rank gets rank 0's unique id: rank 0 makes it (or takes `id`), listens on `master` and
- * resolves once each of the other `nranks - 1` ranks has fetched it (so that its blocking
- * Communicator.init does not stop the event loop that serves them); the others connect (retrying
- * until rank 0 listens) and resolve with the id. Each rank is served once, after proving that it
- * holds the secret; rank 0 proves it too. Rejects after `timeoutMs` with the address and what was
+ * resolves once each of the other `nranks - 1` ranks has acknowledged receiving it (so that its
+ * blocking Communicator.init does not stop the event loop that serves them); the others connect
+ * (retrying until rank 0 listens) and resolve with the id once rank 0 has their acknowledgement. Each
+ * rank is served once, after proving that it holds the secret; rank 0 proves it too. A rank whose
+ * connection breaks before it acknowledged the id is not served, and may ask again. Rejects after `timeoutMs` with the address and what was
  * missing, and at once when rank 0 refuses a rank (a wrong secret, a rank already served).
  */
 export async function rendezvous(o: RendezvousOptions): Promise<ncclUniqueId> {
@@ -140,11 +160,15 @@ function checkRendezvous(o: RendezvousOptions): {
   if (!Number.isInteger(rank) || rank < 0 || rank >= nranks)
     throw new RangeError(`${fn}: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
   const master = typeof o.master === 'string' ? parseMaster(o.master, fn) : o.master;
-  if (typeof master !== 'object' || master === null || typeof master.host !== 'string' || !Number.isInteger(master.port))
+  if (typeof master !== 'object' || master === null || typeof master.host !== 'string' || typeof master.port !== 'number')
     throw new TypeError(`${fn}: parameter 'master' must be 'host:port' or { host, port }`);
+  if (!isPort(master.port))
+    throw new RangeError(`${fn}: parameter 'master.port' must be a TCP port (an integer within [1, 65535]), got ${master.port}`);
   const timeoutMs = o.timeoutMs ?? 60_000;
-  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs))
-    throw new RangeError(`${fn}: parameter 'timeoutMs' must be a positive number of milliseconds, got ${timeoutMs}`);
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMEOUT_MS)
+    throw new RangeError(
+      `${fn}: parameter 'timeoutMs' must be a positive number of milliseconds up to ${MAX_TIMEOUT_MS} (setTimeout's limit, about 24.8 days), got ${describe(timeoutMs)}`,
+    );
   return { rank, nranks, master, timeoutMs, secret: secretBytes(o.secret ?? process.env[RENDEZVOUS_SECRET_ENV]) };
 }
 
@@ -211,8 +235,11 @@ function missingRanks(served: Set<number>, nranks: number): string {
 
 /** Rank 0: serves the id until every other rank has it, or rejects at the deadline. */
 function serve(id: Buffer, x: Exchange): Promise<void> {
-  const served = new Set<number>();
+  const ranks: Ranks = { served: new Set(), granting: new Map() };
+  const { served } = ranks;
   const sockets = new Set<net.Socket>();
+  /** How many of `sockets` each remote address holds. */
+  const perAddress = new Map<string, number>();
   return new Promise((resolve, reject) => {
     let done = false;
     const finish = (e?: Error) => {
@@ -235,56 +262,105 @@ function serve(id: Buffer, x: Exchange): Promise<void> {
       Math.max(0, x.deadline - Date.now()),
     );
     const server = net.createServer((sock) => {
-      if (done || sockets.size >= MAX_PENDING) return void sock.destroy();
+      const from = sock.remoteAddress;
+      if (done || from === undefined || sockets.size >= MAX_PENDING || (perAddress.get(from) ?? 0) >= MAX_PENDING_PER_ADDRESS)
+        return void sock.destroy();
       sockets.add(sock);
-      sock.on('close', () => sockets.delete(sock));
+      perAddress.set(from, (perAddress.get(from) ?? 0) + 1);
+      /** Gives the connection's place back, once: when it closes, or when its rank is served. */
+      const leave = () => {
+        if (!sockets.delete(sock)) return;
+        const n = perAddress.get(from)! - 1;
+        if (n === 0) perAddress.delete(from);
+        else perAddress.set(from, n);
+      };
+      sock.on('close', leave);
       const onServed = () => {
-        sockets.delete(sock);
+        leave();
         if (served.size === x.nranks - 1) finish();
       };
-      serveOne(sock, { id, x, served, onServed });
+      serveOne(sock, { id, x, ranks, onServed });
     });
-    server.on('error', (e: NodeJS.ErrnoException) =>
+    const unable = (e: NodeJS.ErrnoException) =>
       finish(
         new Error(
           `rendezvous: rank 0 could not listen on ${where(x.master)}: ${e.code ?? e.message}${e.code === 'EADDRINUSE' ? ' (the port is taken: choose another MASTER_PORT)' : ''}`,
         ),
-      ),
-    );
-    server.listen({ port: x.master.port, host: x.master.host });
+      );
+    server.on('error', unable);
+    // listen() throws at once on arguments it refuses: that is a failure like any other, and it
+    // must clear the deadline timer, which would otherwise hold the process until it fires.
+    try {
+      server.listen({ port: x.master.port, host: x.master.host });
+    } catch (e) {
+      unable(e as NodeJS.ErrnoException);
+    }
   });
 }
 
-/** Rank 0's side of one connection: hello, then one claim of fixed size, then the id or a refusal. */
-function serveOne(sock: net.Socket, c: { id: Buffer; x: Exchange; served: Set<number>; onServed: () => void }): void {
+/** What rank 0 knows of the ranks, shared by its connections. */
+interface Ranks {
+  /** Ranks that acknowledged the id: they hold it. */
+  served: Set<number>;
+  /** Ranks whose id is on its way, by the connection that carries it, until they acknowledge it or it closes. */
+  granting: Map<number, net.Socket>;
+}
+
+/**
+ * Rank 0's side of one connection: hello, then one claim of fixed size, then a refusal, or the id
+ * followed by the rank's acknowledgement and rank 0's receipt. The rank counts as served only on its
+ * acknowledgement: one whose connection breaks before the id reached it has not got it, and may ask again.
+ */
+function serveOne(sock: net.Socket, c: { id: Buffer; x: Exchange; ranks: Ranks; onServed: () => void }): void {
+  const { served, granting } = c.ranks;
   const { bytes, nonce } = wire.hello();
-  const reader = new wire.FixedReader(wire.CLAIM_BYTES);
+  let reader = new wire.FixedReader(wire.CLAIM_BYTES);
+  let claim: wire.Claim | undefined;
+  // One bound for the whole conversation, hello to acknowledgement: a peer that stalls anywhere is dropped.
   const drop = setTimeout(() => sock.destroy(), Math.max(0, Math.min(CLAIM_MS, c.x.deadline - Date.now())));
   sock.on('close', () => clearTimeout(drop));
   sock.on('error', () => undefined);
+  // Every answer that ends the conversation is destroyed once flushed: a peer that never closes its side
+  // would otherwise keep its place among the pending connections, and enough such peers would keep every rank out.
+  const last = (b: Buffer) => {
+    sock.removeAllListeners('data');
+    clearTimeout(drop);
+    sock.end(b, () => sock.destroy());
+  };
   sock.write(bytes);
   sock.on('data', (d: Buffer) => {
     const state = reader.push(d);
     if (state === 'more') return;
-    sock.removeAllListeners('data');
-    clearTimeout(drop);
-    const claim = state === 'done' ? wire.readClaim(c.x.secret, nonce, reader.bytes) : undefined;
-    if (!claim) return void sock.destroy();
-    const refusal = refusalOf(claim, c.x.nranks, c.served);
-    if (refusal !== undefined) return void sock.end(Buffer.from([refusal]));
-    c.served.add(claim.rank);
-    // Destroyed once flushed, so that a peer that never closes its side holds nothing.
-    sock.end(wire.grant(claim.keys, c.id, claim.rank, c.x.nranks), () => sock.destroy());
+    if (state === 'overflow') return void sock.destroy();
+    if (!claim) {
+      claim = wire.readClaim(c.x.secret, nonce, reader.bytes);
+      if (!claim) return void sock.destroy();
+      const refusal = refusalOf(claim, c.x.nranks, c.ranks);
+      if (refusal !== undefined) return last(Buffer.from([refusal]));
+      const { rank } = claim;
+      granting.set(rank, sock);
+      sock.on('close', () => {
+        if (granting.get(rank) === sock) granting.delete(rank);
+      });
+      reader = new wire.FixedReader(wire.ACK_BYTES);
+      sock.write(wire.grant(claim.keys, c.id, rank, c.x.nranks));
+      return;
+    }
+    if (!wire.readAck(claim.keys, c.id, claim.rank, c.x.nranks, reader.bytes)) return void sock.destroy();
+    granting.delete(claim.rank);
+    served.add(claim.rank);
+    last(wire.RECEIPT);
     c.onServed();
   });
 }
 
-/** Why a claim is refused, or undefined when its rank is served. */
-function refusalOf(claim: wire.Claim, nranks: number, served: Set<number>): number | undefined {
+/** Why a claim is refused, or undefined when its rank is to be given the id. */
+function refusalOf(claim: wire.Claim, nranks: number, ranks: Ranks): number | undefined {
   if (!claim.authentic) return wire.Refusal.badSecret;
   if (claim.nranks !== nranks) return wire.Refusal.worldSize;
   if (claim.rank < 1 || claim.rank >= nranks) return wire.Refusal.badRank;
-  if (served.has(claim.rank)) return wire.Refusal.alreadyServed;
+  if (ranks.served.has(claim.rank)) return wire.Refusal.alreadyServed;
+  if (ranks.granting.has(claim.rank)) return wire.Refusal.inProgress;
   return undefined;
 }
 
@@ -303,11 +379,16 @@ function refusalText(code: number, rank: number, x: Exchange): string {
   }
 }
 
-/** Any other rank: connects to rank 0 (retrying while it is not yet listening) and reads the id. */
+/**
+ * Any other rank: connects to rank 0 (retrying while it is not yet listening, or while it is handing
+ * the id to another connection of this rank), reads the id, acknowledges it, and resolves on rank 0's receipt.
+ */
 function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
   let lastError = 'no answer';
   let sock: net.Socket | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
+  /** The id once this rank has opened a grant and acknowledged it. */
+  let held: Buffer | undefined;
   return new Promise<ncclUniqueId>((resolve, reject) => {
     let settled = false;
     const settle = (e: Error | undefined, id?: ncclUniqueId) => {
@@ -330,7 +411,14 @@ function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
     );
     const attempt = () => {
       if (settled) return;
-      const s = (sock = net.connect({ host: x.master.host, port: x.master.port }));
+      let s: net.Socket;
+      try {
+        s = sock = net.connect({ host: x.master.host, port: x.master.port });
+      } catch (e) {
+        // Arguments connect() refuses at once: no retry mends them, and the deadline timer must not outlive the rejection.
+        const why = (e as NodeJS.ErrnoException).code ?? String(e);
+        return settle(new Error(`rendezvous: rank ${rank} could not connect to rank 0 at ${where(x.master)}: ${why}`));
+      }
       const retry = (why: string) => {
         if (settled || s !== sock) return;
         lastError = why;
@@ -341,51 +429,84 @@ function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
       s.on('error', (e: NodeJS.ErrnoException) => retry(e.code ?? e.message));
       // After an 'error' this attempt was retried already, and its 'close' is ignored.
       s.on('close', () => retry('closed by rank 0'));
-      s.on('data', exchangeReader(s, rank, x, settle));
+      s.on(
+        'data',
+        exchangeReader(s, rank, x, {
+          fail: (e) => settle(e),
+          refused: (code) => {
+            if (code === wire.Refusal.inProgress) return retry(`rank 0 was handing the id to another connection of rank ${rank}`);
+            // Our acknowledgement reached rank 0 on an earlier connection, and its receipt did not reach us.
+            if (code === wire.Refusal.alreadyServed && held) return settle(undefined, uniqueIdFromBuffer(held));
+            settle(new Error(refusalText(code, rank, x)));
+          },
+          acknowledged: (id) => {
+            held = id;
+            lastError = 'closed by rank 0 before its receipt of the id';
+          },
+          received: (id) => settle(undefined, uniqueIdFromBuffer(id)),
+        }),
+      );
     };
     attempt();
   });
 }
 
+/** What one attempt's reader reports to fetchId. */
+interface AttemptEvents {
+  /** The wait is over: rank 0 is not one of this job, or something else answers there. */
+  fail(e: Error): void;
+  /** Rank 0 refused the claim with this status byte. */
+  refused(code: number): void;
+  /** The id was opened and its acknowledgement sent. */
+  acknowledged(id: Buffer): void;
+  /** Rank 0 confirmed the acknowledgement: it counts this rank as served. */
+  received(id: Buffer): void;
+}
+
 /**
- * The data handler of one attempt: reads rank 0's hello, sends the claim, reads the answer. Every
- * read has a fixed size; more bytes than a message holds, or bytes that are not ours, end the wait.
+ * The data handler of one attempt: reads rank 0's hello, sends the claim, reads the answer,
+ * acknowledges the id and reads the receipt. Every read has a fixed size; more bytes than a message
+ * holds, or bytes that are not ours, end the wait.
  */
-function exchangeReader(
-  s: net.Socket,
-  rank: number,
-  x: Exchange,
-  settle: (e: Error | undefined, id?: ncclUniqueId) => void,
-): (d: Buffer) => void {
+function exchangeReader(s: net.Socket, rank: number, x: Exchange, on: AttemptEvents): (d: Buffer) => void {
   const foreign = (n: number) =>
     new Error(
       `rendezvous: rank ${rank} got ${n} bytes from ${where(x.master)} that are not an NCCL unique id from rank 0; is something else listening there?`,
     );
   const hello = new wire.FixedReader(wire.HELLO_BYTES);
   const answer = new wire.FixedReader(wire.grantBytes(NCCL_UNIQUE_ID_BYTES));
+  const receipt = new wire.FixedReader(wire.RECEIPT.length);
   let keys: wire.SessionKeys | undefined;
+  let id: Buffer | undefined;
   return (d) => {
     if (!keys) {
       const state = hello.push(d);
       if (state === 'more') return;
       const nonce = state === 'done' ? wire.readHello(hello.bytes) : undefined;
-      if (!nonce) return settle(foreign(hello.received + (state === 'overflow' ? d.length : 0)));
+      if (!nonce) return on.fail(foreign(hello.received + (state === 'overflow' ? d.length : 0)));
       const c = wire.claim(x.secret, nonce, rank, x.nranks);
       keys = c.keys;
       s.write(c.bytes);
       return;
     }
-    const state = answer.push(d);
-    if (state === 'overflow') return settle(foreign(answer.received + d.length));
-    if (answer.bytes[0] !== 0) return settle(new Error(refusalText(answer.bytes[0], rank, x)));
-    if (state === 'more') return;
-    const id = wire.openGrant(keys, answer.bytes, rank, x.nranks);
-    if (!id)
-      return settle(
-        new Error(
-          `rendezvous: rank ${rank} got an answer from ${where(x.master)} that is not sealed with this job's secret; rank 0 there does not hold the same secret (or is not rank 0 of this job)`,
-        ),
-      );
-    settle(undefined, uniqueIdFromBuffer(id));
+    if (!id) {
+      const state = answer.push(d);
+      if (state === 'overflow') return on.fail(foreign(answer.received + d.length));
+      if (answer.bytes[0] !== 0) return on.refused(answer.bytes[0]);
+      if (state === 'more') return;
+      id = wire.openGrant(keys, answer.bytes, rank, x.nranks);
+      if (!id)
+        return on.fail(
+          new Error(
+            `rendezvous: rank ${rank} got an answer from ${where(x.master)} that is not sealed with this job's secret; rank 0 there does not hold the same secret (or is not rank 0 of this job)`,
+          ),
+        );
+      s.write(wire.ack(keys, id, rank, x.nranks));
+      return on.acknowledged(id);
+    }
+    const state = receipt.push(d);
+    if (state === 'overflow' || (state === 'done' && !receipt.bytes.equals(wire.RECEIPT)))
+      return on.fail(foreign(answer.received + receipt.received + (state === 'overflow' ? d.length : 0)));
+    if (state === 'done') on.received(id);
   };
 }

@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startExporterServer, prefersOpenMetrics, exporter, type ExporterServer } from '../../../src/cli/exporter';
+import { startExporterServer, prefersOpenMetrics, exporter, MAX_PIPELINED, type ExporterServer } from '../../../src/cli/exporter';
 import { parseArgs, usage } from '../../../src/cli/args';
 import { buildFakeNvml, setFakeNvmlKnob, FAKE_GPUS8, fakeReadings } from '../helpers/fake-nvml';
 import { parseExposition, samplesOf, dcgmFixture, onPath } from '../helpers/exposition';
@@ -157,6 +157,22 @@ describe('the command line', () => {
     expect(usage()).toMatch(/\n {2}exporter {4}a Prometheus exporter/);
   });
 
+  test('exporter takes --max-connections, a positive whole number, and its help says what is bounded', async () => {
+    expect(parseArgs(['exporter', '--max-connections', '16']).maxConnections).toBe(16);
+    expect(parseArgs(['exporter']).maxConnections).toBeUndefined();
+    for (const bad of ['0', 'many', '1.5'])
+      expect(() => parseArgs(['exporter', '--max-connections', bad])).toThrow(
+        `--max-connections needs a positive whole number, got "${bad}"`,
+      );
+    expect(usage('exporter')).toMatch(/\[--max-connections 128\]/);
+    expect(usage('exporter').replace(/\s+/g, ' ')).toMatch(
+      /At most --max-connections connections \(default 128\) are served at once, more are closed as they arrive; a connection is closed when it sends no request within 10 s, has no traffic for 30 s, or has more than 8 requests waiting for their answers/,
+    );
+    await expect(startExporterServer({ port: 0, maxConnections: 0 })).rejects.toThrow(
+      new RangeError("startExporterServer: option 'maxConnections' must be a positive whole number, got 0"),
+    );
+  });
+
   test('the Accept header picks the format: OpenMetrics where it is preferred (as Prometheus asks), else the text format', () => {
     expect(prefersOpenMetrics(PROMETHEUS_ACCEPT)).toBe(true);
     expect(prefersOpenMetrics('application/openmetrics-text; version=1.0.0; charset=utf-8')).toBe(true);
@@ -261,6 +277,107 @@ describe('the server', () => {
     expect(r.status).toBe(200);
     expect(samplesOf(parseExposition(r.body), 'DCGM_FI_DEV_GPU_TEMP')).toHaveLength(7);
   });
+
+  /** The server's open connections now. */
+  const connections = (server: net.Server) => new Promise<number>((r) => server.getConnections((_e, n) => r(n)));
+  /** Resolves once `f()` is true (checked every 50 ms), or rejects after `ms`. */
+  async function until(f: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+    const end = Date.now() + ms;
+    while (!(await f())) {
+      if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  test('clients that pipeline 20,000 requests each on 40 connections and never read: closed, the server stays small and keeps answering', async () => {
+    const { port } = new URL(srv.url);
+    const rss = () => process.memoryUsage().rss;
+    const base = rss();
+    let peak = base;
+    const watch = setInterval(() => (peak = Math.max(peak, rss())), 20);
+    // In a process of its own, so that its buffers are not counted here; it never reads and never closes.
+    const flood = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const net = require('net'); const batch = 'GET /metrics HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'.repeat(20000);
+         let written = 0;
+         for (let k = 0; k < 40; k++) { const s = net.connect(${port}, '127.0.0.1'); s.on('error', () => {}); s.pause(); s.write(batch, () => { if (++written === 40) console.log('sent'); }); }
+         setTimeout(() => {}, 60000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise((r) => flood.stdout!.once('data', r));
+      // Before the fix, each connection held the answers to a whole read of requests (about 12 MB each here).
+      await until(async () => (await connections(srv.server)) === 0, 10_000, 'the server closed the flooding connections');
+      const r = await get(`${srv.url}/metrics`);
+      expect(r.status).toBe(200);
+      expect(samplesOf(parseExposition(r.body), 'DCGM_FI_DEV_GPU_TEMP')).toHaveLength(7);
+    } finally {
+      clearInterval(watch);
+      flood.kill('SIGKILL');
+    }
+    process.stdout.write(
+      `a flood of 800,000 pipelined requests: the server's RSS grew by ${((peak - base) / 2 ** 20).toFixed(0)} MiB at most\n`,
+    );
+    expect(Math.round((peak - base) / 2 ** 20)).toBeLessThan(100);
+  });
+
+  test(`a client may pipeline ${MAX_PIPELINED} requests and gets every answer in order; one more closes its connection`, async () => {
+    const { port } = new URL(srv.url);
+    const pipeline = (paths: string[]) =>
+      new Promise<string>((resolve) => {
+        const s = net.connect(Number(port), '127.0.0.1');
+        let got = '';
+        s.on('error', () => {});
+        s.on('data', (d) => {
+          got += d;
+          if ((got.match(/HTTP\/1\.1 /g) ?? []).length === paths.length) s.end();
+        });
+        s.on('close', () => resolve(got));
+        s.write(paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
+      });
+    const paths = Array.from({ length: MAX_PIPELINED }, (_, i) => (i % 2 ? '/healthz' : '/nope'));
+    const answers = (await pipeline(paths)).match(/HTTP\/1\.1 \d+/g);
+    expect(answers).toEqual(paths.map((p) => (p === '/healthz' ? 'HTTP/1.1 200' : 'HTTP/1.1 404')));
+    const cut = (await pipeline([...paths, '/healthz'])).match(/HTTP\/1\.1 \d+/g) ?? [];
+    expect(cut.length).toBeLessThan(MAX_PIPELINED + 1);
+  });
+
+  test('connections past maxConnections are closed as they arrive; an idle kept-alive one closes after 6 s, one that sends nothing after 10 s', async () => {
+    const small = await startExporterServer({ port: 0, interval: 200, hostname: 'node-1', maxConnections: 3 });
+    try {
+      const { port } = new URL(small.url);
+      const t0 = Date.now();
+      const open = () => {
+        const s = net.connect(Number(port), '127.0.0.1');
+        s.on('error', () => {});
+        return { s, closedAt: new Promise<number>((r) => s.on('close', () => r(Date.now() - t0))) };
+      };
+      const silent = open();
+      const keptAlive = open();
+      keptAlive.s.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      await new Promise((r) => keptAlive.s.once('data', r));
+      const third = open();
+      await until(async () => (await connections(small.server)) === 3, 5000, 'three connections');
+      const fourth = open();
+      let said = '';
+      fourth.s.on('data', (d) => (said += d));
+      expect(await fourth.closedAt).toBeLessThan(1000);
+      expect(said).toBe('');
+      third.s.destroy();
+      await until(async () => (await connections(small.server)) === 2, 5000, 'two connections');
+      expect((await get(`${small.url}/`)).status).toBe(200);
+      // node:http's keep-alive timeout (5 s, and 1 s of grace) and this server's wait for a request (10 s).
+      expect(await keptAlive.closedAt).toBeGreaterThan(5000);
+      expect(await keptAlive.closedAt).toBeLessThan(8000);
+      expect(await silent.closedAt).toBeGreaterThan(9500);
+      expect(await silent.closedAt).toBeLessThan(12_000);
+    } finally {
+      await small.close();
+    }
+  }, 30_000);
 
   const promtool = tool('promtool');
   promtool.run(`promtool check metrics passes the page, but for what dcgm-exporter's own names draw${promtool.why}`, async () => {

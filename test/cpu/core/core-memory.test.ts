@@ -623,9 +623,13 @@ test('new classes refuse bad input by method and parameter before any call', () 
   expect(() => core.IpcMemoryPool.create({} as never)).toThrow(
     new TypeError("IpcMemoryPool.create: parameter 'device' must be a Device, got an object (Object)"),
   );
-  expect(() => core.IpcMemoryPool.import(-1)).toThrow(
-    new RangeError("IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got -1"),
-  );
+  // The driver reads the descriptor as a C int: nothing outside [0, 2^31 - 1] may reach it.
+  const fdRange = "IpcMemoryPool.import: parameter 'fd' must be a file descriptor (an integer within [0, 2147483647])";
+  expect(() => core.IpcMemoryPool.import(-1)).toThrow(new RangeError(`${fdRange}, got -1`));
+  expect(() => core.IpcMemoryPool.import(2 ** 31)).toThrow(new RangeError(`${fdRange}, got 2147483648`));
+  expect(() => core.IpcMemoryPool.import(2 ** 64)).toThrow(new RangeError(`${fdRange}, got 18446744073709552000`));
+  expect(() => core.IpcMemoryPool.import(3.5)).toThrow(new RangeError(`${fdRange}, got 3.5`));
+  expect(() => core.IpcMemoryPool.import(3n as never)).toThrow(new RangeError(`${fdRange}, got 3n`));
   expect(() => core.ManagedMemoryPool.create(undefined as never)).toThrow(
     new TypeError("ManagedMemoryPool.create: parameter 'device' must be a Device, got undefined"),
   );
@@ -860,6 +864,8 @@ test('IpcMemoryPool: exported as a descriptor (POSIX fd handle type), imported f
     r.freed = calls('cudaFreeAsync') - frees;
     other.close(); pool.close();
     r.destroyed = calls('cudaMemPoolDestroy');
+    core.IpcMemoryPool.import(2 ** 31 - 1, d).close();
+    r.largestFd = Number(imported());
     console.log(JSON.stringify(r));`);
   expect(out).toEqual({
     fd: 41, // 40 + cudaMemHandleTypePosixFileDescriptor
@@ -872,6 +878,7 @@ test('IpcMemoryPool: exported as a descriptor (POSIX fd handle type), imported f
     plain: "IpcMemoryPool.exportBuffer: parameter 'buffer' must be an allocation of this pool, not device memory",
     freed: 2,
     destroyed: 2,
+    largestFd: (2 ** 31 - 1) * 10 + 1, // the largest C int descriptor reaches the driver whole
   });
 });
 
@@ -911,7 +918,7 @@ test('VirtualBuffer sharing: exportHandles gives a descriptor per chunk; importH
     watch.close();
     r.hookedFrees = seen.length;
     r.log = driverLog().split(';').filter(Boolean);
-    for (const f of [() => vmr.importHandles([]), () => vmr.importHandles([{ fd: -1, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 3, size: 1000 }]), () => new core.VirtualMemoryResource(d).allocate(1).exportHandles()]) {
+    for (const f of [() => vmr.importHandles([]), () => vmr.importHandles([{ fd: -1, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 2 ** 32 + 3, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 3, size: 1000 }]), () => new core.VirtualMemoryResource(d).allocate(1).exportHandles()]) {
       try { f(); } catch (e) { (r.bad ??= []).push(e.constructor.name + ': ' + e.message); }
     }
     buf.close();
@@ -944,7 +951,8 @@ test('VirtualBuffer sharing: exportHandles gives a descriptor per chunk; importH
   ]);
   expect(out.bad).toEqual([
     "TypeError: VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }",
-    "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (a non-negative integer), got -1",
+    "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (an integer within [0, 2147483647]), got -1",
+    "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (an integer within [0, 2147483647]), got 4294967299",
     "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].size' must be a positive multiple of the granularity (2097152), got 1000",
     "Error: VirtualBuffer.exportHandles: the resource was made with handleType 'none'; exporting needs handleType 'posixFd'",
   ]);
