@@ -14,7 +14,7 @@ import { describe } from '../../ffi/checks';
 import { checkStatus, direct } from '../base/direct';
 import { check } from '../base/errors';
 import { extend } from '../base/extend';
-import { assertOpen, openArg } from '../base/lifetime';
+import { assertOpen, holdAll, openArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 import type { Stream } from '../device/Stream';
 import { DeviceBuffer, type HostData } from './DeviceBuffer';
@@ -52,7 +52,8 @@ declare module './DeviceBuffer' {
      * flight at once (64 of 1 MiB), a collection every few dozen downloads. A hot loop downloads
      * into arrays it keeps instead (`download(kept, …)` below). Rejects with RangeError when the size
      * is not a whole number of elements or passes 1 GiB, and AbortError/TimeoutError for
-     * `signal`/`timeout` (the copy is not cancelled).
+     * `signal`/`timeout` (the copy is not cancelled). close() while the copy is queued (or after
+     * giving up on it) marks the buffer closed at once and frees it once the copy is over.
      */
     download<T extends ArrayBufferView>(kind: TypedArrayClass<T>, options: DownloadOptions): Promise<T>;
     /**
@@ -106,6 +107,8 @@ interface Pending {
   readonly event: cudart.cudaEvent_t;
   readonly ordinal: number;
   readonly leases: Lease[];
+  /** Lets go of the buffer a download given up on reads from (see download), once the event completes. */
+  readonly letGo: (() => void) | null;
 }
 
 /** Copies queued from staging blocks and not yet seen complete, per stream, in the order queued. */
@@ -154,7 +157,7 @@ function fenceAll(): void {
 function whenCopied(stream: Stream, leases: Lease[]): void {
   const event = recordAfter(stream, 'DeviceBuffer.upload');
   const earlier = takeUnfenced(stream);
-  track(stream, { event, ordinal: stream.device.ordinal, leases: earlier ? earlier.concat(leases) : leases });
+  track(stream, { event, ordinal: stream.device.ordinal, leases: earlier ? earlier.concat(leases) : leases, letGo: null });
 }
 
 /** An event recorded on `stream` after the work queued so far; throws the CudaError named by `fn` (the copies' blocks are then not reused: nothing says when they end). */
@@ -199,6 +202,8 @@ function drainStream(queue: Pending[], stream: Stream): void {
     const status = eventQuery.get()(head.event) as number;
     if (status === NOT_DONE) break;
     queue.shift();
+    // Ended, failed or not: the device no longer reads the buffer.
+    if (head.letGo !== null) head.letGo();
     // A failed copy leaves its blocks out of the pool: what the device did with them is unknown.
     if (status !== 0) continue;
     putEvent(head.ordinal, head.event);
@@ -294,16 +299,19 @@ async function download<T extends ArrayBufferView | HostData>(
   if (n === 0) return kind ? new kind(new ArrayBuffer(0)) : (target as T);
   const { stream } = options;
   const staged = ArrayBuffer.isView(target) ? stagingPool.leaseOf(target) : undefined;
-  if (staged) {
-    // Staging memory already: the device copies straight into it (no block lent, nothing copied on
-    // this thread), and its block is held until the copy is done.
-    const at = staged.block.ptr + BigInt((target as ArrayBufferView).byteOffset);
-    queueCopy(at, this.ptr, n, D2H, stream, staged, fn);
-    await copied(stream, staged, false, fn, o);
-    return target as T;
+  // The device reads this buffer (a view's allocation) until the copy's event completes: a close()
+  // meanwhile, or after the caller gave up, would otherwise free memory the copy still reads (a pool
+  // buffer's cudaFreeAsync, ordered on another stream, lets it be reused at once).
+  const letGo = holdAll([this]);
+  let lease: Lease;
+  try {
+    lease = queueDownload(this, target, staged, n, stream, fn);
+  } catch (e) {
+    letGo(); // nothing was queued
+    throw e;
   }
-  const lease = withLease(n, fn, (l) => queueCopy(l.block.ptr, this.ptr, n, D2H, stream, l, fn));
-  await copied(stream, lease, true, fn, o);
+  await copied(stream, lease, !staged, fn, o, letGo);
+  if (staged) return target as T;
   if (kind) return stagingPool.handOver(lease, kind, n / element);
   hostBytes(target as HostData, 0, n).set(new Uint8Array(lease.block.memory.buffer, 0, n));
   stagingPool.giveBack(lease);
@@ -311,21 +319,35 @@ async function download<T extends ArrayBufferView | HostData>(
 }
 
 /**
+ * Queues the copy of `n` bytes of `buf` for a download into `target`: straight into it when it is
+ * staging memory already (`staged`, its lease, then held until the copy is done; no block lent,
+ * nothing copied on this thread), else into a block lent for it. Returns the copy's lease.
+ */
+function queueDownload(buf: DeviceBuffer, target: unknown, staged: Lease | undefined, n: number, stream: Stream, fn: string): Lease {
+  if (!staged) return withLease(n, fn, (l) => queueCopy(l.block.ptr, buf.ptr, n, D2H, stream, l, fn));
+  queueCopy(staged.block.ptr + BigInt((target as ArrayBufferView).byteOffset), buf.ptr, n, D2H, stream, staged, fn);
+  return staged;
+}
+
+/**
  * Resolves once the copies queued on `stream` so far are done (an event polled from the event loop),
  * then counts `lease`'s copy done; the blocks of earlier copies on the stream come back too. When the
  * wait fails or is given up on, the copy is left to the poller, which counts it done once the event
- * says so; a lease `lent` for this copy alone then goes back to the pool with it.
+ * says so; a lease `lent` for this copy alone then goes back to the pool with it, and `letGo` (the
+ * hold on the buffer copied from) is called then too.
  */
-async function copied(stream: Stream, lease: Lease, lent: boolean, fn: string, o: WaitOptions): Promise<void> {
+async function copied(stream: Stream, lease: Lease, lent: boolean, fn: string, o: WaitOptions, letGo: () => void): Promise<void> {
+  // Should the record fail, nothing says when the copy ends: the buffer stays held (as the blocks stay out of the pool).
   const ev = recordAfter(stream, fn);
   const earlier = takeUnfenced(stream); // uploads from kept arrays queued before: done when this is
   try {
     check(await eventSynchronize(fn, ev, o, stream), `cudaEventSynchronize (${fn})`); // polled after the stream's earlier downloads
   } catch (e) {
     if (lent) lease.givenBack = true;
-    track(stream, { event: ev, ordinal: stream.device.ordinal, leases: earlier ? earlier.concat(lease) : [lease] });
+    track(stream, { event: ev, ordinal: stream.device.ordinal, leases: earlier ? earlier.concat(lease) : [lease], letGo });
     throw e;
   }
+  letGo();
   putEvent(stream.device.ordinal, ev);
   stagingPool.copyDone(lease);
   if (earlier) for (const l of earlier) stagingPool.copyDone(l);

@@ -2,7 +2,7 @@
 // memory, copies copy, kernel 1 doubles): the data's round trip, the checks before C, the staging
 // pool's reuse, and that a block given back is never read through a view taken before.
 import * as fs from 'node:fs';
-import { buildFakeCudart, runWithFake } from '../helpers/fake-cudart';
+import { CALL_TRACE, buildFakeCudart, runWithFake } from '../helpers/fake-cudart';
 
 let fake: { lib: string; dir: string };
 beforeAll(() => {
@@ -191,6 +191,63 @@ test('a download given up on (signal) gives its block back once the copy complet
     out({ name, during, after: pool.usedBytes() });`,
   );
   expect(r).toEqual({ name: 'AbortError', during: 65536, after: 0 });
+});
+
+/**
+ * Script lines: every runtime call traced in `calls` (see CALL_TRACE), and what C saw of a download
+ * from the buffer at `address` since the trace was emptied: its copy, the polls of the event recorded
+ * after it, the buffer's cudaFree.
+ */
+const TRACED_DOWNLOAD = `${CALL_TRACE}
+  const freed = (address) => calls.some((c) => c.name === 'cudaFree' && c.args[0] === address);
+  const downloadAndFree = (address) => {
+    const copy = calls.findIndex((c) => c.name === 'cudaMemcpyAsync' && c.args[1] === address);
+    const event = calls.find((c, i) => i > copy && c.name === 'cudaEventRecord').args[0];
+    const polls = calls.flatMap((c, i) => (c.name === 'cudaEventQuery' && c.args[0] === event ? [i] : []));
+    const frees = calls.flatMap((c, i) => (c.name === 'cudaFree' && c.args[0] === address ? [i] : []));
+    return { copied: copy >= 0, polled: polls.length > 0, frees: frees.length, freedAfterTheLastPoll: frees[0] > Math.max(...polls) };
+  };`;
+
+test('a buffer closed while its download is under way, or after giving up on it, is freed only once the copy’s event completes', () => {
+  const r = runWithFake(
+    fake.lib,
+    `${TRACED_DOWNLOAD}
+    ${SETUP}
+    busy(1);
+    calls.length = 0;
+    const buf = dev.allocate(4096), at = buf.ptr;
+    const p = buf.download(Float32Array, { stream });
+    buf.close();
+    let useAfterClose;
+    try { buf.upload(new Uint8Array(8), { stream }); } catch (e) { useAfterClose = e.message; }
+    const closing = { isClosed: buf.isClosed, freedAtClose: freed(at), useAfterClose };
+    setTimeout(() => busy(0), 20);
+    const closedWhileQueued = { ...closing, resolved: (await p).length, ...downloadAndFree(at) };
+
+    // Given up on (a timeout), then closed: the poller lets the buffer go once the event completes.
+    busy(1);
+    calls.length = 0;
+    const given = dev.allocate(4096), givenAt = given.ptr;
+    let settled;
+    try { await given.download(new Uint8Array(4096), { stream, timeout: 5 }); } catch (e) { settled = e.name; }
+    given.close();
+    const freedWhenClosed = freed(givenAt);
+    await turns();
+    busy(0);
+    for (let i = 0; i < 500 && !freed(givenAt); i++) await turns(1);
+    out({ closedWhileQueued, givenUp: { settled, freedWhenClosed, ...downloadAndFree(givenAt) } });`,
+  );
+  const copiedThenFreed = { copied: true, polled: true, frees: 1, freedAfterTheLastPoll: true };
+  expect(r).toEqual({
+    closedWhileQueued: {
+      isClosed: true,
+      freedAtClose: false,
+      useAfterClose: 'DeviceBuffer.upload: the DeviceBuffer was closed',
+      resolved: 1024,
+      ...copiedThenFreed,
+    },
+    givenUp: { settled: 'TimeoutError', freedWhenClosed: false, ...copiedThenFreed },
+  });
 });
 
 test('an array the program drops is given back by the garbage collector', () => {
