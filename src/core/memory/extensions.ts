@@ -128,7 +128,12 @@ extend(VirtualMemoryResource, {
     if (!Array.isArray(handles) || handles.length === 0)
       throw new TypeError("VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }");
     handles.forEach((h, i) => {
-      checkFileDescriptor(h && typeof h === 'object' ? h.fd : h, 'VirtualMemoryResource.importHandles', `handles[${i}].fd`);
+      // An element that is no object has no fd (a bare number is not one: it has no size either).
+      checkFileDescriptor(
+        h !== null && typeof h === 'object' ? h.fd : undefined,
+        'VirtualMemoryResource.importHandles',
+        `handles[${i}].fd`,
+      );
       if (!Number.isSafeInteger(h.size) || h.size <= 0 || h.size % this.granularity !== 0)
         throw new RangeError(
           `VirtualMemoryResource.importHandles: parameter 'handles[${i}].size' must be a positive multiple of the granularity (${this.granularity}), got ${h.size}`,

@@ -918,7 +918,7 @@ test('VirtualBuffer sharing: exportHandles gives a descriptor per chunk; importH
     watch.close();
     r.hookedFrees = seen.length;
     r.log = driverLog().split(';').filter(Boolean);
-    for (const f of [() => vmr.importHandles([]), () => vmr.importHandles([{ fd: -1, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 2 ** 32 + 3, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 3, size: 1000 }]), () => new core.VirtualMemoryResource(d).allocate(1).exportHandles()]) {
+    for (const f of [() => vmr.importHandles([]), () => vmr.importHandles([{ fd: -1, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 2 ** 32 + 3, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 3, size: 1000 }]), () => vmr.importHandles([3]), () => new core.VirtualMemoryResource(d).allocate(1).exportHandles()]) {
       try { f(); } catch (e) { (r.bad ??= []).push(e.constructor.name + ': ' + e.message); }
     }
     buf.close();
@@ -954,6 +954,7 @@ test('VirtualBuffer sharing: exportHandles gives a descriptor per chunk; importH
     "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (an integer within [0, 2147483647]), got -1",
     "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (an integer within [0, 2147483647]), got 4294967299",
     "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].size' must be a positive multiple of the granularity (2097152), got 1000",
+    "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (an integer within [0, 2147483647]), got undefined",
     "Error: VirtualBuffer.exportHandles: the resource was made with handleType 'none'; exporting needs handleType 'posixFd'",
   ]);
 });
