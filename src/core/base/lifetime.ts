@@ -326,3 +326,16 @@ export function holdAll(items: Iterable<unknown>): () => void {
     for (const f of letGo) f();
   };
 }
+
+/**
+ * @internal Runs `work` (awaited work that C does with `items`) with `items` held open (holdAll)
+ * until it settles, failed or not: a close() meanwhile marks them closed at once and frees them after it.
+ */
+export async function whileHeld<T>(items: Iterable<unknown>, work: () => Promise<T>): Promise<T> {
+  const letGo = holdAll(items);
+  try {
+    return await work();
+  } finally {
+    letGo();
+  }
+}

@@ -3,7 +3,7 @@ import * as cudart from '../../runtime';
 import { eventSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check, runtimeError } from '../base/errors';
-import { Resource, holdAll, openArg } from '../base/lifetime';
+import { Resource, openArg, whileHeld } from '../base/lifetime';
 import type { Device } from './Device';
 import { openStreamArg, type Stream } from './Stream';
 import { checkOptions, type OptionKeys } from '../base/options';
@@ -160,12 +160,7 @@ export class Event extends Resource {
   async synchronize(options?: WaitOptions): Promise<void> {
     this.live('synchronize');
     // Held open while the wait polls the handle: a close() meanwhile destroys it after the last poll.
-    const letGo = holdAll([this]);
-    try {
-      check(await eventSynchronize('Event.synchronize', this.handle, options), 'cudaEventSynchronize');
-    } finally {
-      letGo();
-    }
+    check(await whileHeld([this], () => eventSynchronize('Event.synchronize', this.handle, options)), 'cudaEventSynchronize');
   }
 
   /** Whether the work before the recorded point is done (cudaEventQuery; true for an event never recorded), without waiting. */

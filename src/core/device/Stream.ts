@@ -4,7 +4,7 @@ import { streamSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
 import { addressNumber, checkStatus, directByAddress } from '../base/direct';
-import { Resource, holdAll, openArg } from '../base/lifetime';
+import { Resource, openArg, whileHeld } from '../base/lifetime';
 import { Device } from './Device';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { FOREIGN_OPTIONS, foreignDevice, foreignValue, type ForeignOptions } from './foreign';
@@ -218,12 +218,7 @@ export class Stream extends Resource {
   async synchronize(options?: WaitOptions): Promise<void> {
     this.live('synchronize');
     // Held open while the wait polls the handle: a close() meanwhile destroys it after the last poll.
-    const letGo = holdAll([this]);
-    try {
-      check(await streamSynchronize('Stream.synchronize', this.handle, options), 'cudaStreamSynchronize');
-    } finally {
-      letGo();
-    }
+    check(await whileHeld([this], () => streamSynchronize('Stream.synchronize', this.handle, options)), 'cudaStreamSynchronize');
   }
 
   /** Whether all the stream's work is done (cudaStreamQuery), without waiting; throws CudaError when queued work failed. */

@@ -3,7 +3,7 @@ import * as cudart from '../../runtime';
 import { memcpy } from '../../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
 import { check, runtimeError } from '../base/errors';
-import { Resource, holdAll, openArg, openOptionalArg } from '../base/lifetime';
+import { Resource, openArg, openOptionalArg, whileHeld } from '../base/lifetime';
 import { Device } from '../device/Device';
 import { Stream, openStreamArg } from '../device/Stream';
 import { direct, directByAddress } from '../base/direct';
@@ -453,7 +453,8 @@ export class DeviceBuffer extends Resource {
     const n = hostBytes(src, 'copyFromAsync', 'src');
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFromAsync: the source has ${n} bytes, more than the buffer's ${this.size}`);
     const o = checkWaitOptions(options, fn);
-    const work = whileHeld(this, () =>
+    // Held (a view's allocation too) until the last C copy is over, also when the caller gave up waiting.
+    const work = whileHeld([this], () =>
       n >= STAGED_MIN
         ? stagedUpload(this.device, this.address, hostSlice(src, 0, n))
         : inPieces(n, (at, len) => memcpy(fn, this.address + BigInt(at), hostSlice(src, at, len), len, H2D), fn),
@@ -475,7 +476,8 @@ export class DeviceBuffer extends Resource {
     if (n > this.size)
       throw new RangeError(`DeviceBuffer.copyToAsync: the destination has ${n} bytes, more than the buffer's ${this.size}`);
     const o = checkWaitOptions(options, fn);
-    const work = whileHeld(this, () =>
+    // Held (a view's allocation too) until the last C copy is over, also when the caller gave up waiting.
+    const work = whileHeld([this], () =>
       inPieces(n, (at, len) => memcpy(fn, hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), fn),
     );
     await unlessGivenUp(fn, o, work);
@@ -587,20 +589,6 @@ function throwCopyFailed(err: number, fn: string, async: boolean): never {
 const PIECE_MIN = 4 << 20;
 /** Uploads from this size up are staged through pinned memory (see staging.ts). */
 const STAGED_MIN = 32 << 20;
-
-/**
- * Runs `copies` (the C copies of one async copy of `buf`) with `buf` held open, and through its keep
- * list a view's allocation, until they are over, failed or not, and even when the caller gave up
- * waiting: a close() meanwhile marks the buffer closed at once but frees its memory after them.
- */
-async function whileHeld(buf: DeviceBuffer, copies: () => Promise<void>): Promise<void> {
-  const letGo = holdAll([buf]);
-  try {
-    await copies();
-  } finally {
-    letGo();
-  }
-}
 
 /**
  * Runs `copy` over [0, n) in up to one piece per pool thread at once; throws the first failure as a
