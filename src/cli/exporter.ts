@@ -13,8 +13,6 @@ import { DEFAULT_MAX_CONNECTIONS, ExporterConnection, IDLE_TIMEOUT_MS, MAX_PIPEL
 import { gpuCollectors, type GpuCollectors } from '../core/exporter/collectors';
 import { GpuSampler, type GpuSamplerOptions } from '../core/exporter/GpuSampler';
 
-export { DEFAULT_MAX_CONNECTIONS, MAX_PIPELINED } from './exporter-connection';
-
 /** How the exporter's server is started. */
 export interface ExporterServerOptions extends GpuSamplerOptions {
   /** TCP port (default 9400, dcgm-exporter's; 0 picks a free one). */
